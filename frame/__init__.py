@@ -1,0 +1,25 @@
+"""frame: a deep-learning framework whose main path is compiled.
+
+    import frame
+    x = frame.tensor([[1.0, 2.0]])
+    frame.relu(x * 2 - 3)
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .dtypes import (DType, float16, float32, float64, int32, int64, bool_, complex64,
+                     complex128)
+from .hal.errors import ErrorCode, FrameError, FrameValueError, FrameTypeError, FrameAxisError
+from . import backends as _backends  # noqa: F401  (registers backend factories)
+from . import ops as _ops  # noqa: F401  (registers the built-in ops)
+from .tensor import Tensor, tensor, from_numpy
+from .functions import *  # noqa: F401,F403
+from . import functions as _functions
+from . import _tensor_methods  # noqa: F401  (operators and methods)
+
+__all__ = [
+    "__version__", "DType", "float16", "float32", "float64", "int32", "int64", "bool_",
+    "complex64", "complex128", "ErrorCode", "FrameError", "FrameValueError", "FrameTypeError",
+    "FrameAxisError", "Tensor", "tensor", "from_numpy", *_functions.__all__,
+]

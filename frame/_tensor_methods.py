@@ -1,0 +1,91 @@
+"""Operators and methods of frame.Tensor, bound to the user-facing functions.
+
+Kept apart from ``tensor.py`` so that the Tensor class stays small and every
+method is exactly the function of the same name (``t.softmax(axis=-1)`` is
+``frame.softmax(t, axis=-1)``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import functions as F
+from .hal.errors import FrameTypeError, FrameValueError
+from .tensor import Tensor
+
+_BINARY_OPERATORS = {
+    "add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floordiv",
+    "mod": "mod", "pow": "pow",
+}
+_COMPARE_OPERATORS = {
+    "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+    "ge": "greater_equal",
+}
+
+
+def _forward(fn):
+    def method(self, other):
+        return fn(self, other)
+    return method
+
+
+def _reflected(fn):
+    def method(self, other):
+        return fn(other, self)
+    return method
+
+
+def _inplace(fn, name):
+    def method(self, other):
+        result = fn(self, other)
+        _write_into(self, result, name)
+        return self
+    return method
+
+
+def _write_into(target: Tensor, result: Tensor, what: str) -> None:
+    """In-place update with NumPy's rules: same shape, 'same_kind' casting."""
+    src = result._data
+    if src.shape != target._data.shape:
+        raise FrameValueError(f"{what}: result of shape {list(src.shape)} cannot be written into "
+                              f"a tensor of shape {list(target._data.shape)}")
+    if not np.can_cast(src.dtype, target._data.dtype, casting="same_kind"):
+        raise FrameTypeError(f"{what}: cannot write a {src.dtype} result into a "
+                             f"{target._data.dtype} tensor in place (casting rule 'same_kind')")
+    np.copyto(target._data, src, casting="same_kind")
+
+
+for _py, _op in _BINARY_OPERATORS.items():
+    _fn = getattr(F, _op)
+    setattr(Tensor, f"__{_py}__", _forward(_fn))
+    setattr(Tensor, f"__r{_py}__", _reflected(_fn))
+    setattr(Tensor, f"__i{_py}__", _inplace(_fn, f"__i{_py}__"))
+for _py, _op in _COMPARE_OPERATORS.items():
+    setattr(Tensor, f"__{_py}__", _forward(getattr(F, _op)))
+
+Tensor.__neg__ = lambda self: F.neg(self)
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: F.abs(self)
+Tensor.__invert__ = lambda self: F.logical_not(self) if self._data.dtype.kind == "b" else _no_invert(self)
+
+
+def _no_invert(t):
+    raise FrameTypeError(f"~ is only defined for bool tensors here, got {t.dtype}")
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Set every element to zero, in place."""
+    self._data[...] = 0
+    return self
+
+
+Tensor.zero_ = zero_
+
+
+def _bind_function_methods() -> None:
+    """Every frame function whose first argument is a tensor is also a method."""
+    for name in F.TENSOR_METHODS:
+        if name not in Tensor.__dict__:
+            setattr(Tensor, name, getattr(F, name))
+
+
+_bind_function_methods()

@@ -1,0 +1,3 @@
+from .backend import CpuBackend
+
+__all__ = ["CpuBackend"]

@@ -1,0 +1,133 @@
+"""What every user-facing op function shares: turning arguments into operand
+arrays (with NEP 50 weak Python scalars), running the op, wrapping results.
+
+``apply`` is the single point where a frame function hands an op to the
+runtime; the autograd recorder and the capture frontend hook in here.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..dtypes import DType, as_dtype, float32, from_numpy, int64, bool_, weak_scalar_dtype
+from ..hal.errors import FrameTypeError, FrameValueError
+from ..ops.registry import get_schema
+from ..runtime import eager
+
+__all__ = ["apply", "apply1", "as_array", "operands", "schema_attrs", "bind_schema"]
+
+_PY_SCALARS = (bool, int, float)
+
+
+def _tensor_type():
+    from ..tensor import Tensor
+    return Tensor
+
+
+def as_array(x, dtype: DType | None = None) -> np.ndarray:
+    """A strongly typed operand: Tensor data, an ndarray, a NumPy scalar, or a
+    Python scalar / nested list (float -> float32, int -> int64, bool -> bool)."""
+    from ..tensor import Tensor
+    if type(x) is Tensor:
+        arr = x._data
+    elif type(x) is np.ndarray:
+        from_numpy(x.dtype)  # rejects unsupported dtypes with a clear TypeError
+        arr = x
+    elif isinstance(x, Tensor):
+        arr = x._data
+    elif isinstance(x, np.generic):
+        arr = np.asarray(x)
+        from_numpy(arr.dtype)
+    elif isinstance(x, np.ndarray):
+        arr = np.asarray(x)
+        from_numpy(arr.dtype)
+    else:
+        arr = _python_data_to_array(x)
+    if dtype is not None and arr.dtype != dtype.np:
+        arr = arr.astype(dtype.np)
+    return arr
+
+
+def _python_data_to_array(x) -> np.ndarray:
+    if isinstance(x, (str, bytes)) or x is None:
+        raise FrameTypeError(f"expected a tensor, array or number, got {type(x).__name__} {x!r}")
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError) as e:
+        raise FrameTypeError(f"cannot make a tensor from {type(x).__name__}: {e}") from e
+    kind = arr.dtype.kind
+    if kind == "f":
+        return arr.astype(np.float32)
+    if kind in "iu":
+        return arr.astype(np.int64)
+    if kind == "b":
+        return arr
+    if kind == "c":
+        return arr.astype(np.complex64)
+    if kind == "O":
+        # lists holding Tensors / arrays
+        T = _tensor_type()
+        if arr.size and all(isinstance(v, T) for v in arr.ravel()):
+            return _python_data_to_array([np.asarray(v._data) for v in arr.ravel()]).reshape(
+                arr.shape + arr.ravel()[0].shape)
+    raise FrameTypeError(f"cannot make a tensor from {type(x).__name__} of dtype {arr.dtype}")
+
+
+def operands(*args) -> list[np.ndarray]:
+    """Operand arrays for an elementwise op: tensors/arrays are strong, Python
+    scalars weak (NEP 50): they take the dtype NumPy would give them next to the
+    strongly typed operands (``float32_tensor * 2.5`` stays float32)."""
+    T = _tensor_type()
+    strong = [None] * len(args)
+    any_weak = False
+    for i, a in enumerate(args):
+        if type(a) is T:
+            strong[i] = a._data
+        elif isinstance(a, _PY_SCALARS):
+            any_weak = True
+        else:
+            strong[i] = as_array(a)
+    if not any_weak:
+        return strong
+    arrays = [s for s in strong if s is not None]
+    if not arrays:
+        return [as_array(a) for a in args]
+    base = from_numpy(np.result_type(*arrays)) if len(arrays) > 1 else from_numpy(arrays[0].dtype)
+    out = []
+    for a, s in zip(args, strong):
+        if s is not None:
+            out.append(s)
+        else:
+            try:
+                dt = weak_scalar_dtype(base, a)
+                out.append(np.asarray(a, dtype=dt.np))
+            except OverflowError as e:
+                raise FrameValueError(f"Python integer {a} out of bounds for {base.name}") from e
+    return out
+
+
+def apply(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list:
+    """Run ``op`` on operand arrays; returns Tensors."""
+    T = _tensor_type()
+    return [T._wrap(o) for o in eager.launch(op, arrays, attrs)]
+
+
+def apply1(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]):
+    """``apply`` for single-output ops."""
+    return _tensor_type()._wrap(eager.launch(op, arrays, attrs)[0])
+
+
+def schema_attrs(op: str, **attrs) -> dict:
+    """Canonical attrs for ``op`` (defaults filled, values coerced)."""
+    return get_schema(op).normalize_attrs(attrs)
+
+
+def bind_schema(op: str):
+    """Decorator: record the op schema on a user-facing function so capture can
+    recognise it by identity (``fn.__frame_op__``)."""
+    def deco(fn):
+        fn.__frame_op__ = op
+        return fn
+    return deco

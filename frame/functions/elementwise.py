@@ -1,0 +1,81 @@
+"""User-facing elementwise functions: ``frame.add``, ``frame.exp``, ...
+
+Each carries ``__frame_op__`` (the op it runs) so capture can recognise it.
+"""
+from __future__ import annotations
+
+from ..ops.elementwise import BINARY_UFUNCS, UNARY_UFUNCS
+from ._core import apply1, as_array, bind_schema, operands, schema_attrs
+
+_NO_ATTRS: dict = {}
+
+__all__ = sorted(set(BINARY_UFUNCS) | set(UNARY_UFUNCS) | {
+    "rsqrt", "sigmoid", "relu", "gelu", "erf", "where", "clip", "astype", "cast"})
+
+
+def _make_unary(op: str):
+    def fn(x):
+        return apply1(op, (as_array(x),), _NO_ATTRS)
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = f"Elementwise ``{op}`` of a tensor (NumPy semantics).\n\n    >>> frame.{op}(frame.tensor([0.5]))  # doctest: +SKIP\n"
+    return bind_schema(op)(fn)
+
+
+def _make_binary(op: str):
+    def fn(x, y):
+        return apply1(op, operands(x, y), _NO_ATTRS)
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = (f"Elementwise ``{op}`` with NumPy broadcasting; Python scalars are weakly "
+                  f"typed (NEP 50).")
+    return bind_schema(op)(fn)
+
+
+for _op in (*UNARY_UFUNCS, "rsqrt", "sigmoid", "relu", "erf"):
+    globals()[_op] = _make_unary(_op)
+for _op in BINARY_UFUNCS:
+    globals()[_op] = _make_binary(_op)
+
+
+@bind_schema("gelu")
+def gelu(x, approximate: str = "none"):
+    """GELU: ``x * Phi(x)``; ``approximate="tanh"`` uses the tanh formula."""
+    return apply1("gelu", (as_array(x),), schema_attrs("gelu", approximate=approximate))
+
+
+@bind_schema("where")
+def where(cond, x, y):
+    """``x`` where ``cond`` is true, else ``y`` (broadcasting, NumPy promotion)."""
+    c = as_array(cond)
+    a, b = operands(x, y)
+    return apply1("where", (c, a, b), _NO_ATTRS)
+
+
+@bind_schema("clip")
+def clip(x, lo=None, hi=None):
+    """Limit values to ``[lo, hi]``; a bound of None is open (as numpy.clip)."""
+    if lo is None and hi is None:
+        raise ValueError("clip: at least one of lo and hi must be given")
+    xa = as_array(x)
+    if lo is None:
+        lo = -float("inf") if xa.dtype.kind in "fc" else _int_limits(xa)[0]
+    if hi is None:
+        hi = float("inf") if xa.dtype.kind in "fc" else _int_limits(xa)[1]
+    arrays = operands(x, lo, hi)
+    return apply1("clip", arrays, _NO_ATTRS)
+
+
+def _int_limits(a):
+    import numpy as np
+    if a.dtype.kind == "b":
+        return False, True
+    info = np.iinfo(a.dtype)
+    return int(info.min), int(info.max)
+
+
+@bind_schema("cast")
+def astype(x, dtype):
+    """A copy of ``x`` converted to ``dtype`` (NumPy casting, unsafe like ndarray.astype)."""
+    return apply1("cast", (as_array(x),), schema_attrs("cast", dtype=dtype))
+
+
+cast = astype

@@ -1,0 +1,97 @@
+"""The eager escape hatch: one op, packed as a KernelInvocation, through
+``Backend.launch``.  No graph, no passes, no cache of compiled code.
+
+Type inference runs once per (op, attrs, input types) and is cached, so a
+repeated eager op costs a dict lookup on top of the kernel itself; its result
+validates the arguments (broadcasting, axes, dtypes) with messages that name
+the op and the operands.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..dtypes import from_numpy
+from ..hal.backend import KernelInvocation, get_backend
+from ..hal.errors import ErrorCode, FrameError, FrameTypeError, FrameValueError
+from ..ir.types import TensorType
+from ..ops.registry import get_schema
+
+__all__ = ["launch", "infer_types", "eager_backend_name"]
+
+eager_backend_name = "cpu"
+_INFER_CACHE: dict[tuple, list[TensorType]] = {}
+_INFER_CACHE_LIMIT = 8192
+_backend = None
+
+
+def _describe(op: str, arrays: Sequence[np.ndarray]) -> str:
+    shown = ", ".join(f"{a.dtype}[{','.join(map(str, a.shape))}]" for a in arrays)
+    return f"{op}({shown})"
+
+
+def _reraise(err: Exception, op: str, arrays) -> None:
+    """Re-raise ``err`` with the op and operand types in front of the problem."""
+    text = str(err)
+    if text.startswith(op + ": "):
+        text = text[len(op) + 2:]
+    msg = f"{_describe(op, arrays)}: {text}"
+    if isinstance(err, FrameError):
+        new = err.__class__.__new__(err.__class__)
+        FrameError.__init__(new, err.code, msg)
+        raise new from None
+    if isinstance(err, TypeError):
+        raise FrameTypeError(msg) from err
+    raise FrameValueError(msg) from err
+
+
+def infer_types(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list[TensorType]:
+    """Output types of ``op`` on these arrays (cached); raises a clear error if invalid."""
+    key = (op, tuple(attrs.values()), *[(a.dtype, a.shape) for a in arrays])
+    try:
+        types = _INFER_CACHE.get(key)
+    except TypeError:  # unhashable attr value: skip the cache
+        key, types = None, None
+    if types is not None:
+        return types
+    schema = get_schema(op)
+    try:
+        schema.check_arity(len(arrays))
+        in_types = [TensorType(from_numpy(a.dtype), a.shape) for a in arrays]
+        types = schema.infer(in_types, attrs)
+    except (FrameError, TypeError, ValueError) as err:
+        _reraise(err, op, arrays)
+    if key is not None:
+        if len(_INFER_CACHE) >= _INFER_CACHE_LIMIT:
+            _INFER_CACHE.clear()
+        _INFER_CACHE[key] = types
+    return types
+
+
+def launch(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list[np.ndarray]:
+    """Run one op eagerly on host arrays; returns its outputs as ndarrays.
+
+    ``attrs`` must already be canonical (``OpSchema.normalize_attrs``).
+    """
+    global _backend
+    types = infer_types(op, arrays, attrs)
+    backend = _backend
+    if backend is None:
+        backend = _backend = get_backend(eager_backend_name)
+    try:
+        outs = backend.launch(KernelInvocation(op, arrays, attrs))
+    except FrameError:
+        raise
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError) as err:
+        _reraise(err, op, arrays)
+    result = []
+    for out, t in zip(outs, types):
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        if out.dtype != t.dtype.np or out.shape != t.shape:
+            raise FrameError(ErrorCode.INTERNAL,
+                             f"{_describe(op, arrays)}: kernel returned {out.dtype}{list(out.shape)}, "
+                             f"type inference says {t} (a bug in op '{op}')")
+        result.append(out)
+    return result

@@ -1,0 +1,158 @@
+"""Cases for elementwise ops, each with an independent formula."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .optable import (ALL, BINARY_SHAPES, FLOATS, INTS, NUMERIC, UNARY_SHAPES, Case, cases,
+                      sample)
+
+_verf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _f64(x):
+    return np.asarray(x, dtype=np.float64)
+
+
+# op -> (independent formula on float64/ints, dtypes, domain)
+UNARY = {
+    "neg": (lambda x: 0 - x, NUMERIC, "any"),
+    "exp": (lambda x: math.e ** _f64(x), NUMERIC, "any"),
+    "log": (lambda x: np.log(_f64(x)), NUMERIC, "positive"),
+    "sqrt": (lambda x: _f64(x) ** 0.5, NUMERIC, "positive"),
+    "rsqrt": (lambda x: 1.0 / _f64(x) ** 0.5, NUMERIC, "positive"),
+    "tanh": (lambda x: (np.exp(2 * _f64(x)) - 1) / (np.exp(2 * _f64(x)) + 1), NUMERIC, "any"),
+    "sigmoid": (lambda x: 1.0 / (1.0 + np.exp(-_f64(x))), NUMERIC, "any"),
+    "relu": (lambda x: np.where(x > 0, x, 0).astype(np.asarray(x).dtype), NUMERIC, "any"),
+    "sin": (lambda x: np.sin(_f64(x)), NUMERIC, "any"),
+    "cos": (lambda x: np.cos(_f64(x)), NUMERIC, "any"),
+    "abs": (lambda x: x if np.asarray(x).dtype.kind == "b" else np.where(x < 0, -x, x), NUMERIC + ("bool",), "any"),
+    "sign": (lambda x: (x > 0).astype(np.int8) - (x < 0).astype(np.int8), NUMERIC, "any"),
+    "erf": (lambda x: _verf(_f64(x)), NUMERIC, "any"),
+    "floor": (lambda x: _f64(x) - np.mod(_f64(x), 1.0), NUMERIC + ("bool",), "any"),
+    "ceil": (lambda x: -(-_f64(x) - np.mod(-_f64(x), 1.0)), NUMERIC + ("bool",), "any"),
+    "reciprocal": (lambda x: 1.0 / _f64(x) if np.asarray(x).dtype.kind == "f"
+                   else np.trunc(1.0 / _f64(x)), FLOATS + INTS, "nonzero"),
+    "logical_not": (lambda x: x == 0, ALL, "any"),
+    "gelu": (lambda x: _f64(x) * 0.5 * (1.0 + _verf(_f64(x) / math.sqrt(2.0))), NUMERIC, "any"),
+}
+
+
+def _unary_input(shape, dtype, domain, seed):
+    if domain == "positive":
+        return sample(shape, dtype, seed, positive=True)
+    if domain == "nonzero":
+        x = sample(shape, dtype, seed, positive=True)
+        return np.where(sample(shape, "bool", seed + 1), x, -x).astype(dtype)
+    return sample(shape, dtype, seed)
+
+
+@cases(*UNARY)
+def unary_cases(op):
+    formula, dtypes, domain = UNARY[op]
+    for dtype in dtypes:
+        for i, shape in enumerate(UNARY_SHAPES):
+            x = _unary_input(shape, dtype, domain, seed=i)
+            yield Case([x], {}, lambda ins, attrs, f=formula: [f(ins[0])], id=f"{dtype}-{shape}")
+    if op == "gelu":
+        for dtype in FLOATS:
+            x = sample((3, 4), dtype, 7)
+            c = np.sqrt(2 / np.pi)
+            yield Case([x], {"approximate": "tanh"},
+                       lambda ins, attrs: [0.5 * _f64(ins[0]) * (1 + np.tanh(
+                           c * (_f64(ins[0]) + 0.044715 * _f64(ins[0]) ** 3)))],
+                       id=f"tanh-{dtype}")
+
+
+BINARY = {
+    "add": (lambda a, b: a + b, NUMERIC + ("bool",), "any"),
+    "sub": (lambda a, b: a - b, NUMERIC, "any"),
+    "mul": (lambda a, b: a * b, NUMERIC + ("bool",), "any"),
+    "div": (lambda a, b: _f64(a) / _f64(b), NUMERIC, "nonzero"),
+    "floordiv": (lambda a, b: np.floor(_f64(a) / _f64(b)), NUMERIC, "nonzero"),
+    "mod": (lambda a, b: _f64(a) - np.floor(_f64(a) / _f64(b)) * _f64(b), NUMERIC, "nonzero"),
+    "pow": (lambda a, b: _f64(a) ** _f64(b), NUMERIC, "pow"),
+    "maximum": (lambda a, b: np.where(a >= b, a, b), NUMERIC + ("bool",), "any"),
+    "minimum": (lambda a, b: np.where(a <= b, a, b), NUMERIC + ("bool",), "any"),
+    "equal": (lambda a, b: ~((a < b) | (a > b)), NUMERIC + ("bool",), "small"),
+    "not_equal": (lambda a, b: (a < b) | (a > b), NUMERIC + ("bool",), "small"),
+    "less": (lambda a, b: ~(a >= b), NUMERIC, "small"),
+    "less_equal": (lambda a, b: ~(a > b), NUMERIC, "small"),
+    "greater": (lambda a, b: ~(a <= b), NUMERIC, "small"),
+    "greater_equal": (lambda a, b: ~(a < b), NUMERIC, "small"),
+    "logical_and": (lambda a, b: (a != 0) & (b != 0), ALL, "small"),
+    "logical_or": (lambda a, b: (a != 0) | (b != 0), ALL, "small"),
+}
+
+
+def _binary_inputs(sa, sb, dtype, domain, seed):
+    if domain == "nonzero":
+        a = sample(sa, dtype, seed)
+        b = _unary_input(sb, dtype, "nonzero", seed + 1)
+    elif domain == "pow":
+        a = sample(sa, dtype, seed, positive=True)
+        b = sample(sb, dtype, seed + 1, low=0, high=3) if dtype in INTS else sample(sb, dtype, seed + 1)
+    elif domain == "small":
+        a = sample(sa, dtype, seed, low=-1, high=1)
+        b = sample(sb, dtype, seed + 1, low=-1, high=1)
+        if dtype in FLOATS:
+            a, b = np.round(a), np.round(b)  # make equal values likely
+    else:
+        a = sample(sa, dtype, seed)
+        b = sample(sb, dtype, seed + 1)
+    return a, b
+
+
+@cases(*BINARY)
+def binary_cases(op):
+    formula, dtypes, domain = BINARY[op]
+    for dtype in dtypes:
+        for i, (sa, sb) in enumerate(BINARY_SHAPES):
+            a, b = _binary_inputs(sa, sb, dtype, domain, seed=i)
+            yield Case([a, b], {}, lambda ins, attrs, f=formula: [f(ins[0], ins[1])],
+                       id=f"{dtype}-{sa}-{sb}")
+    # mixed dtypes promote as NumPy arrays do
+    if "int32" in dtypes and "float32" in dtypes:
+        a, b = _binary_inputs((2, 3), (3,), "int32", domain, 11)
+        b = b.astype(np.float32) if domain != "pow" else np.abs(b).astype(np.float32)
+        yield Case([a, b], {}, lambda ins, attrs, f=formula: [f(ins[0], ins[1])], id="int32-float32")
+
+
+@cases("where")
+def where_cases(op):
+    for dtype in ALL:
+        for i, (sa, sb) in enumerate(BINARY_SHAPES):
+            c = sample(sa, "bool", i)
+            a, b = sample(sb, dtype, i + 1), sample(sa, dtype, i + 2)
+            yield Case([c, a, b], {},
+                       lambda ins, attrs: [ins[0] * ins[1] + (1 - ins[0]) * ins[2]
+                                           if ins[1].dtype.kind != "b"
+                                           else (ins[0] & ins[1]) | (~ins[0] & ins[2])],
+                       id=f"{dtype}-{sa}-{sb}")
+
+
+@cases("cast")
+def cast_cases(op):
+    import frame
+    for src in ALL:
+        for dst in ("float16", "float32", "float64", "int32", "int64", "bool"):
+            x = sample((2, 3), src, 3)
+            yield Case([x], {"dtype": frame.dtypes.as_dtype(dst)},
+                       lambda ins, attrs, d=dst: [np.array(ins[0].tolist(), dtype=d)]
+                       if not (np.dtype(d).kind in "iu" and ins[0].dtype.kind == "f")
+                       else [np.trunc(ins[0].astype(np.float64)).astype(d)],
+                       id=f"{src}->{dst}")
+
+
+@cases("clip")
+def clip_cases(op):
+    for dtype in NUMERIC:
+        for i, shape in enumerate(UNARY_SHAPES):
+            x = sample(shape, dtype, i)
+            lo = np.asarray(-1, dtype=dtype)
+            hi = np.asarray(2, dtype=dtype)
+            yield Case([x, lo, hi], {},
+                       lambda ins, attrs: [np.where(ins[0] < ins[1], ins[1],
+                                                    np.where(ins[0] > ins[2], ins[2], ins[0]))],
+                       id=f"{dtype}-{shape}")
