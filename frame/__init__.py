@@ -17,9 +17,10 @@ from .tensor import Tensor, tensor, from_numpy
 from .functions import *  # noqa: F401,F403
 from . import functions as _functions
 from . import _tensor_methods  # noqa: F401  (operators and methods)
+from . import fft, nn  # noqa: E402
 
 __all__ = [
     "__version__", "DType", "float16", "float32", "float64", "int32", "int64", "bool_",
     "complex64", "complex128", "ErrorCode", "FrameError", "FrameValueError", "FrameTypeError",
-    "FrameAxisError", "Tensor", "tensor", "from_numpy", *_functions.__all__,
+    "FrameAxisError", "Tensor", "tensor", "from_numpy", "fft", "nn", *_functions.__all__,
 ]

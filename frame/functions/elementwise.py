@@ -11,6 +11,7 @@ _NO_ATTRS: dict = {}
 
 __all__ = sorted(set(BINARY_UFUNCS) | set(UNARY_UFUNCS) | {
     "rsqrt", "sigmoid", "relu", "gelu", "erf", "where", "clip", "astype", "cast"})
+METHODS = [n for n in __all__ if n != "where"]
 
 
 def _make_unary(op: str):

@@ -1,7 +1,7 @@
 """The op registry and every built-in op.  Importing this package registers them."""
 from .schema import AttrSpec, OpSchema, REQUIRED
 from .registry import register, get_schema, lookup, all_ops, all_schemas
-from . import creation, elementwise  # noqa: F401  (registers ops)
+from . import creation, elementwise, reduction, shape, linalg, nn, fft  # noqa: F401  (registers ops)
 
 __all__ = ["AttrSpec", "OpSchema", "REQUIRED", "register", "get_schema", "lookup", "all_ops",
            "all_schemas"]

@@ -1,0 +1,3 @@
+"""User-facing creation functions (being written)."""
+__all__: list[str] = []
+METHODS: list[str] = []

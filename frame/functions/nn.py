@@ -1,0 +1,3 @@
+"""User-facing nn functions (being written)."""
+__all__: list[str] = []
+METHODS: list[str] = []

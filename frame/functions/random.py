@@ -1,0 +1,59 @@
+"""Random tensors: ``frame.manual_seed``, ``frame.randn``, ``frame.rand``.
+
+Random data is created on the host like ``frame.tensor`` data (a constructor,
+not an op), from one process-wide NumPy Generator that ``manual_seed`` resets.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..dtypes import as_dtype, float32
+
+__all__ = ["manual_seed", "randn", "rand"]
+METHODS: list[str] = []
+
+_lock = threading.Lock()
+_generator = np.random.default_rng()
+
+
+def generator() -> np.random.Generator:
+    """The process-wide generator behind frame's random functions."""
+    return _generator
+
+
+def manual_seed(seed: int) -> None:
+    """Make ``randn``/``rand`` (and dropout) reproducible.
+
+    >>> frame.manual_seed(0); a = frame.randn(2)
+    >>> frame.manual_seed(0); bool((a == frame.randn(2)).all() if hasattr(a, 'all') else True)
+    True
+    """
+    global _generator
+    with _lock:
+        _generator = np.random.default_rng(int(seed))
+
+
+def _shape(shape) -> tuple[int, ...]:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(d) for d in shape)
+
+
+def randn(*shape, dtype=float32, requires_grad: bool = False):
+    """Standard normal samples of the given shape (``frame.randn(2, 3)``)."""
+    from ..tensor import Tensor
+    dt = as_dtype(dtype)
+    with _lock:
+        data = _generator.standard_normal(_shape(shape)).astype(dt.np)
+    return Tensor._wrap(data).requires_grad_(requires_grad) if requires_grad else Tensor._wrap(data)
+
+
+def rand(*shape, dtype=float32, requires_grad: bool = False):
+    """Uniform samples in [0, 1) of the given shape."""
+    from ..tensor import Tensor
+    dt = as_dtype(dtype)
+    with _lock:
+        data = _generator.random(_shape(shape)).astype(dt.np)
+    return Tensor._wrap(data).requires_grad_(requires_grad) if requires_grad else Tensor._wrap(data)

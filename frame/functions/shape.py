@@ -1,0 +1,3 @@
+"""User-facing shape functions (being written)."""
+__all__: list[str] = []
+METHODS: list[str] = []

@@ -1,0 +1,2 @@
+"""frame.nn.functional (being written)."""
+__all__: list[str] = []

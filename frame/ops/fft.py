@@ -1,0 +1,1 @@
+"""fft ops (being written)."""
