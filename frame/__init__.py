@@ -16,7 +16,7 @@ from . import ops as _ops  # noqa: F401  (registers the built-in ops)
 from .tensor import Tensor, tensor, from_numpy
 from .functions import *  # noqa: F401,F403
 from . import functions as _functions
-from . import _tensor_methods  # noqa: F401  (operators and methods)
+from . import _tensor_methods, _numpy_interop  # noqa: F401  (operators, methods, NumPy protocols)
 from . import fft, nn  # noqa: E402
 
 __all__ = [

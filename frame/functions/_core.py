@@ -15,21 +15,16 @@ from ..dtypes import DType, as_dtype, float32, from_numpy, int64, bool_, weak_sc
 from ..hal.errors import FrameTypeError, FrameValueError
 from ..ops.registry import get_schema
 from ..runtime import eager
+from ..tensor import Tensor
 
 __all__ = ["apply", "apply1", "as_array", "operands", "schema_attrs", "bind_schema"]
 
 _PY_SCALARS = (bool, int, float)
 
 
-def _tensor_type():
-    from ..tensor import Tensor
-    return Tensor
-
-
 def as_array(x, dtype: DType | None = None) -> np.ndarray:
     """A strongly typed operand: Tensor data, an ndarray, a NumPy scalar, or a
     Python scalar / nested list (float -> float32, int -> int64, bool -> bool)."""
-    from ..tensor import Tensor
     if type(x) is Tensor:
         arr = x._data
     elif type(x) is np.ndarray:
@@ -68,8 +63,7 @@ def _python_data_to_array(x) -> np.ndarray:
         return arr.astype(np.complex64)
     if kind == "O":
         # lists holding Tensors / arrays
-        T = _tensor_type()
-        if arr.size and all(isinstance(v, T) for v in arr.ravel()):
+        if arr.size and all(isinstance(v, Tensor) for v in arr.ravel()):
             return _python_data_to_array([np.asarray(v._data) for v in arr.ravel()]).reshape(
                 arr.shape + arr.ravel()[0].shape)
     raise FrameTypeError(f"cannot make a tensor from {type(x).__name__} of dtype {arr.dtype}")
@@ -79,13 +73,22 @@ def operands(*args) -> list[np.ndarray]:
     """Operand arrays for an elementwise op: tensors/arrays are strong, Python
     scalars weak (NEP 50): they take the dtype NumPy would give them next to the
     strongly typed operands (``float32_tensor * 2.5`` stays float32)."""
-    T = _tensor_type()
+    if len(args) == 2:  # the common cases, kept cheap
+        x, y = args
+        tx, ty = type(x), type(y)
+        if tx is Tensor:
+            if ty is Tensor:
+                return [x._data, y._data]
+            if ty in _PY_SCALARS:
+                return [x._data, _weak(y, x._data.dtype)]
+        elif ty is Tensor and tx in _PY_SCALARS:
+            return [_weak(x, y._data.dtype), y._data]
     strong = [None] * len(args)
     any_weak = False
     for i, a in enumerate(args):
-        if type(a) is T:
+        if type(a) is Tensor:
             strong[i] = a._data
-        elif isinstance(a, _PY_SCALARS):
+        elif type(a) in _PY_SCALARS:  # exact: NumPy scalars (np.float64 is a float) are strong
             any_weak = True
         else:
             strong[i] = as_array(a)
@@ -108,15 +111,34 @@ def operands(*args) -> list[np.ndarray]:
     return out
 
 
+_WEAK_DTYPES: dict[tuple, np.dtype] = {}
+
+
+def _weak(scalar, strong: np.dtype) -> np.ndarray:
+    """A Python scalar as a 0-d array of the dtype NEP 50 gives it next to ``strong``.
+    The dtype depends only on (strong dtype, scalar type), so it is cached."""
+    key = (strong, type(scalar))
+    dt = _WEAK_DTYPES.get(key)
+    if dt is None:
+        dt = _WEAK_DTYPES[key] = weak_scalar_dtype(from_numpy(strong), scalar).np
+    try:
+        return np.asarray(scalar, dtype=dt)
+    except OverflowError as e:
+        raise FrameValueError(f"Python integer {scalar} out of bounds for {dt}") from e
+
+
 def apply(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list:
     """Run ``op`` on operand arrays; returns Tensors."""
-    T = _tensor_type()
-    return [T._wrap(o) for o in eager.launch(op, arrays, attrs)]
+    return [Tensor._wrap(o) for o in _run_op(op, arrays, attrs)]
 
 
 def apply1(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]):
     """``apply`` for single-output ops."""
-    return _tensor_type()._wrap(eager.launch(op, arrays, attrs)[0])
+    return _wrap(_run_op(op, arrays, attrs)[0])
+
+
+_run_op = eager.run_op
+_wrap = Tensor._wrap
 
 
 def schema_attrs(op: str, **attrs) -> dict:

@@ -18,7 +18,7 @@ from ..hal.errors import ErrorCode, FrameError, FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from ..ops.registry import get_schema
 
-__all__ = ["launch", "infer_types", "eager_backend_name"]
+__all__ = ["run_op", "infer_types", "eager_backend_name"]
 
 eager_backend_name = "cpu"
 _INFER_CACHE: dict[tuple, list[TensorType]] = {}
@@ -46,15 +46,31 @@ def _reraise(err: Exception, op: str, arrays) -> None:
     raise FrameValueError(msg) from err
 
 
+def _key(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> tuple:
+    n = len(arrays)
+    if n == 2:
+        a, b = arrays
+        return (op, tuple(attrs.values()) if attrs else (), a.dtype, a.shape, b.dtype, b.shape)
+    if n == 1:
+        a = arrays[0]
+        return (op, tuple(attrs.values()) if attrs else (), a.dtype, a.shape)
+    return (op, tuple(attrs.values()), *[(a.dtype, a.shape) for a in arrays])
+
+
 def infer_types(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list[TensorType]:
     """Output types of ``op`` on these arrays (cached); raises a clear error if invalid."""
-    key = (op, tuple(attrs.values()), *[(a.dtype, a.shape) for a in arrays])
+    return _inferred(op, arrays, attrs)[0]
+
+
+def _inferred(op: str, arrays, attrs) -> tuple[list[TensorType], list[tuple]]:
+    """(output types, [(numpy dtype, shape)] of the outputs), cached per key."""
+    key = _key(op, arrays, attrs)
     try:
-        types = _INFER_CACHE.get(key)
+        entry = _INFER_CACHE.get(key)
     except TypeError:  # unhashable attr value: skip the cache
-        key, types = None, None
-    if types is not None:
-        return types
+        key, entry = None, None
+    if entry is not None:
+        return entry
     schema = get_schema(op)
     try:
         schema.check_arity(len(arrays))
@@ -62,20 +78,21 @@ def infer_types(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any])
         types = schema.infer(in_types, attrs)
     except (FrameError, TypeError, ValueError) as err:
         _reraise(err, op, arrays)
+    entry = (types, [(t.dtype.np, t.shape) for t in types])
     if key is not None:
         if len(_INFER_CACHE) >= _INFER_CACHE_LIMIT:
             _INFER_CACHE.clear()
-        _INFER_CACHE[key] = types
-    return types
+        _INFER_CACHE[key] = entry
+    return entry
 
 
-def launch(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list[np.ndarray]:
+def run_op(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list[np.ndarray]:
     """Run one op eagerly on host arrays; returns its outputs as ndarrays.
 
     ``attrs`` must already be canonical (``OpSchema.normalize_attrs``).
     """
     global _backend
-    types = infer_types(op, arrays, attrs)
+    types, expected = _inferred(op, arrays, attrs)
     backend = _backend
     if backend is None:
         backend = _backend = get_backend(eager_backend_name)
@@ -86,12 +103,12 @@ def launch(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> l
     except (TypeError, ValueError, ZeroDivisionError, OverflowError) as err:
         _reraise(err, op, arrays)
     result = []
-    for out, t in zip(outs, types):
+    for out, (dt, shape) in zip(outs, expected):
         if type(out) is not np.ndarray:
             out = np.asarray(out)
-        if out.dtype != t.dtype.np or out.shape != t.shape:
+        if (out.dtype is not dt and out.dtype != dt) or out.shape != shape:
             raise FrameError(ErrorCode.INTERNAL,
                              f"{_describe(op, arrays)}: kernel returned {out.dtype}{list(out.shape)}, "
-                             f"type inference says {t} (a bug in op '{op}')")
+                             f"type inference says {types[len(result)]} (a bug in op '{op}')")
         result.append(out)
     return result

@@ -80,7 +80,7 @@ def test_infer_matches_reference(op, case):
 @pytest.mark.parametrize("op,case", ALL_CASES)
 def test_eager_equals_reference(op, case):
     outs, attrs = _reference(op, case)
-    got = eager.launch(op, case.inputs, attrs)
+    got = eager.run_op(op, case.inputs, attrs)
     for o, g in zip(outs, got):
         assert g.dtype == o.dtype and g.shape == o.shape
         np.testing.assert_array_equal(g, o)

@@ -1,0 +1,126 @@
+"""NumPy interoperability for frame.Tensor: ``__array_ufunc__`` and
+``__array_function__``.
+
+``np.exp(t)`` on a Tensor runs frame's ``exp`` op and returns a Tensor;
+``np.add.reduce(t)`` and ``np.sum(t, axis=0)`` map to frame reductions.
+NumPy functions frame has no op for run in NumPy on the tensors' data and
+return what NumPy returns (ndarrays), exactly as if the caller had written
+``np.asarray(t)`` first.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import functions as F
+from .hal.errors import FrameTypeError
+from .tensor import Tensor
+
+__all__ = ["UFUNC_OPS", "REDUCE_OPS", "FUNCTION_OPS"]
+
+UFUNC_OPS: dict[np.ufunc, str] = {
+    np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
+    np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow",
+    np.maximum: "maximum", np.minimum: "minimum", np.equal: "equal",
+    np.not_equal: "not_equal", np.less: "less", np.less_equal: "less_equal",
+    np.greater: "greater", np.greater_equal: "greater_equal",
+    np.logical_and: "logical_and", np.logical_or: "logical_or", np.logical_not: "logical_not",
+    np.negative: "neg", np.exp: "exp", np.log: "log", np.sqrt: "sqrt", np.tanh: "tanh",
+    np.sin: "sin", np.cos: "cos", np.absolute: "abs", np.sign: "sign", np.floor: "floor",
+    np.ceil: "ceil", np.reciprocal: "reciprocal", np.matmul: "matmul",
+}
+REDUCE_OPS: dict[np.ufunc, str] = {np.add: "sum", np.multiply: "prod", np.maximum: "max",
+                                   np.minimum: "min"}
+
+# numpy function -> (frame function name, the keyword arguments frame understands)
+FUNCTION_OPS: dict = {
+    np.sum: ("sum", {"axis", "keepdims"}), np.mean: ("mean", {"axis", "keepdims"}),
+    np.max: ("max", {"axis", "keepdims"}), np.min: ("min", {"axis", "keepdims"}),
+    np.prod: ("prod", {"axis", "keepdims"}), np.argmax: ("argmax", {"axis", "keepdims"}),
+    np.argmin: ("argmin", {"axis", "keepdims"}), np.reshape: ("reshape", {"shape", "newshape"}),
+    np.transpose: ("transpose", {"axes"}), np.concatenate: ("concat", {"axis"}),
+    np.stack: ("stack", {"axis"}), np.split: ("split", {"indices_or_sections", "axis"}),
+    np.squeeze: ("squeeze", {"axis"}), np.expand_dims: ("expand_dims", {"axis"}),
+    np.broadcast_to: ("broadcast_to", {"shape"}), np.where: ("where", set()),
+    np.clip: ("clip", {"a_min", "a_max", "min", "max"}), np.take: ("take", {"indices", "axis"}),
+    np.flip: ("flip", {"axis"}), np.pad: ("pad", {"pad_width", "constant_values"}),
+}
+if hasattr(np, "amax"):
+    FUNCTION_OPS[np.amax] = FUNCTION_OPS[np.max]
+    FUNCTION_OPS[np.amin] = FUNCTION_OPS[np.min]
+
+
+def _to_numpy(obj):
+    """Replace Tensors (also inside lists/tuples) by their arrays."""
+    if isinstance(obj, Tensor):
+        return obj._data
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_numpy(o) for o in obj)
+    return obj
+
+
+def _write_out(out, result):
+    """Honour NumPy's ``out=`` argument: write the result, return ``out``."""
+    target = out[0] if isinstance(out, tuple) else out
+    if len(out if isinstance(out, tuple) else (out,)) != 1:
+        raise FrameTypeError("frame supports out= with exactly one output array")
+    data = target._data if isinstance(target, Tensor) else target
+    src = result._data if isinstance(result, Tensor) else np.asarray(result)
+    np.copyto(data, src, casting="same_kind")
+    return target
+
+
+def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    out = kwargs.pop("out", None)
+    if method == "__call__" and ufunc in UFUNC_OPS and not kwargs:
+        result = getattr(F, UFUNC_OPS[ufunc])(*inputs)
+    elif method == "__call__" and ufunc is np.positive and not kwargs:
+        result = inputs[0] if isinstance(inputs[0], Tensor) else Tensor(inputs[0])
+    elif method == "reduce" and ufunc in REDUCE_OPS and set(kwargs) <= {"axis", "keepdims"}:
+        axis = kwargs.get("axis", 0)
+        result = getattr(F, REDUCE_OPS[ufunc])(inputs[0], axis=axis,
+                                                keepdims=kwargs.get("keepdims", False))
+    else:
+        extra = f" with {', '.join(sorted(kwargs))}" if kwargs else ""
+        raise FrameTypeError(f"numpy.{ufunc.__name__}.{method}{extra} is not supported on "
+                             f"frame.Tensor; convert with .numpy() to run it in NumPy")
+    if out is not None:
+        return _write_out(out, result)
+    return result
+
+
+def array_function(self, func, types, args, kwargs):
+    entry = FUNCTION_OPS.get(func)
+    if entry is not None and set(kwargs) <= entry[1] and kwargs.get("out") is None:
+        name = entry[0]
+        kwargs = dict(kwargs)
+        if name == "reshape":
+            shape = kwargs.pop("shape", kwargs.pop("newshape", None))
+            if shape is not None:
+                args = (*args, shape)
+        elif name == "clip":
+            lo = kwargs.pop("a_min", kwargs.pop("min", None))
+            hi = kwargs.pop("a_max", kwargs.pop("max", None))
+            args = (*args[:1], *(args[1:] or (lo, hi)))
+        elif name == "pad":
+            value = kwargs.pop("constant_values", 0)
+            if "pad_width" in kwargs:
+                args = (*args, kwargs.pop("pad_width"))
+            kwargs["value"] = value
+        elif name == "transpose" and "axes" in kwargs:
+            axes = kwargs.pop("axes")
+            args = (*args, *(axes or ()))
+        elif name == "transpose" and len(args) == 2:
+            args = (args[0], *(args[1] or ()))
+        elif name == "take" and "indices" in kwargs:
+            args = (*args, kwargs.pop("indices"))
+        elif name == "split" and "indices_or_sections" in kwargs:
+            args = (*args, kwargs.pop("indices_or_sections"))
+        fn = getattr(F, name, None)
+        if fn is not None:
+            return fn(*args, **kwargs)
+    # No frame op for this call: run NumPy on the data, as np.asarray(t) would.
+    return func(*_to_numpy(args), **_to_numpy(kwargs))
+
+
+Tensor.__array_ufunc__ = array_ufunc
+Tensor.__array_function__ = array_function
