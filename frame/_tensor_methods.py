@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import functions as F
+from ._indexing import getitem as _getitem
 from .hal.errors import FrameTypeError, FrameValueError
 from .tensor import Tensor
 
@@ -61,6 +62,11 @@ for _py, _op in _BINARY_OPERATORS.items():
     setattr(Tensor, f"__i{_py}__", _inplace(_fn, f"__i{_py}__"))
 for _py, _op in _COMPARE_OPERATORS.items():
     setattr(Tensor, f"__{_py}__", _forward(getattr(F, _op)))
+
+Tensor.__matmul__ = _forward(F.matmul)
+Tensor.__rmatmul__ = _reflected(F.matmul)
+Tensor.__imatmul__ = _inplace(F.matmul, "__imatmul__")
+Tensor.__getitem__ = _getitem
 
 Tensor.__neg__ = lambda self: F.neg(self)
 Tensor.__pos__ = lambda self: self

@@ -144,7 +144,7 @@ class Tensor:
         return int(self.item())
 
     def __index__(self) -> int:
-        if self._data.dtype.kind not in "ib" or self._data.size != 1 or self._data.ndim:
+        if self._data.dtype.kind != "i" or self._data.ndim:
             raise FrameTypeError("only 0-d integer tensors can be used as an index")
         return int(self._data)
 

@@ -6,7 +6,9 @@ runtime; the autograd recorder and the capture frontend hook in here.
 """
 from __future__ import annotations
 
+import contextlib
 import numbers
+import threading
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -17,7 +19,8 @@ from ..ops.registry import get_schema
 from ..runtime import eager
 from ..tensor import Tensor
 
-__all__ = ["apply", "apply1", "as_array", "operands", "schema_attrs", "bind_schema"]
+__all__ = ["apply", "apply1", "as_array", "operands", "schema_attrs", "bind_schema", "op_handler",
+           "current_op_handler"]
 
 _PY_SCALARS = (bool, int, float)
 
@@ -127,18 +130,40 @@ def _weak(scalar, strong: np.dtype) -> np.ndarray:
         raise FrameValueError(f"Python integer {scalar} out of bounds for {dt}") from e
 
 
+class _Dispatch(threading.local):
+    """Per-thread op handler: the eager path unless a tracer (capture) or a
+    recorder (autograd) installed its own with ``op_handler``."""
+    run = staticmethod(eager.run_op)
+
+
+_dispatch = _Dispatch()
+_wrap = Tensor._wrap
+
+
+@contextlib.contextmanager
+def op_handler(handler):
+    """Route every op of the frame functions, in this thread, to
+    ``handler(op, arrays, attrs) -> list[array]`` while the block runs."""
+    previous = _dispatch.run
+    _dispatch.run = handler
+    try:
+        yield
+    finally:
+        _dispatch.run = previous
+
+
+def current_op_handler():
+    return _dispatch.run
+
+
 def apply(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list:
     """Run ``op`` on operand arrays; returns Tensors."""
-    return [Tensor._wrap(o) for o in _run_op(op, arrays, attrs)]
+    return [_wrap(o) for o in _dispatch.run(op, arrays, attrs)]
 
 
 def apply1(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]):
     """``apply`` for single-output ops."""
-    return _wrap(_run_op(op, arrays, attrs)[0])
-
-
-_run_op = eager.run_op
-_wrap = Tensor._wrap
+    return _wrap(_dispatch.run(op, arrays, attrs)[0])
 
 
 def schema_attrs(op: str, **attrs) -> dict:

@@ -34,6 +34,12 @@ class FrameError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def with_message(self, message: str) -> "FrameError":
+        """A copy of this error (same class and code) with another message."""
+        new = self.__class__.__new__(self.__class__)
+        FrameError.__init__(new, self.code, message)
+        return new
+
 
 class FrameValueError(FrameError, ValueError):
     """Bad argument values: shapes that do not broadcast, bad attrs, ..."""

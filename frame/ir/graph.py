@@ -68,15 +68,20 @@ class Node:
 
 
 class Graph:
-    """Inputs, topologically ordered nodes, outputs, and one device."""
+    """Inputs, topologically ordered nodes, outputs, and one device.
 
-    __slots__ = ("inputs", "nodes", "outputs", "device")
+    ``meta`` holds analysis results that passes hand to backends (the memory
+    plan, the layout decision); it is not part of the graph's text or identity.
+    """
+
+    __slots__ = ("inputs", "nodes", "outputs", "device", "meta")
 
     def __init__(self, device: str = "cpu"):
         self.inputs: list[Value] = []
         self.nodes: list[Node] = []
         self.outputs: list[Value] = []
         self.device = device
+        self.meta: dict = {}
 
     # -- construction -------------------------------------------------------
     def add_input(self, type: TensorType, name: str | None = None) -> Value:

@@ -1,2 +1,228 @@
-"""frame.nn.functional (being written)."""
-__all__: list[str] = []
+"""frame.nn.functional: the PyTorch-style functional nn API.
+
+    import frame.nn.functional as F
+    y = F.relu(F.conv2d(x, w, b, stride=1, padding=1))
+    loss = F.cross_entropy(logits, labels)
+
+Every function runs frame ops through the eager launch path (or capture, inside
+a jitted function); none does arithmetic on tensor data itself.  Argument forms
+follow PyTorch: strides, dilations and kernels are an int or an (h, w) pair;
+padding is an int, an (h, w) pair, four ints (top, bottom, left, right), or for
+conv2d ``"valid"`` / ``"same"``.  The ops store padding as four ints.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..dtypes import float64
+from ..functions._core import apply1, as_array, bind_schema, schema_attrs
+from ..functions.elementwise import gelu, relu
+from ..functions.nn import log_softmax, softmax
+from ..hal.errors import FrameTypeError, FrameValueError
+
+__all__ = ["relu", "gelu", "softmax", "log_softmax", "linear", "cross_entropy", "mse_loss",
+           "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "embedding", "dropout"]
+
+IntOrPair = Any  # an int or a sequence of two ints
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, bool)
+
+
+def _pair(op: str, name: str, value: IntOrPair) -> tuple[int, int]:
+    if _is_int(value):
+        return int(value), int(value)
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(_is_int(v) for v in value):
+        return int(value[0]), int(value[1])
+    raise FrameTypeError(f"{op}: {name} must be an int or a pair of ints, got {value!r}")
+
+
+def _padding4(op: str, value: Any) -> tuple[int, int, int, int]:
+    """int -> all sides; (h, w) -> (h, h, w, w); four ints are (top, bottom, left, right)."""
+    if isinstance(value, (tuple, list)) and len(value) == 4 and all(_is_int(v) for v in value):
+        top, bottom, left, right = (int(v) for v in value)
+        return top, bottom, left, right
+    try:
+        ph, pw = _pair(op, "padding", value)
+    except FrameTypeError:
+        raise FrameTypeError(f"{op}: padding must be an int, an (h, w) pair or four ints "
+                             f"(top, bottom, left, right), got {value!r}") from None
+    return ph, ph, pw, pw
+
+
+def _same_padding(op: str, kernel: tuple[int, int], stride: tuple[int, int],
+                  dilation: tuple[int, int]) -> tuple[int, int, int, int]:
+    """Padding that keeps H and W (stride 1); an odd total puts the extra row/column
+    at the bottom/right, as PyTorch does."""
+    if stride != (1, 1):
+        raise FrameValueError(f"{op}: padding='same' needs stride 1, got stride {stride}")
+    total_h, total_w = dilation[0] * (kernel[0] - 1), dilation[1] * (kernel[1] - 1)
+    return total_h // 2, total_h - total_h // 2, total_w // 2, total_w - total_w // 2
+
+
+def _check_float_arg(op: str, arr: np.ndarray, what: str) -> None:
+    if arr.dtype.kind != "f":
+        raise FrameTypeError(f"{op}: {what} must be a floating-point tensor, got {arr.dtype}")
+
+
+# --------------------------------------------------------------------------- linear
+
+def linear(x, weight, bias=None):
+    """``x @ weight.T + bias`` with weight ``[out_features, in_features]`` (PyTorch's layout).
+
+    >>> F.linear(frame.ones((2, 3)), frame.ones((4, 3))).shape
+    (2, 4)
+    """
+    from ..functions import add, matmul, transpose
+    xa, wa = as_array(x), as_array(weight)
+    if wa.ndim != 2:
+        raise FrameValueError(f"linear: weight must be 2-D [out_features, in_features], got "
+                              f"shape {list(wa.shape)}")
+    if xa.ndim < 1 or xa.shape[-1] != wa.shape[1]:
+        raise FrameValueError(f"linear: input's last dimension must be in_features="
+                              f"{wa.shape[1]} (weight shape {list(wa.shape)}), got input shape "
+                              f"{list(xa.shape)}")
+    out = matmul(x, transpose(weight))
+    if bias is None:
+        return out
+    ba = as_array(bias)
+    if ba.shape != (wa.shape[0],):
+        raise FrameValueError(f"linear: bias must have shape [{wa.shape[0]}] (out_features), "
+                              f"got {list(ba.shape)}")
+    return add(out, bias)
+
+
+# --------------------------------------------------------------------------- losses
+
+@bind_schema("cross_entropy")
+def cross_entropy(logits, int_labels, reduction: str = "mean"):
+    """Softmax cross-entropy of ``logits [N, C]`` against class indices ``int_labels [N]``
+    (int32/int64 in ``[0, C)``); ``reduction`` is ``"mean"``, ``"sum"`` or ``"none"``.
+
+    >>> F.cross_entropy(frame.zeros((2, 4)), frame.tensor([0, 3])).item()  # log(4)
+    1.3862943649291992
+    """
+    arrays = (as_array(logits), as_array(int_labels))
+    return apply1("cross_entropy", arrays, schema_attrs("cross_entropy", reduction=reduction))
+
+
+@bind_schema("mse_loss")
+def mse_loss(a, b, reduction: str = "mean"):
+    """Mean squared error between two same-shape float tensors (``reduction`` as above)."""
+    return apply1("mse_loss", (as_array(a), as_array(b)),
+                  schema_attrs("mse_loss", reduction=reduction))
+
+
+# --------------------------------------------------------------------------- convolution, pooling
+
+@bind_schema("conv2d")
+def conv2d(x, w, b=None, stride: IntOrPair = 1, padding: Any = 0, dilation: IntOrPair = 1,
+           groups: int = 1):
+    """2-D convolution (cross-correlation, as in PyTorch): x ``[N, C, H, W]``, w
+    ``[O, C / groups, kh, kw]``, optional b ``[O]``.
+
+    >>> F.conv2d(frame.ones((1, 1, 4, 4)), frame.ones((2, 1, 3, 3)), padding=1).shape
+    (1, 2, 4, 4)
+    """
+    arrays = [as_array(x), as_array(w)]
+    if b is not None:
+        arrays.append(as_array(b))
+    stride2 = _pair("conv2d", "stride", stride)
+    dilation2 = _pair("conv2d", "dilation", dilation)
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = (0, 0, 0, 0)
+        elif padding == "same":
+            if arrays[1].ndim != 4:
+                raise FrameValueError(f"conv2d: weight must be 4-D [O, C/groups, kh, kw], got "
+                                      f"shape {list(arrays[1].shape)}")
+            pads = _same_padding("conv2d", arrays[1].shape[2:], stride2, dilation2)
+        else:
+            raise FrameValueError(f"conv2d: padding must be 'valid', 'same' or ints, got {padding!r}")
+    else:
+        pads = _padding4("conv2d", padding)
+    if not _is_int(groups):
+        raise FrameTypeError(f"conv2d: groups must be an int, got {groups!r}")
+    attrs = schema_attrs("conv2d", stride=stride2, padding=pads, dilation=dilation2,
+                         groups=int(groups))
+    return apply1("conv2d", arrays, attrs)
+
+
+def _pool(op: str, x, k: IntOrPair, stride: IntOrPair | None, padding: Any):
+    kernel = _pair(op, "kernel size", k)
+    stride2 = kernel if stride is None else _pair(op, "stride", stride)
+    attrs = schema_attrs(op, kernel=kernel, stride=stride2, padding=_padding4(op, padding))
+    return apply1(op, (as_array(x),), attrs)
+
+
+@bind_schema("max_pool2d")
+def max_pool2d(x, k: IntOrPair, stride: IntOrPair | None = None, padding: Any = 0):
+    """Max over ``k`` windows of ``x [N, C, H, W]``; stride defaults to ``k``; padding
+    counts as ``-inf`` (at most half the kernel per side); floor mode."""
+    return _pool("max_pool2d", x, k, stride, padding)
+
+
+@bind_schema("avg_pool2d")
+def avg_pool2d(x, k: IntOrPair, stride: IntOrPair | None = None, padding: Any = 0):
+    """Mean over ``k`` windows; stride defaults to ``k``; zero padding is counted in
+    the average (PyTorch's default ``count_include_pad=True``); floor mode."""
+    return _pool("avg_pool2d", x, k, stride, padding)
+
+
+# --------------------------------------------------------------------------- normalisation, embedding
+
+@bind_schema("layer_norm")
+def layer_norm(x, shape: int | Sequence[int], w=None, b=None, eps: float = 1e-5):
+    """Normalise ``x`` over its trailing dims ``shape`` (PyTorch's ``normalized_shape``),
+    then scale by ``w`` and shift by ``b`` (both shaped ``shape``, optional).
+
+    >>> F.layer_norm(frame.tensor([[1.0, 3.0]]), (2,)).tolist()  # doctest: +ELLIPSIS
+    [[-0.99999..., 0.99999...]]
+    """
+    xa = as_array(x)
+    norm_shape = (int(shape),) if _is_int(shape) else tuple(int(d) for d in shape)
+    k = len(norm_shape)
+    if k == 0 or k > xa.ndim or tuple(xa.shape[xa.ndim - k:]) != norm_shape:
+        raise FrameValueError(f"layer_norm: normalized shape {list(norm_shape)} must be a "
+                              f"non-empty suffix of the input shape {list(xa.shape)}")
+    arrays = [xa]
+    if w is None and b is not None:
+        from ..functions import full
+        w = full(norm_shape, 1.0, dtype=xa.dtype)  # the op takes bias only after a weight
+    if w is not None:
+        arrays.append(as_array(w))
+    if b is not None:
+        arrays.append(as_array(b))
+    attrs = schema_attrs("layer_norm", axis=xa.ndim - k, eps=eps)
+    return apply1("layer_norm", arrays, attrs)
+
+
+@bind_schema("embedding")
+def embedding(indices, weight):
+    """Rows of ``weight [V, D]`` picked by an integer tensor of any shape -> ``[..., D]``;
+    indices outside ``[0, V)`` are an error."""
+    return apply1("embedding", (as_array(indices), as_array(weight)), {})
+
+
+# --------------------------------------------------------------------------- dropout
+
+def dropout(x, p: float = 0.5, training: bool = True):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    Returns ``x`` itself when ``training`` is false or ``p == 0``.  The mask comes
+    from frame's generator, so ``frame.manual_seed`` makes it reproducible.
+    """
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p < 1.0:
+        raise FrameValueError(f"dropout: p must be a probability in [0, 1), got {p!r}")
+    if not training or p == 0:
+        return x
+    from ..functions import greater_equal, mul, rand, where
+    xa = as_array(x)
+    _check_float_arg("dropout", xa, "the input")
+    # uniform draws in float64 whatever x's dtype, so keep-probability is exactly 1 - p
+    keep = greater_equal(rand(*xa.shape, dtype=float64), float(p))
+    return where(keep, mul(x, 1.0 / (1.0 - float(p))), 0.0)

@@ -39,10 +39,13 @@ def broadcast_shapes(op: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def normalize_axis(op: str, axis: int, rank: int) -> int:
-    if not -rank <= axis < rank if rank else axis not in (0, -1):
-        raise FrameAxisError(f"{op}: axis {axis} is out of bounds for a tensor of rank {rank}")
+    """A non-negative axis; a 0-d tensor accepts 0 and -1 (as NumPy's reductions do)."""
     if rank == 0:
+        if axis not in (0, -1):
+            raise FrameAxisError(f"{op}: axis {axis} is out of bounds for a tensor of rank 0")
         return 0
+    if not -rank <= axis < rank:
+        raise FrameAxisError(f"{op}: axis {axis} is out of bounds for a tensor of rank {rank}")
     return axis + rank if axis < 0 else axis
 
 

@@ -1,1 +1,142 @@
-"""reduction ops (being written)."""
+"""Reductions: sum, mean, max, min, prod over a set of axes, and argmax/argmin
+along one axis.
+
+``axes`` is canonical (non-negative, sorted; the user-facing functions turn
+``axis=None`` into every axis), so equal reductions carry equal attrs.  Output
+dtypes are NumPy 2's: sum/prod lift bool and small ints to int64, mean of
+integers is float64, max/min keep the dtype, argmax/argmin give int64.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import numpy as np
+
+from ..dtypes import DType, float16, float32, from_numpy, int64
+from ..hal.errors import FrameTypeError, FrameValueError
+from ..ir.types import TensorType
+from .registry import register
+from .schema import AttrSpec, OpSchema
+from .shape import check_axes, check_axis
+
+__all__ = ["REDUCTIONS", "reduction_dtype"]
+
+REDUCTIONS: dict[str, Callable] = {
+    "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
+}
+# max/min have no identity: reducing zero elements is an error, as in NumPy.
+_NO_IDENTITY = {"max", "min"}
+
+
+@functools.lru_cache(maxsize=None)
+def reduction_dtype(op: str, dtype: DType) -> DType:
+    """The dtype NumPy gives ``op`` over ``dtype`` data.
+
+    NumPy's rules live in several places (``add.reduce`` picks int64 for small
+    integers, ``mean`` divides in float64 for integers, ...), so rather than
+    restate them, ask NumPy itself with a one-element probe.
+    """
+    probe = REDUCTIONS[op](np.zeros(1, dtype.np))
+    try:
+        return from_numpy(np.asarray(probe).dtype)
+    except TypeError as e:
+        raise FrameTypeError(f"{op}: not supported for dtype {dtype.name}") from e
+
+
+def _reduced_shape(shape: tuple[int, ...], axes, keepdims: bool) -> tuple[int, ...]:
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _reduce_infer(op: str):
+    def infer(types, attrs):
+        (t,) = types
+        axes = attrs["axes"]
+        check_axes(op, axes, t.rank)
+        if op in _NO_IDENTITY:
+            for a in axes:
+                if t.shape[a] == 0:
+                    raise FrameValueError(f"{op}: cannot reduce {t} over axis {a} of size 0; "
+                                          f"{op} of no elements is undefined (it has no identity)")
+        return [TensorType(reduction_dtype(op, t.dtype), _reduced_shape(t.shape, axes,
+                                                                      attrs["keepdims"]))]
+    return infer
+
+
+def _reduce_kernel(op: str):
+    fn = REDUCTIONS[op]
+
+    def kernel(ins, attrs):
+        return (np.asarray(fn(ins[0], axis=attrs["axes"], keepdims=attrs["keepdims"])),)
+    return kernel
+
+
+def _mean_decompose(b, inputs, attrs):
+    """mean = sum / count, accumulated as NumPy does (float64 for integers and
+    bool, float32 for float16, then rounded back)."""
+    (x,) = inputs
+    out_dtype = reduction_dtype("mean", x.type.dtype)
+    acc = float32 if out_dtype is float16 else out_dtype
+    if x.type.dtype is not acc:
+        x = b.op("cast", x, dtype=acc)
+    total = b.op("sum", x, axes=attrs["axes"], keepdims=attrs["keepdims"])
+    count = 1
+    for a in attrs["axes"]:
+        count *= x.type.shape[a]
+    result = b.op("div", total, b.scalar(float(count), like=total))
+    if acc is not out_dtype:
+        result = b.op("cast", result, dtype=out_dtype)
+    return [result]
+
+
+_REDUCE_ATTRS = {"axes": AttrSpec("ints"), "keepdims": AttrSpec("bool", False)}
+
+for _name in REDUCTIONS:
+    _traits: tuple[str, ...] = ("reduction",)
+    if _name == "mean":
+        _traits += ("composite",)
+    register(OpSchema(_name, 1, _reduce_infer(_name), _reduce_kernel(_name),
+                      attrs=_REDUCE_ATTRS, traits=_traits,
+                      decompose=_mean_decompose if _name == "mean" else None,
+                      doc=f"numpy.{REDUCTIONS[_name].__name__} over canonical axes."))
+
+
+# --------------------------------------------------------------------------- argmax, argmin
+
+_ARG_FUNCS = {"argmax": np.argmax, "argmin": np.argmin}
+
+
+def _arg_infer(op: str):
+    def infer(types, attrs):
+        (t,) = types
+        axis, keepdims = attrs["axis"], attrs["keepdims"]
+        if t.rank == 0:
+            # NumPy accepts axis 0 on a 0-d array and returns index 0.
+            if axis != 0:
+                raise FrameValueError(f"{op}: axis {axis} is out of bounds for a 0-d tensor")
+            return [TensorType(int64, ())]
+        check_axis(op, axis, t.rank)
+        if t.shape[axis] == 0:
+            raise FrameValueError(f"{op}: attempt to get {op} of an empty sequence "
+                                  f"(axis {axis} of {t} has size 0)")
+        return [TensorType(int64, _reduced_shape(t.shape, (axis,), keepdims))]
+    return infer
+
+
+def _arg_kernel(op: str):
+    fn = _ARG_FUNCS[op]
+
+    def kernel(ins, attrs):
+        out = np.asarray(fn(ins[0], axis=attrs["axis"], keepdims=attrs["keepdims"]))
+        # np.argmax returns intp; frame's index dtype is int64 on every platform.
+        return (out.astype(np.int64, copy=False),)
+    return kernel
+
+
+for _name in _ARG_FUNCS:
+    register(OpSchema(_name, 1, _arg_infer(_name), _arg_kernel(_name),
+                      attrs={"axis": AttrSpec("int"), "keepdims": AttrSpec("bool", False)},
+                      traits=("reduction", "nondifferentiable"),
+                      doc=f"numpy.{_name} along one canonical axis; int64 result."))

@@ -38,9 +38,7 @@ def _reraise(err: Exception, op: str, arrays) -> None:
         text = text[len(op) + 2:]
     msg = f"{_describe(op, arrays)}: {text}"
     if isinstance(err, FrameError):
-        new = err.__class__.__new__(err.__class__)
-        FrameError.__init__(new, err.code, msg)
-        raise new from None
+        raise err.with_message(msg) from None
     if isinstance(err, TypeError):
         raise FrameTypeError(msg) from err
     raise FrameValueError(msg) from err

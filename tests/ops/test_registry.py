@@ -20,7 +20,7 @@ from frame.runtime.interpreter import evaluate
 from .optable import load_all, tolerance
 
 OP_CASES = load_all()
-NO_CASES_NEEDED = {"constant"}  # payload op: covered by IR and interpreter tests
+NO_CASES_NEEDED = {"constant", "fused"}  # payload/body ops: covered by IR, fusion and interpreter tests
 
 
 def _all_cases():

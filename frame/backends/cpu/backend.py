@@ -1,11 +1,18 @@
-"""The cpu backend: NumPy reference kernels for eager launches.
+"""The cpu backend: NumPy reference kernels for eager launches, and a
+compiled executable for whole graphs.
 
-Its ``compile`` (a generated straight-line executable over a memory plan)
-comes with the compiler; until then compiling raises UNIMPLEMENTED.
+``launch`` runs an op's reference kernel.  ``compile`` generates one
+straight-line Python function per graph over buffers preallocated from the
+memory plan (``codegen.py``; the ``out=`` lowerings are in
+``lowerings.py``).  Every registered op is supported: ops without a lowering
+call their reference kernel from the generated code.
 """
 from __future__ import annotations
 
-from ...hal.backend import Backend, KernelInvocation, kernel_registry
+from ...hal.backend import Backend, Executable, KernelInvocation, kernel_registry
+from ...hal.errors import unimplemented
+from ...hal.options import CompileOptions
+from ...ir.graph import Graph, Node
 from ...ops.registry import lookup
 
 __all__ = ["CpuBackend"]
@@ -28,5 +35,22 @@ class CpuBackend(Backend):
             return super().launch(invocation)  # raises UNIMPLEMENTED naming the op
         return kernel(invocation.inputs, invocation.attrs)
 
-    def supports(self, node) -> bool:
+    def supports(self, node: Node) -> bool:
+        if node.body is not None:
+            return all(self.supports(n) for n in node.body.nodes)
         return lookup(node.op) is not None
+
+    def compile(self, graph: Graph, options: CompileOptions | None = None) -> Executable:
+        """One generated function for ``graph`` over ``graph.meta['memory_plan']``
+        (computed here when the memory_planning pass did not run)."""
+        from ...ir.memplan import plan_memory
+        from .codegen import build_executable
+
+        for node in graph.nodes:
+            if not self.supports(node):
+                raise unimplemented(f"backend 'cpu' cannot compile op '{node.op}': it is not "
+                                    f"registered")
+        plan = graph.meta.get("memory_plan")
+        if plan is None:
+            plan = plan_memory(graph)
+        return build_executable(graph, plan)

@@ -1,0 +1,76 @@
+"""Why capture stopped: structured, not strings (kind, reason, location, hint).
+
+``Unsupported`` is raised inside the executor when it meets something it
+cannot trace.  In this version any Unsupported makes the whole call run
+natively (counted, WARN once per code object and reason); with
+``full_graph=True`` it becomes ``frame.GraphBreakError``.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from frame.hal.errors import ErrorCode, FrameError
+
+__all__ = ["Unsupported", "BreakReason", "GraphBreakError", "CATALOGUE"]
+
+# kind -> (explanation for the user, hint)
+CATALOGUE: dict[str, tuple[str, str]] = {
+    "unsupported_call": ("a call to a function capture cannot trace (a C function of an unknown "
+                         "library, I/O, print, random, time)",
+                         "move the call out of the jitted function, or keep it and accept the break"),
+    "data_dependent": ("Python control flow or a Python value that depends on a tensor's data "
+                       "(.item(), .numpy(), .tolist(), float(t), if on a tensor)",
+                       "express the condition with frame.where, or compute it outside the jitted function"),
+    "unsupported_opcode": ("a bytecode instruction the executor does not model",
+                           "rewrite the construct or report it; the function runs natively"),
+    "unsupported_object": ("an object or attribute capture cannot model safely",
+                           "pass plain tensors, scalars and containers, or frame modules"),
+    "side_effect": ("a mutation capture cannot replay safely",
+                    "mutate plain lists, dicts, attributes or globals only"),
+    "exception": ("the traced code raises an exception", "the exception is raised by the native run"),
+    "recompile_limit": ("too many distinct guard failures for one function",
+                        "avoid specialising on values that change every call"),
+    "loop_limit": ("the simulated loop ran too many iterations to unroll",
+                   "keep unrolled loops short, or move the loop outside"),
+    "inline_limit": ("calls nested too deeply to inline", "flatten the call chain"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class BreakReason:
+    kind: str
+    reason: str
+    location: str      # "file.py:12"
+
+    @property
+    def explanation(self) -> str:
+        return CATALOGUE.get(self.kind, ("", ""))[0]
+
+    @property
+    def hint(self) -> str:
+        return CATALOGUE.get(self.kind, ("", ""))[1]
+
+    def __str__(self) -> str:
+        return f"{self.kind} at {self.location}: {self.reason}"
+
+
+class Unsupported(Exception):
+    """Raised by handlers; the executor attaches the location."""
+
+    def __init__(self, kind: str, reason: str):
+        if kind not in CATALOGUE:
+            raise ValueError(f"unknown graph-break kind {kind!r}")
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+        self.location: str | None = None
+
+
+class GraphBreakError(FrameError):
+    """``full_graph=True`` and the function cannot be captured whole."""
+
+    def __init__(self, reason: BreakReason):
+        msg = (f"cannot capture the whole function ({reason.kind}) at {reason.location}: "
+               f"{reason.reason}. Hint: {reason.hint}")
+        super().__init__(ErrorCode.UNIMPLEMENTED, msg)
+        self.break_reason = reason

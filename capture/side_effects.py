@@ -1,0 +1,45 @@
+"""The side-effect log of one translation.
+
+Nothing real is mutated while simulating.  Mutations of objects that existed
+before the call (they have a source) are recorded here, and their final state
+is written back, in a fixed order, after the graph runs: tensor data written
+in place, list and dict contents, attributes, globals.
+"""
+from __future__ import annotations
+
+from .variables.base import TensorVariable, Variable
+
+__all__ = ["SideEffects"]
+
+
+class SideEffects:
+    def __init__(self):
+        self.tensors: dict[int, TensorVariable] = {}        # in-place writes to input tensors
+        self.containers: dict[int, Variable] = {}           # mutated input lists / dicts
+        self.attrs: dict[tuple[int, str], tuple[Variable, str, Variable]] = {}
+        self.globals: dict[tuple[int, str], tuple[dict, str, Variable]] = {}
+
+    def tensor_written(self, t: TensorVariable) -> None:
+        if t.source is not None:
+            self.tensors[id(t)] = t
+
+    def container_mutated(self, c: Variable) -> None:
+        if c.source is not None:
+            self.containers[id(c)] = c
+
+    def pending_attr(self, obj: Variable, name: str) -> Variable | None:
+        entry = self.attrs.get((id(obj), name))
+        return entry[2] if entry is not None else None
+
+    def store_attr(self, obj: Variable, name: str, value: Variable) -> None:
+        self.attrs[(id(obj), name)] = (obj, name, value)
+
+    def pending_global(self, f_globals: dict, name: str) -> Variable | None:
+        entry = self.globals.get((id(f_globals), name))
+        return entry[2] if entry is not None else None
+
+    def store_global(self, f_globals: dict, name: str, value: Variable) -> None:
+        self.globals[(id(f_globals), name)] = (f_globals, name, value)
+
+    def __bool__(self) -> bool:
+        return bool(self.tensors or self.containers or self.attrs or self.globals)

@@ -1,0 +1,171 @@
+"""Sources (trackers): where a value came from in the frame.
+
+A source produces both the Python expression that loads the value inside a
+generated entry function and the text shown in guards and logs, so the two
+can never disagree (``L['self'].fc1.weight``).  Generated entry functions
+take the jitted function object as ``__fn`` and the original parameters under
+their own names; globals dicts are bound in the guard constant pool and
+closure cells are read from ``__C`` (the function's ``__closure__``).
+"""
+from __future__ import annotations
+
+import keyword
+
+__all__ = ["Source", "LocalSource", "GlobalSource", "ClosureSource", "AttrSource", "ItemSource",
+           "DefaultSource", "is_safe_key"]
+
+
+class Source:
+    __slots__ = ()
+
+    def expr(self) -> str:
+        raise TypeError(f"{type(self).__name__} has no load expression")
+
+    def text(self) -> str:
+        return self.expr()
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.text()}>"
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._key()))
+
+    def _key(self):
+        return ()
+
+    @property
+    def root(self) -> "Source":
+        return self
+
+
+class LocalSource(Source):
+    """A parameter of the jitted function (its value at entry)."""
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def expr(self) -> str:
+        return self.name
+
+    def text(self) -> str:
+        return f"L[{self.name!r}]"
+
+    def _key(self):
+        return (self.name,)
+
+
+class GlobalSource(Source):
+    """``name`` in a globals (or builtins) dict bound in the constant pool as ``dict_ref``."""
+    __slots__ = ("name", "dict_ref", "label")
+
+    def __init__(self, name: str, dict_ref: str, label: str = "G"):
+        self.name = name
+        self.dict_ref = dict_ref
+        self.label = label
+
+    def expr(self) -> str:
+        return f"{self.dict_ref}[{self.name!r}]"
+
+    def text(self) -> str:
+        return f"{self.label}[{self.name!r}]"
+
+    def _key(self):
+        return (self.name, self.dict_ref)
+
+
+class ClosureSource(Source):
+    """The content of closure cell ``index`` (free variable ``name``)."""
+    __slots__ = ("index", "name")
+
+    def __init__(self, index: int, name: str):
+        self.index = index
+        self.name = name
+
+    def expr(self) -> str:
+        return f"__C[{self.index}].cell_contents"
+
+    def text(self) -> str:
+        return f"closure[{self.name!r}]"
+
+    def _key(self):
+        return (self.index,)
+
+
+class AttrSource(Source):
+    __slots__ = ("base", "name")
+
+    def __init__(self, base: Source, name: str):
+        self.base = base
+        self.name = name
+
+    def expr(self) -> str:
+        if self.name.isidentifier() and not keyword.iskeyword(self.name) \
+                and not self.name.startswith("__"):
+            return f"{self.base.expr()}.{self.name}"
+        return f"getattr({self.base.expr()}, {self.name!r})"
+
+    def text(self) -> str:
+        return f"{self.base.text()}.{self.name}"
+
+    def _key(self):
+        return (self.base, self.name)
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+
+def is_safe_key(key) -> bool:
+    """Keys whose ``repr`` evaluates back to an equal value."""
+    if type(key) in (int, str, bool, type(None)):
+        return True
+    if type(key) is tuple:
+        return all(is_safe_key(k) for k in key)
+    return False
+
+
+class ItemSource(Source):
+    __slots__ = ("base", "key")
+
+    def __init__(self, base: Source, key):
+        if not is_safe_key(key):
+            raise TypeError(f"unsupported item key {key!r}")
+        self.base = base
+        self.key = key
+
+    def expr(self) -> str:
+        return f"{self.base.expr()}[{self.key!r}]"
+
+    def text(self) -> str:
+        return f"{self.base.text()}[{self.key!r}]"
+
+    def _key(self):
+        return (self.base, self.key)
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+
+class DefaultSource(Source):
+    """A parameter default of the jitted function (``__fn.__defaults__[i]``)."""
+    __slots__ = ("index", "kw")
+
+    def __init__(self, index, kw: bool = False):
+        self.index = index
+        self.kw = kw
+
+    def expr(self) -> str:
+        if self.kw:
+            return f"__fn.__kwdefaults__[{self.index!r}]"
+        return f"__fn.__defaults__[{self.index}]"
+
+    def _key(self):
+        return (self.index, self.kw)

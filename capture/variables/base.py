@@ -1,0 +1,153 @@
+"""Variables: what the symbolic stack and locals hold.
+
+Each Variable knows its source (``None`` when computed during the trace).
+Behaviour lives on the classes: ``getattr(tx, name)``, ``call(tx, args,
+kwargs)``, ``truth(tx)``; ``tx`` is the instruction translator (it owns the
+tracer, the guards and the side-effect log).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import Unsupported
+from ..sources import Source
+
+__all__ = ["Variable", "ConstantVariable", "NullVariable", "NULL", "TensorVariable",
+           "CONSTANT_TYPES", "TENSOR", "NDARRAY", "NPSCALAR"]
+
+CONSTANT_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis),
+                  type(NotImplemented), range, slice)
+
+TENSOR, NDARRAY, NPSCALAR = "tensor", "ndarray", "npscalar"
+
+
+class Variable:
+    __slots__ = ("source",)
+
+    def __init__(self, source: Source | None = None):
+        self.source = source
+
+    def python_type(self) -> type:
+        raise Unsupported("unsupported_object", f"type of {self!r}")
+
+    def is_constant(self) -> bool:
+        return False
+
+    def as_constant(self) -> Any:
+        raise Unsupported("unsupported_object", f"{self!r} is not a Python constant")
+
+    def truth(self, tx) -> bool:
+        raise Unsupported("unsupported_object", f"truth value of {self!r}")
+
+    def getattr(self, tx, name: str) -> "Variable":
+        raise Unsupported("unsupported_object", f"attribute {name!r} of {self!r}")
+
+    def call(self, tx, args: list["Variable"], kwargs: dict[str, "Variable"]) -> "Variable":
+        raise Unsupported("unsupported_call", f"calling {self!r}")
+
+    def iterate(self, tx) -> list["Variable"]:
+        raise Unsupported("unsupported_object", f"iterating over {self!r}")
+
+    def __repr__(self) -> str:
+        src = f" from {self.source}" if self.source is not None else ""
+        return f"<{type(self).__name__}{src}>"
+
+
+class ConstantVariable(Variable):
+    """An immutable Python value known at trace time (specialised and guarded)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value, source: Source | None = None):
+        super().__init__(source)
+        self.value = value
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def is_constant(self) -> bool:
+        return True
+
+    def as_constant(self):
+        return self.value
+
+    def truth(self, tx) -> bool:
+        return bool(self.value)
+
+    def getattr(self, tx, name: str) -> Variable:
+        from .callables import wrap_constant_attr
+        return wrap_constant_attr(tx, self, name)
+
+    def iterate(self, tx) -> list[Variable]:
+        if isinstance(self.value, (str, bytes, range, tuple)):
+            return [ConstantVariable(v) for v in self.value]
+        return super().iterate(tx)
+
+    def __repr__(self) -> str:
+        return f"Constant({self.value!r})"
+
+
+class NullVariable(Variable):
+    """The NULL marker CPython pushes below (or above) a callable."""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+
+NULL = NullVariable()
+
+
+class TensorVariable(Variable):
+    """A graph value.  ``meta`` is the tracer's meta array for it; ``kind`` is
+    the Python type plain code would have produced: a frame Tensor, an ndarray,
+    or a NumPy scalar (0-d NumPy results)."""
+    __slots__ = ("meta", "kind", "requires_grad")
+
+    def __init__(self, meta: np.ndarray, kind: str, source: Source | None = None,
+                 requires_grad: bool = False):
+        super().__init__(source)
+        self.meta = meta
+        self.kind = kind
+        self.requires_grad = requires_grad
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.meta.shape
+
+    @property
+    def dtype(self):
+        from frame.dtypes import from_numpy
+        return from_numpy(self.meta.dtype)
+
+    def python_type(self) -> type:
+        if self.kind == TENSOR:
+            from frame.tensor import Tensor
+            return Tensor
+        if self.kind == NDARRAY:
+            return np.ndarray
+        return self.meta.dtype.type
+
+    def as_python(self):
+        """The object frame's API functions should see for this value."""
+        if self.kind == TENSOR:
+            from frame.tensor import Tensor
+            return Tensor._wrap(self.meta)
+        return self.meta
+
+    def truth(self, tx) -> bool:
+        raise Unsupported("data_dependent", "the truth value of a tensor depends on its data")
+
+    def getattr(self, tx, name: str) -> Variable:
+        from .tensor_ops import tensor_getattr
+        return tensor_getattr(tx, self, name)
+
+    def iterate(self, tx) -> list[Variable]:
+        if not self.shape:
+            raise Unsupported("unsupported_object", "iteration over a 0-d tensor")
+        from .tensor_ops import tensor_getitem
+        return [tensor_getitem(tx, self, ConstantVariable(i)) for i in range(self.shape[0])]
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.kind} {self.meta.dtype}{list(self.shape)})"

@@ -1,0 +1,185 @@
+"""Callables: user functions (inlined), frame API functions (run for real on
+meta arrays under the tracer), NumPy functions, builtins, methods."""
+from __future__ import annotations
+
+import math
+import operator
+import types
+
+import numpy as np
+
+from ..errors import Unsupported
+from ..sources import AttrSource, Source
+from .base import CONSTANT_TYPES, ConstantVariable, TensorVariable, Variable
+from .containers import DictVariable, IteratorVariable, ListVariable, TupleVariable
+
+__all__ = ["UserFunctionVariable", "FrameApiVariable", "NumpyFunctionVariable", "BuiltinVariable",
+           "MethodVariable", "BoundBuiltinMethod", "wrap_constant_attr", "is_frame_api"]
+
+# frame functions with effects capture must not run at trace time
+_IMPURE_FRAME = {"randn", "rand", "manual_seed", "dropout"}
+_FRAME_API_MODULES = ("frame.functions.", "frame.nn.functional", "frame.fft", "frame.tensor",
+                      "frame._tensor_methods")
+
+
+def is_frame_api(fn) -> bool:
+    """Functions of frame's op API: pure functions of their tensor arguments."""
+    mod = getattr(fn, "__module__", None) or ""
+    if getattr(fn, "__frame_op__", None) is not None:
+        return True
+    return mod.startswith(_FRAME_API_MODULES) and mod != "frame.functions.random"
+
+
+class UserFunctionVariable(Variable):
+    """A Python function: calls are inlined (simulated in a nested translator)."""
+    __slots__ = ("fn", "closure")
+
+    def __init__(self, fn: types.FunctionType, source: Source | None = None, closure=None):
+        super().__init__(source)
+        self.fn = fn
+        self.closure = closure  # for functions made during the trace: list of cell Variables
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def call(self, tx, args, kwargs):
+        return tx.inline_call(self, args, kwargs)
+
+    def getattr(self, tx, name: str) -> Variable:
+        if name in ("__name__", "__qualname__", "__module__", "__doc__"):
+            return ConstantVariable(getattr(self.fn, name))
+        return super().getattr(tx, name)
+
+    def __repr__(self) -> str:
+        return f"Function({self.fn.__qualname__})"
+
+
+class FrameApiVariable(Variable):
+    """A frame API function: run for real under the tracer."""
+    __slots__ = ("fn",)
+
+    def __init__(self, fn, source: Source | None = None):
+        super().__init__(source)
+        self.fn = fn
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def call(self, tx, args, kwargs):
+        name = getattr(self.fn, "__name__", "")
+        if name in _IMPURE_FRAME:
+            raise Unsupported("unsupported_call", f"frame.{name} draws random numbers")
+        return tx.call_real(self.fn, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"FrameApi({getattr(self.fn, '__qualname__', self.fn)})"
+
+
+# NumPy callables capture can model: the ones frame maps onto its ops
+def _numpy_tables():
+    from frame._numpy_interop import FUNCTION_OPS, UFUNC_OPS
+    return UFUNC_OPS, FUNCTION_OPS
+
+
+_PURE_NUMPY_CONSTRUCTORS = {np.zeros, np.ones, np.full, np.arange, np.linspace, np.eye,
+                            np.array, np.asarray, np.zeros_like, np.ones_like, np.full_like}
+
+
+class NumpyFunctionVariable(Variable):
+    """A NumPy function or ufunc.  With tensor arguments it becomes graph nodes
+    through frame's NumPy protocols (and NumPy's output types); with constant
+    arguments it runs at trace time when it is pure."""
+    __slots__ = ("fn",)
+
+    def __init__(self, fn, source: Source | None = None):
+        super().__init__(source)
+        self.fn = fn
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def call(self, tx, args, kwargs):
+        ufuncs, functions = _numpy_tables()
+        if tx.contains_tensor(args, kwargs):
+            if self.fn in ufuncs or self.fn in functions:
+                return tx.call_real(self.fn, args, kwargs, numpy_semantics=True)
+            raise Unsupported("unsupported_call",
+                              f"numpy.{getattr(self.fn, '__name__', self.fn)} on a tensor has no frame op")
+        if isinstance(self.fn, np.ufunc) or self.fn in _PURE_NUMPY_CONSTRUCTORS:
+            return tx.call_constant(self.fn, args, kwargs)
+        raise Unsupported("unsupported_call", f"numpy.{getattr(self.fn, '__name__', self.fn)}")
+
+    def getattr(self, tx, name: str) -> Variable:
+        if isinstance(self.fn, np.ufunc) and name == "reduce":
+            return BoundBuiltinMethod(self, "reduce")
+        return super().getattr(tx, name)
+
+    def __repr__(self) -> str:
+        return f"Numpy({getattr(self.fn, '__name__', self.fn)})"
+
+
+class MethodVariable(Variable):
+    """A Python method bound to a Variable (user objects, modules)."""
+    __slots__ = ("func", "self_var")
+
+    def __init__(self, func: Variable, self_var: Variable, source: Source | None = None):
+        super().__init__(source)
+        self.func = func
+        self.self_var = self_var
+
+    def call(self, tx, args, kwargs):
+        return self.func.call(tx, [self.self_var, *args], kwargs)
+
+    def python_type(self) -> type:
+        return types.MethodType
+
+
+class BoundBuiltinMethod(Variable):
+    """A method of a container Variable (``lst.append``) or of a constant."""
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj: Variable, name: str):
+        super().__init__(None)
+        self.obj = obj
+        self.name = name
+
+    def call(self, tx, args, kwargs):
+        from .container_methods import call_container_method
+        return call_container_method(tx, self.obj, self.name, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"Method({self.obj!r}.{self.name})"
+
+
+def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> Variable:
+    """Attributes of immutable constants: data attributes fold; methods of
+    str/int/float/tuple... become bound methods run at trace time."""
+    value = var.value
+    try:
+        attr = getattr(value, name)
+    except AttributeError as e:
+        raise Unsupported("exception", f"{type(value).__name__!r} has no attribute {name!r}") from e
+    if isinstance(attr, CONSTANT_TYPES):
+        return ConstantVariable(attr)
+    if isinstance(attr, (types.BuiltinMethodType, types.MethodWrapperType)):
+        return BoundBuiltinMethod(var, name)
+    raise Unsupported("unsupported_object", f"attribute {name!r} of {type(value).__name__}")
+
+
+class BuiltinVariable(Variable):
+    """A builtin or math function; the handlers live in ``builtins.py``."""
+    __slots__ = ("fn",)
+
+    def __init__(self, fn, source: Source | None = None):
+        super().__init__(source)
+        self.fn = fn
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def call(self, tx, args, kwargs):
+        from .builtins import call_builtin
+        return call_builtin(tx, self.fn, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"Builtin({getattr(self.fn, '__name__', self.fn)})"

@@ -1,0 +1,136 @@
+"""Methods of containers and constants, simulated on Variables.
+
+Mutating methods change the Variable's items, never the real object; the
+translator records the container as mutated so its final state is written
+back after the graph runs.
+"""
+from __future__ import annotations
+
+from ..errors import Unsupported
+from .base import ConstantVariable, TensorVariable, Variable
+from .containers import (DictVariable, IteratorVariable, ListVariable, TupleVariable,
+                         unpack_constant_key)
+
+__all__ = ["call_container_method"]
+
+
+def _const(v: Variable):
+    return v.as_constant()
+
+
+def _index_of(tx, items, target, name):
+    for i, item in enumerate(items):
+        if item is target:
+            return i
+        if item.is_constant() and target.is_constant() and item.as_constant() == target.as_constant():
+            return i
+        if isinstance(item, TensorVariable) or isinstance(target, TensorVariable):
+            raise Unsupported("data_dependent", f"list.{name}() compares tensors by value")
+    return -1
+
+
+def _list_method(tx, lst: ListVariable, name: str, args, kwargs) -> Variable:
+    items = lst.items
+    if name in ("index", "count"):
+        if name == "count":
+            return ConstantVariable(sum(1 for it in items if _index_of(tx, [it], args[0], name) == 0))
+        i = _index_of(tx, items, args[0], name)
+        if i < 0:
+            raise Unsupported("exception", "list.index(x): x not in list")
+        return ConstantVariable(i)
+    if name == "copy":
+        return ListVariable(list(items))
+    tx.mutate(lst)
+    if name == "append":
+        items.append(args[0])
+    elif name == "extend":
+        items.extend(args[0].iterate(tx))
+    elif name == "insert":
+        items.insert(_const(args[0]), args[1])
+    elif name == "pop":
+        if not items:
+            raise Unsupported("exception", "pop from empty list")
+        idx = _const(args[0]) if args else -1
+        try:
+            return items.pop(idx)
+        except IndexError as e:
+            raise Unsupported("exception", f"list.pop: {e}") from e
+    elif name == "remove":
+        i = _index_of(tx, items, args[0], name)
+        if i < 0:
+            raise Unsupported("exception", "list.remove(x): x not in list")
+        del items[i]
+    elif name == "reverse":
+        items.reverse()
+    elif name == "clear":
+        items.clear()
+    else:
+        raise Unsupported("unsupported_call", f"list.{name}()")
+    return ConstantVariable(None)
+
+
+def _dict_method(tx, d: DictVariable, name: str, args, kwargs) -> Variable:
+    items = d.items
+    if name == "keys":
+        return IteratorVariable([ConstantVariable(k) for k in items])
+    if name == "values":
+        return IteratorVariable(list(items.values()))
+    if name == "items":
+        return IteratorVariable([TupleVariable([ConstantVariable(k), v]) for k, v in items.items()])
+    if name == "get":
+        key = unpack_constant_key(args[0])
+        default = args[1] if len(args) > 1 else ConstantVariable(None)
+        return items.get(key, default)
+    if name == "copy":
+        return DictVariable(dict(items))
+    tx.mutate(d)
+    if name == "pop":
+        key = unpack_constant_key(args[0])
+        if key in items:
+            return items.pop(key)
+        if len(args) > 1:
+            return args[1]
+        raise Unsupported("exception", f"KeyError: {key!r}")
+    if name == "setdefault":
+        key = unpack_constant_key(args[0])
+        if key not in items:
+            items[key] = args[1] if len(args) > 1 else ConstantVariable(None)
+        return items[key]
+    if name == "update":
+        if args:
+            other = args[0]
+            if isinstance(other, DictVariable):
+                items.update(other.items)
+            else:
+                for pair in other.iterate(tx):
+                    k, v = pair.iterate(tx)
+                    items[unpack_constant_key(k)] = v
+        items.update(kwargs)
+        return ConstantVariable(None)
+    if name == "clear":
+        items.clear()
+        return ConstantVariable(None)
+    raise Unsupported("unsupported_call", f"dict.{name}()")
+
+
+def call_container_method(tx, obj: Variable, name: str, args, kwargs) -> Variable:
+    if isinstance(obj, ListVariable):
+        return _list_method(tx, obj, name, args, kwargs)
+    if isinstance(obj, DictVariable):
+        return _dict_method(tx, obj, name, args, kwargs)
+    if isinstance(obj, TupleVariable) and name in ("index", "count"):
+        return _list_method(tx, ListVariable(obj.items), name, args, kwargs)
+    if obj.is_constant():
+        if not all(a.is_constant() for a in args) or not all(v.is_constant() for v in kwargs.values()):
+            raise Unsupported("unsupported_call", f"{type(obj.as_constant()).__name__}.{name}() "
+                                                  f"with non-constant arguments")
+        method = getattr(obj.as_constant(), name)
+        try:
+            return ConstantVariable(method(*[a.as_constant() for a in args],
+                                           **{k: v.as_constant() for k, v in kwargs.items()}))
+        except Exception as e:  # raised again by the native run
+            raise Unsupported("exception", f"{name}() raises {type(e).__name__}: {e}") from e
+    from .callables import NumpyFunctionVariable
+    if isinstance(obj, NumpyFunctionVariable) and name == "reduce":
+        return tx.call_real(obj.fn.reduce, args, kwargs, numpy_semantics=True)
+    raise Unsupported("unsupported_call", f"method {name} of {obj!r}")

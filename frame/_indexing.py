@@ -1,0 +1,197 @@
+"""``Tensor.__getitem__``: NumPy indexing lowered to frame ops.
+
+Supported: ints (negative too), slices with any step, ``None``, ``...``, and
+one integer index array (a Tensor, an ndarray or a list of ints) on one axis.
+Basic indexing becomes ``slice`` + ``squeeze`` + ``expand_dims``; the integer
+array becomes ``take``; each through the user-facing functions, so every step
+runs on the eager launch path (and is captured like any other op).
+
+Boolean masks and several index arrays give results whose shape depends on
+the data (or on rules frame does not implement), so they raise a clear error.
+
+NumPy's placement rule is kept: the index array's dimensions replace its axis
+in place, unless an int and the array are separated by a slice, ``None`` or
+``...`` in the index, in which case they go first (ints count as "advanced"
+indices next to an array: ``a[0, :, [1, 2]]`` has shape ``(2, a.shape[1])``).
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from .functions import expand_dims, squeeze, take, transpose
+from .functions.shape import slice_canonical
+from .hal.errors import FrameTypeError
+from .ops.shape import FrameIndexError, canonical_slice
+from .tensor import Tensor
+
+__all__ = ["getitem", "UnsupportedIndexError"]
+
+
+class UnsupportedIndexError(FrameTypeError, IndexError):
+    """An index frame does not support (a TypeError and an IndexError)."""
+
+
+_VALID = ("only integers, slices (`:`), ellipsis (`...`), None and integer tensors or "
+          "lists of ints are valid indices")
+
+
+def _bool_mask_error(what: str) -> UnsupportedIndexError:
+    return UnsupportedIndexError(
+        f"index: boolean {what} indexing is not supported (the result's shape would depend "
+        f"on the data); use frame.where, or index with integer positions")
+
+
+def _classify(entry: Any) -> tuple[str, Any]:
+    """('int', i) | ('slice', s) | ('none', None) | ('ellipsis', None) | ('array', ndarray)."""
+    if entry is None:
+        return ("none", None)
+    if entry is Ellipsis:
+        return ("ellipsis", None)
+    if isinstance(entry, slice):
+        return ("slice", entry)
+    if isinstance(entry, (bool, np.bool_)):
+        raise _bool_mask_error("scalar")
+    if isinstance(entry, (numbers.Integral, np.integer)):
+        return ("int", int(entry))
+    if isinstance(entry, Tensor):
+        arr = entry.numpy()
+    elif isinstance(entry, np.ndarray):
+        arr = entry
+    elif isinstance(entry, (list, tuple)):
+        try:
+            arr = np.asarray(entry)
+        except ValueError as e:  # ragged nesting
+            raise FrameIndexError(f"index: {_VALID}; got the ragged list {entry!r}") from e
+        if arr.size == 0:
+            arr = arr.astype(np.int64)  # as NumPy: an empty list selects nothing
+    elif hasattr(entry, "__index__"):
+        return ("int", entry.__index__())
+    else:
+        raise FrameIndexError(f"index: {_VALID}; got {type(entry).__name__} {entry!r}")
+    if arr.dtype.kind == "b":
+        raise _bool_mask_error("mask")
+    if arr.dtype.kind not in "iu":
+        raise FrameIndexError(f"index: arrays used as indices must be of integer type, "
+                              f"got {arr.dtype}")
+    if arr.ndim == 0:
+        return ("int", int(arr))  # NumPy treats a 0-d integer array as an int
+    return ("array", arr if arr.dtype.kind == "i" else arr.astype(np.int64))
+
+
+def getitem(tensor, index: Any):
+    """``tensor[index]`` with NumPy semantics (values, shape and dtype)."""
+    entries = [_classify(e) for e in (index if type(index) is tuple else (index,))]
+    kinds = [k for k, _ in entries]
+    if kinds.count("ellipsis") > 1:
+        raise FrameIndexError("index: an index can only have a single ellipsis ('...')")
+    if kinds.count("array") > 1:
+        raise UnsupportedIndexError(
+            "index: indexing with more than one integer array is not supported; index one "
+            "axis at a time (e.g. t[i][:, j])")
+    shape = tensor.shape
+    consumed = sum(k in ("int", "slice", "array") for k in kinds)
+    if consumed > len(shape):
+        raise FrameIndexError(f"index: too many indices for tensor: tensor is "
+                              f"{len(shape)}-dimensional, but {consumed} were indexed")
+
+    # Walk the index: one (start, stop, step) per input axis, the axes whose
+    # ints are squeezed away, the array's axis, and the result layout as labels
+    # ("axis", i) for kept input axes, "adv" for the array's block, "new" for None.
+    triples = [canonical_slice(d, None, None, None) for d in shape]
+    int_axes: list[int] = []
+    array_axis, array = -1, None
+    layout: list[Any] = []
+    axis = 0
+    for k, v in entries:
+        if k == "ellipsis":
+            for _ in range(len(shape) - consumed):
+                layout.append(("axis", axis))
+                axis += 1
+        elif k == "none":
+            layout.append("new")
+        elif k == "int":
+            d = shape[axis]
+            if not -d <= v < d:
+                raise FrameIndexError(f"index {v} is out of bounds for axis {axis} with size {d}")
+            v = v + d if v < 0 else v
+            triples[axis] = (v, v + 1, 1)
+            int_axes.append(axis)
+            axis += 1
+        elif k == "slice":
+            try:
+                triples[axis] = canonical_slice(shape[axis], v.start, v.stop, v.step)
+            except TypeError:
+                raise FrameTypeError(f"index: slice indices must be integers or None, got "
+                                     f"{v}") from None
+            except ValueError:
+                raise FrameIndexError("index: slice step cannot be zero") from None
+            layout.append(("axis", axis))
+            axis += 1
+        else:
+            array_axis, array = axis, v
+            layout.append("adv")
+            axis += 1
+    layout.extend(("axis", i) for i in range(axis, len(shape)))
+
+    if array is not None and int_axes:
+        # ints and the array are all "advanced": apart in the index, their
+        # block goes first (NumPy's rule).
+        positions = [i for i, (k, _) in enumerate(entries) if k in ("int", "array")]
+        if positions[-1] - positions[0] + 1 != len(positions):
+            layout.remove("adv")
+            layout.insert(0, "adv")
+
+    result = tensor
+    full = [canonical_slice(d, None, None, None) for d in shape]
+    if triples != full:
+        result = slice_canonical(result, triples)
+    current: list[Any] = [("axis", i) for i in range(len(shape))]
+    if array is not None:
+        result = take(result, array, axis=array_axis)
+        current[array_axis] = "adv"  # the array's dimensions, one label for the block
+    if int_axes:
+        result = squeeze(result, tuple(current.index(("axis", i)) + _adv_extra(current, i, array)
+                                       for i in int_axes))
+        current = [c for c in current if not (isinstance(c, tuple) and c[1] in int_axes)]
+    target = [c for c in layout if c != "new"]
+    if target != current:
+        result = transpose(result, _perm(current, target, 0 if array is None else array.ndim))
+    news = [i for i, c in enumerate(_expanded(layout, array)) if c == "new"]
+    if news:
+        result = expand_dims(result, tuple(news))
+    if result is tensor:
+        # A plain t[...] / t[:] still returns a new tensor, never the same one.
+        result = slice_canonical(result, full)
+    return result
+
+
+def _adv_extra(current: list, axis: int, array) -> int:
+    """Dimension offset of input axis ``axis`` caused by the array block before it."""
+    if array is None or "adv" not in current:
+        return 0
+    return array.ndim - 1 if current.index("adv") < current.index(("axis", axis)) else 0
+
+
+def _expanded(labels: list, array) -> list:
+    """``labels`` with the array block written as one label per dimension."""
+    out: list[Any] = []
+    for c in labels:
+        out.extend(["adv"] * array.ndim if c == "adv" else [c])
+    return out
+
+
+def _perm(current: list, target: list, adv_ndim: int) -> tuple[int, ...]:
+    """The transpose taking dims laid out as ``current`` to ``target`` (labels;
+    "adv" stands for ``adv_ndim`` consecutive dimensions)."""
+    starts, pos = {}, 0
+    for c in current:
+        starts[c] = pos
+        pos += adv_ndim if c == "adv" else 1
+    perm: list[int] = []
+    for c in target:
+        width = adv_ndim if c == "adv" else 1
+        perm.extend(range(starts[c], starts[c] + width))
+    return tuple(perm)

@@ -1,0 +1,466 @@
+"""The cpu backend's compiled executable: one generated straight-line Python
+function per graph, over buffers preallocated from the memory plan.
+
+Generated once per graph, compiled with the builtin ``compile()``, kept on
+the executable as ``.source`` (and in ``linecache``, so tracebacks show the
+line that failed)::
+
+    def run(inputs):
+        try:
+            v0, v1, v2 = inputs
+        except (TypeError, ValueError):
+            raise bad_arity(inputs) from None
+        try:
+            w0, s0 = tls.arrays
+        except AttributeError:
+            w0, s0 = tls.arrays = alloc()
+        # %3 = fused(%0, %1) : float32[64,64]
+        np_add(v0, v1, w0)
+        np_maximum(w0, zero_float32, w0)
+        # %4 = matmul(%3, %2) : float32[64,64]
+        v4 = np_empty((64, 64), dt_float32)
+        np_matmul(w0, v2, v4)
+        return [v4]
+
+Where values live.  ``v<n>`` is value ``%n`` (dump_text's numbering): graph
+inputs, fresh arrays and kernel results.  ``w<k>`` are views of the memory
+plan's buffers (a value the plan assigns a buffer is written there with
+``out=``), ``s<k>`` scratch arrays for the intermediates of fused nodes,
+``c<n>`` constants, all bound as globals of the generated module, so a run
+does no lookup by name and no type check.
+
+Rules that keep results equal to the reference interpreter, bit for bit:
+
+* a node with an entry in ``lowerings`` writes into an array of exactly its
+  inferred dtype and shape, which is what its reference kernel returns;
+  every other node calls its reference kernel (0-d results wrapped in arrays
+  of the node's dtype, as the interpreter does);
+* a fused body runs node by node in body order.  An intermediate goes into
+  the fused node's own output array when it has that array's dtype and shape
+  and the array holds nothing still needed (an input dying at this node may
+  be overwritten in place: elementwise, same shape); else into a scratch
+  array of its exact type; a body node without a lowering runs its kernel.
+  Bodies the fusion pass does not produce (several outputs, constants or
+  nested fused nodes inside) run through the interpreter.
+
+Aliasing policy (cheapest correct): a graph output is never written into a
+plan buffer -- the plan leaves graph outputs out, and the codegen gives each
+one a fresh ``np.empty`` (or the fresh array a kernel returned), which costs
+no more than the allocation the reference makes anyway.  Only an output that
+*is* a graph input or a constant (or a fused body's pass-through) is copied.
+A value returned twice is the same array twice, as the interpreter does.
+
+Threading: the buffers and scratch arrays belong to a thread
+(``threading.local``): the first run on a thread allocates them, later runs
+reuse them (a TLS lookup costs ~70 ns; allocating a 64x64 buffer ~200 ns).
+Constants are shared and read-only.  Inputs are trusted to match
+``input_types`` (the runtime and capture guards guarantee it); only their
+number is checked.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import linecache
+import threading
+from typing import Any, Callable, NamedTuple, Sequence
+
+import numpy as np
+
+from ...hal.backend import Executable
+from ...hal.errors import ErrorCode, FrameError, FrameValueError
+from ...ir.graph import Graph, Node, Value
+from ...ir.memplan import Lifetime, MemoryPlan
+from ...ir.text import dump_lines_with_sites
+from ...ir.types import TensorType
+from ...ops.registry import get_schema
+from ...runtime.interpreter import evaluate
+from .lowerings import Namespace, out_lowering
+
+__all__ = ["CpuExecutable", "build_executable", "check_plan"]
+
+_INDENT = "    "
+_sources = itertools.count()
+
+
+class _View(NamedTuple):
+    """A plan buffer seen as one (dtype, shape): ``raw[:size].reshape(shape)``."""
+    buffer: int
+    type: TensorType
+
+
+class _Scratch(NamedTuple):
+    type: TensorType
+
+
+class CpuExecutable(Executable):
+    """A graph compiled to one generated function (see the module docstring).
+
+    ``source`` is the generated code; ``plan`` the memory plan it follows.
+    """
+
+    def __init__(self, fn: Callable[[Sequence[np.ndarray]], list[np.ndarray]], source: str,
+                 input_types: Sequence[TensorType], output_types: Sequence[TensorType],
+                 plan: MemoryPlan):
+        self.input_types = tuple(input_types)
+        self.output_types = tuple(output_types)
+        self.source = source
+        self.plan = plan
+        self._fn = fn
+        # The instance attribute shadows the method: exe.run(...) calls the
+        # generated function directly, with no wrapper frame per run.
+        self.run = fn  # type: ignore[method-assign]
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        return self._fn(inputs)
+
+    def __repr__(self) -> str:
+        return (f"<CpuExecutable ({', '.join(map(str, self.input_types))}) -> "
+                f"({', '.join(map(str, self.output_types))})>")
+
+
+# --------------------------------------------------------------------------- plan
+
+def check_plan(graph: Graph, plan: MemoryPlan) -> None:
+    """Raise FrameError(INTERNAL) unless ``plan`` is a valid plan for ``graph``:
+    planned values exist with the recorded types, are neither graph inputs,
+    graph outputs nor constants, fit their buffer, and no two values sharing
+    a buffer are alive at once (a buffer is free only after the node that
+    last reads its value has completed)."""
+    def bad(why: str) -> FrameError:
+        return FrameError(ErrorCode.INTERNAL, f"cpu compile: the memory plan does not match the "
+                                              f"graph: {why}")
+    values = graph.values()
+    n_inputs = len(graph.inputs)
+    outputs = {id(v) for v in graph.outputs}
+    position: dict[int, int] = {}
+    for pos, node in enumerate(graph.nodes):
+        for v in node.outputs:
+            position[id(v)] = pos
+    last_read = dict(position)
+    for pos, node in enumerate(graph.nodes):
+        for v in node.inputs:
+            if id(v) in last_read:
+                last_read[id(v)] = pos
+    by_buffer: dict[int, list[tuple[Lifetime, int]]] = {}
+    for number, index in plan.assignment.items():
+        if not 0 <= number < len(values) or number < n_inputs:
+            raise bad(f"%{number} is not a node output")
+        v = values[number]
+        if id(v) in outputs or v.producer.const is not None or v.producer.op == "constant":
+            raise bad(f"%{number} is a graph output or a constant and cannot live in a buffer")
+        if plan.types.get(number) != v.type:
+            raise bad(f"%{number} is {v.type}, the plan says {plan.types.get(number)}")
+        if not 0 <= index < len(plan.buffers):
+            raise bad(f"%{number} is assigned to buffer {index}, which does not exist")
+        buf = plan.buffers[index]
+        if buf.dtype is not v.type.dtype or buf.size < v.type.size:
+            raise bad(f"%{number} ({v.type}) does not fit buffer {index} ({buf.dtype.name} x {buf.size})")
+        by_buffer.setdefault(index, []).append((Lifetime(position[id(v)], last_read[id(v)]), number))
+    for index, held in by_buffer.items():
+        held.sort()
+        for (a, na), (b, nb) in zip(held, held[1:]):
+            if a.overlaps(b):
+                raise bad(f"%{na} and %{nb} share buffer {index} while both are alive")
+
+
+# --------------------------------------------------------------------------- codegen
+
+def _simple_body(body: Graph) -> bool:
+    """Is this the shape of body operator_fusion builds (one output made by the
+    last node; single-output nodes; no constants, no nested bodies)?"""
+    if len(body.outputs) != 1 or not body.nodes:
+        return False
+    if body.outputs[0].producer is not body.nodes[-1]:
+        return False
+    return all(n.body is None and n.const is None and n.op != "constant" and len(n.outputs) == 1
+               for n in body.nodes)
+
+
+def _aliases_storage(body: Graph, index: int) -> bool:
+    """Can body output ``index`` be an input or a constant payload (not fresh)?"""
+    v = body.outputs[index]
+    p = v.producer
+    if p is None or p.op == "constant" or p.const is not None:
+        return True
+    if p.body is not None:
+        return _aliases_storage(p.body, v.index)
+    return False
+
+
+class _Codegen:
+    def __init__(self, graph: Graph, plan: MemoryPlan):
+        self.graph = graph
+        self.plan = plan
+        self.ns = Namespace()
+        self.lines: list[str] = []
+        self.number = {id(v): i for i, v in enumerate(graph.values())}
+        self.expr: dict[int, str] = {}
+        self.owned: dict[int, bool] = {}   # a fresh array of this run, referenced nowhere else
+        self.arrays: list[_View | _Scratch] = []   # unpacked from the thread's array tuple
+        self.array_names: list[str] = []
+        self.view_names: dict[_View, str] = {}
+        self.scratch_names: list[tuple[TensorType, str]] = []
+        self.temps = itertools.count()
+        self.ir_lines, self.ir_sites = dump_lines_with_sites(graph)
+
+    # -- names -----------------------------------------------------------------
+    def dtype(self, t: TensorType) -> str:
+        return self.ns.bind(t.dtype.np, f"dt_{t.dtype.name}", key=("dtype", t.dtype.name))
+
+    def view(self, buffer: int, t: TensorType) -> str:
+        key = _View(buffer, t)
+        name = self.view_names.get(key)
+        if name is None:
+            name = self.view_names[key] = f"w{len(self.view_names)}"
+            self.arrays.append(key)
+            self.array_names.append(name)
+        return name
+
+    def new_scratch(self, t: TensorType) -> str:
+        name = f"s{len(self.scratch_names)}"
+        self.scratch_names.append((t, name))
+        self.arrays.append(_Scratch(t))
+        self.array_names.append(name)
+        return name
+
+    def fresh(self, name: str, t: TensorType) -> str:
+        empty = self.ns.bind(np.empty, "np_empty")
+        self.lines.append(f"{name} = {empty}({t.shape!r}, {self.dtype(t)})")
+        return name
+
+    def args(self, node: Node) -> list[str]:
+        return [self.expr[id(v)] for v in node.inputs]
+
+    def comment(self, node: Node) -> None:
+        at = self.ir_sites.get(id(node))
+        if at is None:
+            return
+        first = self.ir_lines[at]
+        self.lines.append("# " + first)
+        if node.body is not None:  # the body's lines, up to the closing brace
+            indent = len(first) - len(first.lstrip())
+            for line in self.ir_lines[at + 1:]:
+                self.lines.append("# " + line)
+                if line.strip() == "}" and len(line) - len(line.lstrip()) == indent:
+                    break
+
+    # -- values ----------------------------------------------------------------
+    def set(self, v: Value, expr: str, owned: bool) -> None:
+        self.expr[id(v)] = expr
+        self.owned[id(v)] = owned
+
+    def destination(self, v: Value) -> tuple[str, bool]:
+        """Where ``v`` is written: its plan buffer, else a fresh array.
+        Returns (expression, owned)."""
+        number = self.number[id(v)]
+        index = self.plan.assignment.get(number)
+        if index is not None:
+            return self.view(index, v.type), False
+        return self.fresh(f"v{number}", v.type), True
+
+    def kernel_call(self, node: Node, args: list[str], names: list[str]) -> None:
+        """``names = reference(args, attrs)``: what the interpreter does, 0-d
+        results made arrays of the node's dtype."""
+        schema = get_schema(node.op)
+        kernel = self.ns.bind(schema.reference, f"k_{node.op}")
+        # nodes with equal attrs share one dict; repr keeps -0.0 and 0.0 apart
+        key = ("attrs", node.op, tuple((k, type(a).__name__, repr(a)) for k, a in node.attrs.items()))
+        attrs = self.ns.bind(dict(node.attrs), f"attrs_{node.op}", key=key)
+        call = f"{kernel}([{', '.join(args)}], {attrs})"
+        if not names:
+            self.lines.append(call)
+        elif len(names) == 1:
+            self.lines.append(f"{names[0]} = {call}[0]")
+        else:
+            self.lines.append(f"{', '.join(names)} = {call}")
+        asarray = self.ns.bind(np.asarray, "np_asarray")
+        for name, v in zip(names, node.outputs):
+            if v.type.shape == ():
+                self.lines.append(f"{name} = {asarray}({name}, {self.dtype(v.type)})")
+
+    # -- nodes -----------------------------------------------------------------
+    def node(self, node: Node) -> None:
+        self.comment(node)
+        if node.op == "constant" or node.const is not None:
+            payload = np.array(node.const, dtype=node.outputs[0].type.dtype.np, copy=True)
+            payload.setflags(write=False)
+            self.set(node.outputs[0], self.ns.bind(payload, f"c{self.number[id(node.outputs[0])]}"),
+                     owned=False)
+        elif node.body is not None:
+            if _simple_body(node.body):
+                self.fused(node)
+            else:
+                self.fused_by_interpreter(node)
+        else:
+            emit = out_lowering(node)
+            if emit is not None:
+                out, owned = self.destination(node.outputs[0])
+                self.lines.extend(emit(node, self.args(node), out, self.ns))
+                self.set(node.outputs[0], out, owned)
+            else:
+                names = [f"v{self.number[id(v)]}" for v in node.outputs]
+                self.kernel_call(node, self.args(node), names)
+                for name, v in zip(names, node.outputs):
+                    self.set(v, name, owned=True)  # reference kernels return fresh arrays
+
+    def fused(self, node: Node) -> None:
+        """A body of one output made by its last node, as in-place NumPy calls."""
+        body = node.body
+        result = node.outputs[0]
+        expr: dict[int, str] = {id(bv): self.expr[id(ov)] for bv, ov in zip(body.inputs, node.inputs)}
+        last_use: dict[int, int] = {}
+        for i, n in enumerate(body.nodes):
+            for v in n.inputs:
+                last_use[id(v)] = i
+        # The node's output array: allocated (fresh, when the result leaves the
+        # graph) the first time something is written into it.
+        dest: list[Any] = [None, False]   # [expression, owned]
+        holder: dict[str, int | None] = {}   # array name -> id of the body value in it
+
+        def dest_expr() -> str:
+            if dest[0] is None:
+                dest[0], dest[1] = self.destination(result)
+                holder[dest[0]] = None
+            return dest[0]
+
+        def place(v: Value) -> str:
+            if v.type == result.type:
+                name = dest_expr()
+                if holder[name] is None:
+                    holder[name] = id(v)
+                    return name
+            for t, name in self.scratch_names:
+                if t == v.type and holder.get(name) is None:
+                    holder[name] = id(v)
+                    return name
+            name = self.new_scratch(v.type)
+            holder[name] = id(v)
+            return name
+
+        last = len(body.nodes) - 1
+        for i, n in enumerate(body.nodes):
+            # values read for the last time here free their array first: writing
+            # the output over a same-shaped input is the in-place elementwise case
+            for v in n.inputs:
+                name = expr[id(v)]
+                if last_use[id(v)] == i and holder.get(name) == id(v):
+                    holder[name] = None
+            out_v = n.outputs[0]
+            args = [expr[id(v)] for v in n.inputs]
+            emit = out_lowering(n)
+            if emit is None:
+                name = f"t{next(self.temps)}"
+                self.kernel_call(n, args, [name])
+                expr[id(out_v)] = name
+                if i == last:
+                    self.set(result, name, owned=True)
+                continue
+            target = dest_expr() if i == last else place(out_v)
+            self.lines.extend(emit(n, args, target, self.ns))
+            expr[id(out_v)] = target
+            if i == last:
+                self.set(result, target, owned=dest[1])
+            elif id(out_v) not in last_use:  # computed but never read
+                holder[target] = None
+
+    def fused_by_interpreter(self, node: Node) -> None:
+        """Any other body: the interpreter runs it (it is the definition);
+        outputs that may be an input or a constant are copied."""
+        body = node.body
+        run_body = self.ns.bind(lambda args, _body=body: evaluate(_body, args),
+                                f"body{self.number[id(node.outputs[0])]}" if node.outputs else "body")
+        names = [f"v{self.number[id(v)]}" for v in node.outputs]
+        call = f"{run_body}([{', '.join(self.args(node))}])"
+        self.lines.append(f"{_targets(names)} = {call}" if names else call)
+        copy = self.ns.bind(np.array, "np_array")
+        for j, (name, v) in enumerate(zip(names, node.outputs)):
+            if _aliases_storage(body, j):
+                self.lines.append(f"{name} = {copy}({name})")
+            self.set(v, name, owned=True)
+
+    # -- the function ------------------------------------------------------------
+    def generate(self) -> str:
+        graph = self.graph
+        ins = [f"v{self.number[id(v)]}" for v in graph.inputs]
+        for v, name in zip(graph.inputs, ins):
+            self.set(v, name, owned=False)  # the caller's arrays
+        for node in graph.nodes:
+            self.node(node)
+        copy = self.ns.bind(np.array, "np_array")
+        results = [self.expr[id(v)] if self.owned[id(v)] else f"{copy}({self.expr[id(v)]})"
+                   for v in graph.outputs]
+
+        head = ["def run(inputs):"]
+        arity = self.ns.bind(_arity_error(graph), "bad_arity")
+        if ins:
+            head += [f"{_INDENT}try:",
+                     f"{_INDENT * 2}{_targets(ins)} = inputs",
+                     f"{_INDENT}except (TypeError, ValueError):",
+                     f"{_INDENT * 2}raise {arity}(inputs) from None"]
+        else:
+            head += [f"{_INDENT}if len(inputs):", f"{_INDENT * 2}raise {arity}(inputs)"]
+        if self.arrays:
+            tls = self.ns.bind(threading.local(), "tls")
+            alloc = self.ns.bind(_allocator(self.plan, self.arrays), "alloc")
+            names = _targets(self.array_names)
+            head += [f"{_INDENT}try:",
+                     f"{_INDENT * 2}{names} = {tls}.arrays",
+                     f"{_INDENT}except AttributeError:  # the first run on this thread",
+                     f"{_INDENT * 2}{names} = {tls}.arrays = {alloc}()"]
+        body = [_INDENT + line for line in self.lines]
+        tail = [f"{_INDENT}return [{', '.join(results)}]"]
+        return "\n".join(head + body + tail) + "\n"
+
+
+def _targets(names: Sequence[str]) -> str:
+    """An unpacking target list: ``a, b`` (``a,`` for one name)."""
+    return names[0] + "," if len(names) == 1 else ", ".join(names)
+
+
+def _arity_error(graph: Graph) -> Callable[[Any], FrameValueError]:
+    expected = ", ".join(str(v.type) for v in graph.inputs) or "none"
+
+    def bad_arity(inputs: Any) -> FrameValueError:
+        try:
+            got = f"{len(inputs)}"
+        except TypeError:
+            got = f"a {type(inputs).__name__}"
+        return FrameValueError(f"cpu executable: expected {len(graph.inputs)} input array(s) "
+                               f"({expected}), got {got}")
+    return bad_arity
+
+
+def _allocator(plan: MemoryPlan, arrays: list[_View | _Scratch]) -> Callable[[], tuple]:
+    """A function allocating one thread's arrays: each used plan buffer once,
+    its views, and the scratch arrays, in unpack order."""
+    specs = list(arrays)
+
+    def alloc() -> tuple[np.ndarray, ...]:
+        raw: dict[int, np.ndarray] = {}
+        out = []
+        for spec in specs:
+            if isinstance(spec, _View):
+                if spec.buffer not in raw:
+                    buf = plan.buffers[spec.buffer]
+                    raw[spec.buffer] = np.empty(buf.size, buf.dtype.np)
+                out.append(raw[spec.buffer][:spec.type.size].reshape(spec.type.shape))
+            else:
+                out.append(np.empty(spec.type.shape, spec.type.dtype.np))
+        return tuple(out)
+    return alloc
+
+
+def build_executable(graph: Graph, plan: MemoryPlan) -> CpuExecutable:
+    """Generate, compile and wrap the function for ``graph`` (planned by ``plan``)."""
+    check_plan(graph, plan)
+    gen = _Codegen(graph, plan)
+    source = gen.generate()
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    filename = f"<frame cpu executable {next(_sources)} {digest}>"
+    # tracebacks through the generated function show its source lines
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = dict(gen.ns.values)
+    exec(compile(source, filename, "exec"), namespace)
+    return CpuExecutable(namespace["run"], source, [v.type for v in graph.inputs],
+                         [v.type for v in graph.outputs], plan)

@@ -1,0 +1,144 @@
+"""The cpu codegen's lowering table: ops whose result can be written into a
+preallocated array (``out=``) with exactly the reference kernel's result.
+
+Exactness rests on one NumPy fact: a ufunc picks its inner loop from its
+*inputs* only; ``out`` is written with that loop's result (``np.add(int8,
+int8, out=int16_array)`` still adds in int8).  The codegen only passes an
+``out`` of the node's inferred dtype and shape, which is the dtype and shape
+the reference produces, so ``f(a, b, out=o)`` performs the same operations
+in the same order as the reference's ``f(a, b)``.  Reductions (``np.sum`` is
+``np.add.reduce(x, axes, None, None, keepdims)`` for arrays) and
+``np.matmul`` follow the same rule; ``astype`` and ``np.copyto(...,
+'unsafe')`` use the same cast loops.
+
+Every entry is tied to the reference kernel registered when this table was
+built: if an op is re-registered with another kernel, its lowering is
+dropped and the codegen calls the new reference kernel instead, so the table
+can never disagree with the definition.  Ops not listed (where, sigmoid,
+gelu, erf, mean, argmax, shape ops, nn ops, ...) run their reference kernel.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ...ir.graph import Node
+from ...ops.elementwise import BINARY_UFUNCS, UNARY_UFUNCS
+from ...ops.registry import lookup
+
+__all__ = ["Namespace", "Emitter", "out_lowering"]
+
+
+class Namespace:
+    """The globals of one generated module: each object bound once, under a
+    readable name (``np_add``, ``c3``, ``zero_float32``)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self._names: dict[Any, str] = {}
+
+    def bind(self, obj: Any, hint: str, key: Any = None) -> str:
+        """The global name of ``obj`` (deduplicated by ``key``, default identity)."""
+        key = ("id", id(obj)) if key is None else ("key", key)
+        name = self._names.get(key)
+        if name is not None:
+            return name
+        name, i = hint, 1
+        while name in self.values:
+            name, i = f"{hint}_{i}", i + 1
+        self.values[name] = obj
+        self._names[key] = name
+        return name
+
+
+# (node, argument expressions, out expression, namespace) -> lines of code
+Emitter = Callable[[Node, Sequence[str], str, Namespace], list[str]]
+
+
+def _ufunc_name(ns: Namespace, uf: np.ufunc) -> str:
+    return ns.bind(uf, "np_" + uf.__name__)
+
+
+def _ufunc_emitter(uf: np.ufunc) -> Emitter:
+    def emit(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
+        return [f"{_ufunc_name(ns, uf)}({', '.join(args)}, out={out})"]
+    return emit
+
+
+def _zero_of(ns: Namespace, dtype: np.dtype) -> str:
+    zero = np.zeros((), dtype)
+    zero.setflags(write=False)
+    return ns.bind(zero, f"zero_{dtype.name}", key=("zero", dtype.str))
+
+
+def _relu(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
+    # the reference: np.maximum(x, np.zeros((), x.dtype)) -- a 0-d array, not a
+    # Python 0, so promotion is the same as the reference's
+    zero = _zero_of(ns, node.inputs[0].type.dtype.np)
+    return [f"{_ufunc_name(ns, np.maximum)}({args[0]}, {zero}, out={out})"]
+
+
+def _rsqrt(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
+    # the reference: np.reciprocal(np.sqrt(x)); sqrt's dtype is rsqrt's dtype
+    sqrt, recip = _ufunc_name(ns, np.sqrt), _ufunc_name(ns, np.reciprocal)
+    return [f"{sqrt}({args[0]}, out={out})", f"{recip}({out}, out={out})"]
+
+
+def _clip(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
+    return [f"{ns.bind(np.clip, 'np_clip')}({', '.join(args)}, out={out})"]
+
+
+def _cast(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
+    # x.astype(dtype) and copyto(..., 'unsafe') run the same cast loop
+    return [f"{ns.bind(np.copyto, 'np_copyto')}({out}, {args[0]}, casting='unsafe')"]
+
+
+def _matmul(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
+    return [f"{_ufunc_name(ns, np.matmul)}({args[0]}, {args[1]}, out={out})"]
+
+
+def _reduction(uf: np.ufunc) -> Emitter:
+    def emit(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
+        reduce = ns.bind(uf.reduce, f"np_{uf.__name__}_reduce")
+        axes, keepdims = node.attrs["axes"], node.attrs["keepdims"]
+        return [f"{reduce}({args[0]}, {axes!r}, out={out}, keepdims={keepdims!r})"]
+    return emit
+
+
+def _build_table() -> dict[str, tuple[Callable, Emitter]]:
+    """op -> (the reference kernel this lowering mirrors, emitter)."""
+    emitters: dict[str, Emitter] = {}
+    for name, uf in {**UNARY_UFUNCS, **BINARY_UFUNCS}.items():
+        emitters[name] = _ufunc_emitter(uf)
+    emitters.update(relu=_relu, rsqrt=_rsqrt, clip=_clip, cast=_cast, matmul=_matmul)
+    # np.sum/np.max/np.min/np.prod on an ndarray are exactly these reduces;
+    # mean divides afterwards and argmax/argmin convert dtypes: reference kernels
+    for name, uf in (("sum", np.add), ("max", np.maximum), ("min", np.minimum),
+                     ("prod", np.multiply)):
+        emitters[name] = _reduction(uf)
+    table = {}
+    for name, emit in emitters.items():
+        schema = lookup(name)
+        if schema is not None:
+            table[name] = (schema.reference, emit)
+    return table
+
+
+_TABLE: dict[str, tuple[Callable, Emitter]] | None = None
+
+
+def out_lowering(node: Node) -> Emitter | None:
+    """The emitter that writes ``node``'s single output into an ``out`` array
+    exactly as its reference kernel computes it, or None (call the kernel)."""
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = _build_table()
+    entry = _TABLE.get(node.op)
+    if entry is None or len(node.outputs) != 1 or node.body is not None:
+        return None
+    reference, emit = entry
+    schema = lookup(node.op)
+    if schema is None or schema.reference is not reference:
+        return None  # re-registered with another kernel: that kernel is the definition now
+    return emit

@@ -1,0 +1,146 @@
+"""The OpenVINO lowering table: op name -> Rule, one entry per op.
+
+A Rule holds everything this backend knows about one op: how to build opset16
+nodes for it (``build``) and when that result is *exactly* the reference
+kernel's (``check``, plus two traits the honesty analysis in ``support.py``
+reads).  The rule files (``rules_*.py``) fill the table when imported.
+
+Inside a lowered model every value has one of three internal element types,
+chosen by its frame dtype's kind: floats are ``f32``, integers ``i32`` and
+bools ``boolean`` (see ``Lowerer``).  float16 and int64 exist only at the
+model's boundary: the CPU plugin computes them in f32 / i32 anyway (FACTS.md),
+so the model says so explicitly and ``support.py`` decides when that is exact.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Sequence
+
+import numpy as np
+import openvino as ov
+import openvino.opset16 as ops
+
+from ...dtypes import DType
+from ...ir.graph import Node
+
+__all__ = ["Rule", "RULES", "lowering", "Lowerer", "Out", "internal_type", "I32_MIN", "I32_MAX"]
+
+Out = ov.Output
+I32_MIN, I32_MAX = -(2 ** 31), 2 ** 31 - 1
+
+# build(lowerer, node, inputs) -> outputs, in the internal element types
+Build = Callable[["Lowerer", Node, Sequence[Out]], Sequence[Out]]
+# check(node) -> None when the lowering is exact for this node, else the reason
+Check = Callable[[Node], "str | None"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """One op's lowering and its exactness conditions.
+
+    ``int64``: given int64 inputs whose values fit in int32, the op's int64
+    outputs also fit and are computed exactly (data movement, selection,
+    comparison, index results); arithmetic ops leave it False.
+    ``computes``: the op creates new values (False for pure data movement),
+    so a float16 input that OpenVINO kept in f32 would change its result.
+    """
+
+    op: str
+    build: Build
+    check: Check | None = None
+    int64: bool = False
+    computes: bool = True
+
+
+RULES: dict[str, Rule] = {}
+
+
+def lowering(*names: str, check: Check | None = None, int64: bool = False,
+             computes: bool = True) -> Callable[[Build], Build]:
+    """Register ``build`` as the lowering of the ops ``names``."""
+    def deco(build: Build) -> Build:
+        for name in names:
+            if name in RULES:
+                raise ValueError(f"openvino lowering for '{name}' registered twice")
+            RULES[name] = Rule(name, build, check, int64, computes)
+        return build
+    return deco
+
+
+_INTERNAL = {"f": ov.Type.f32, "i": ov.Type.i32, "b": ov.Type.boolean}
+
+
+def internal_type(dtype: DType) -> ov.Type:
+    """The element type a value of ``dtype`` has inside a lowered model."""
+    return _INTERNAL[dtype.kind]
+
+
+def _np_internal(kind: str) -> np.dtype:
+    return {"f": np.dtype(np.float32), "i": np.dtype(np.int32), "b": np.dtype(np.bool_)}[kind]
+
+
+class Lowerer:
+    """Helpers shared by the rules while one model is built.
+
+    ``flags`` collects boolean outputs that are True when a run-time condition
+    of exactness failed (an index out of range, an int64 input outside int32):
+    the executable then re-runs that call with the reference kernels, which
+    produce the reference result or raise the reference error.
+    """
+
+    def __init__(self):
+        self.flags: list[Out] = []
+
+    # -- constants --------------------------------------------------------------
+    def const(self, value, kind: str) -> Out:
+        """A constant in the internal element type of ``kind`` ('f', 'i', 'b')."""
+        arr = np.asarray(value)
+        target = _np_internal(kind)
+        if arr.dtype != target:
+            arr = arr.astype(target)
+        return ops.constant(np.ascontiguousarray(arr)).output(0)
+
+    def f32(self, value: float) -> Out:
+        return self.const(np.float32(value), "f")
+
+    def i32(self, value: int) -> Out:
+        return self.const(np.int32(value), "i")
+
+    def ints(self, values: Sequence[int]) -> Out:
+        """A 1-D i64 constant: shapes, axes, pads and slice bounds."""
+        return ops.constant(np.asarray(list(values), dtype=np.int64).reshape(len(values))).output(0)
+
+    def like(self, value: float, dtype: DType) -> Out:
+        """A scalar constant of ``dtype``'s internal type."""
+        return self.const(value, dtype.kind)
+
+    # -- conversions ------------------------------------------------------------
+    def cast(self, x: Out, src: DType, dst: DType) -> Out:
+        """Convert an internal value of ``src`` to ``dst`` with NumPy's ``astype``
+        semantics (``support.py`` rejects the conversions this cannot do exactly)."""
+        if src.kind == dst.kind:
+            return x  # f16<->f32 and i32<->i64 share one internal type
+        if dst.kind == "b":
+            # NaN is truthy in NumPy; OpenVINO's Convert(f32 -> boolean) makes it False
+            return ops.not_equal(x, self.const(0, src.kind)).output(0)
+        return ops.convert(x, _INTERNAL[dst.kind]).output(0)
+
+    def to_kind(self, x: Out, src: DType, kind: str) -> Out:
+        if src.kind == kind:
+            return x
+        if kind == "b":
+            return ops.not_equal(x, self.const(0, src.kind)).output(0)
+        return ops.convert(x, _INTERNAL[kind]).output(0)
+
+    # -- run-time exactness checks -------------------------------------------------
+    def flag(self, bad: Out) -> None:
+        """Record a boolean tensor that is True where the lowering would be wrong."""
+        rank = bad.get_partial_shape().rank.get_length()
+        if rank:
+            bad = ops.reduce_logical_or(bad, self.ints(range(rank)), False).output(0)
+        self.flags.append(bad)
+
+
+def out(node) -> Out:
+    """The single output of an opset call."""
+    return node.output(0)

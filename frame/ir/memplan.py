@@ -1,0 +1,191 @@
+"""plan_memory: buffer lifetimes and reuse for a graph's intermediates.
+
+The memory_planning pass computes a MemoryPlan and the cpu executable
+allocates its buffers once, then writes every intermediate into its buffer
+(``out=``) on each run.
+
+What is planned: the outputs of the top-level nodes that are neither graph
+outputs (they leave the executable, so they cannot be overwritten by the next
+run) nor constants (the payload is the storage).  Graph inputs belong to the
+caller.  A fused node's body is one kernel: its inner values are not planned.
+
+Values are keyed by their definition number, the ``%N`` of ``dump_text``
+(graph inputs first, then node outputs in node order; ``graph.values()``
+gives the same order), so a plan stays valid for a clone of the graph.
+
+Lifetimes are node indexes: a value lives from the node that defines it to
+the last node that reads it (its own node when nobody reads it).
+
+Reuse rule (greedy, in node order, deterministic):
+
+* A buffer is a flat array of one dtype.  A value may use a buffer of its own
+  dtype only; it uses the first ``size`` elements, reshaped to its shape (the
+  view is fixed for the plan's life, so an executable creates it once).
+* A buffer becomes free only after the node that last reads its value has
+  completed, so an output never shares a buffer with an input of the same node
+  (no in-place aliasing) nor with another output of the same node.
+* A value takes the smallest free buffer of its dtype that is large enough
+  (lowest index on ties); if none is, the largest free buffer of its dtype
+  grows to fit it; if there is no free buffer of its dtype, a new buffer is
+  made.  A buffer's size is the largest value it ever holds.
+
+So ``peak_bytes`` (the sum of the buffers, all allocated for the whole run)
+is never more than ``naive_bytes`` (one buffer per value), and never less
+than ``max_live_bytes`` (the most bytes alive after any single node).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping, NamedTuple
+
+from ..dtypes import DType
+from .graph import Graph
+from .types import TensorType
+
+__all__ = ["plan_memory", "MemoryPlan", "Buffer", "Lifetime"]
+
+
+class Buffer(NamedTuple):
+    """One allocation: ``size`` elements of ``dtype``."""
+
+    dtype: DType
+    size: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+
+class Lifetime(NamedTuple):
+    """Node index that defines the value and the last node index that reads it."""
+
+    start: int
+    end: int
+
+    def overlaps(self, other: "Lifetime") -> bool:
+        return self.start <= other.end and other.start <= self.end
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """The result of ``plan_memory`` (immutable: tuples and read-only mappings).
+
+    ``assignment`` and ``lifetimes`` and ``types`` are keyed by value number.
+    """
+
+    buffers: tuple[Buffer, ...]
+    assignment: Mapping[int, int]
+    lifetimes: Mapping[int, Lifetime]
+    types: Mapping[int, TensorType]
+    peak_bytes: int
+    naive_bytes: int
+    max_live_bytes: int
+
+    def buffer_of(self, number: int) -> Buffer | None:
+        """The buffer value ``%number`` lives in, or None if it is not planned."""
+        index = self.assignment.get(number)
+        return None if index is None else self.buffers[index]
+
+    def __str__(self) -> str:
+        lines = [f"memory plan: {len(self.buffers)} buffers for {len(self.assignment)} values, "
+                 f"peak {self.peak_bytes} B, naive {self.naive_bytes} B, "
+                 f"max live {self.max_live_bytes} B"]
+        users: dict[int, list[int]] = {}
+        for number, index in sorted(self.assignment.items()):
+            users.setdefault(index, []).append(number)
+        for index, buf in enumerate(self.buffers):
+            held = ", ".join(f"%{n} {self.types[n]} [{self.lifetimes[n].start},{self.lifetimes[n].end}]"
+                             for n in users.get(index, []))
+            lines.append(f"  buf{index}: {buf.dtype.name} x {buf.size} ({buf.nbytes} B) <- {held}")
+        return "\n".join(lines)
+
+
+def plan_memory(graph: Graph) -> MemoryPlan:
+    """Lifetimes and buffer assignment for ``graph``'s intermediates (a verified graph).
+
+        >>> from frame.ir import GraphBuilder
+        >>> b = GraphBuilder(); x = b.input("float32", (4,))
+        >>> y = b.op("exp", b.op("exp", b.op("exp", b.op("exp", x))))
+        >>> plan = plan_memory(b.build(y))   # %1, %2, %3 planned; %3 reuses %1's buffer
+        >>> len(plan.buffers), plan.peak_bytes, plan.naive_bytes
+        (2, 32, 48)
+    """
+    number: dict[int, int] = {}
+    for v in graph.inputs:
+        number[id(v)] = len(number)
+    for node in graph.nodes:
+        for v in node.outputs:
+            number[id(v)] = len(number)
+
+    outputs = {id(v) for v in graph.outputs}
+    lifetimes: dict[int, Lifetime] = {}
+    types: dict[int, TensorType] = {}
+    planned_by_node: list[list[int]] = []
+    for pos, node in enumerate(graph.nodes):
+        mine = []
+        if node.op != "constant" and node.const is None:
+            for v in node.outputs:
+                if id(v) not in outputs:
+                    n = number[id(v)]
+                    lifetimes[n] = Lifetime(pos, pos)
+                    types[n] = v.type
+                    mine.append(n)
+        planned_by_node.append(mine)
+    for pos, node in enumerate(graph.nodes):
+        for v in node.inputs:
+            n = number.get(id(v))
+            if n is not None and n in lifetimes and lifetimes[n].end < pos:
+                lifetimes[n] = Lifetime(lifetimes[n].start, pos)
+
+    dying_after: dict[int, list[int]] = {}
+    for n, life in lifetimes.items():
+        dying_after.setdefault(life.end, []).append(n)
+
+    sizes: list[int] = []          # current element count of each buffer
+    dtypes: list[DType] = []
+    free: dict[DType, list[int]] = {}   # dtype -> free buffer indexes
+    assignment: dict[int, int] = {}
+    live = max_live = 0
+    for pos, mine in enumerate(planned_by_node):
+        for n in mine:
+            t = types[n]
+            index = _take_free(free.get(t.dtype, []), sizes, t.size)
+            if index is None:
+                index = len(sizes)
+                sizes.append(t.size)
+                dtypes.append(t.dtype)
+            else:
+                sizes[index] = max(sizes[index], t.size)
+            assignment[n] = index
+            live += t.nbytes
+        max_live = max(max_live, live)
+        # Released only now, after node `pos` completed: never aliased with its outputs.
+        for n in dying_after.get(pos, ()):
+            free.setdefault(types[n].dtype, []).append(assignment[n])
+            live -= types[n].nbytes
+
+    buffers = tuple(Buffer(d, s) for d, s in zip(dtypes, sizes))
+    return MemoryPlan(
+        buffers=buffers,
+        assignment=MappingProxyType(assignment),
+        lifetimes=MappingProxyType(lifetimes),
+        types=MappingProxyType(types),
+        peak_bytes=sum(b.nbytes for b in buffers),
+        naive_bytes=sum(t.nbytes for t in types.values()),
+        max_live_bytes=max_live,
+    )
+
+
+def _take_free(candidates: list[int], sizes: list[int], need: int) -> int | None:
+    """Remove and return the free buffer to use for ``need`` elements (see the
+    module docstring), or None when there is no free buffer of this dtype."""
+    if not candidates:
+        return None
+    fitting = [i for i in candidates if sizes[i] >= need]
+    if fitting:
+        best = min(fitting, key=lambda i: (sizes[i], i))
+    else:
+        best = max(candidates, key=lambda i: (sizes[i], -i))
+    candidates.remove(best)
+    return best

@@ -1,0 +1,63 @@
+"""constant_folding: evaluate nodes whose inputs are all constants with the
+reference kernels and replace them by constant nodes.
+
+Ops with side effects are never folded.  A fold that would materialise a
+large constant much bigger than its inputs (a broadcast of a scalar to a big
+shape, say) is skipped: it would bloat the graph text and the cache key for
+no gain.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.graph import Graph, Node
+from ..ops.registry import get_schema
+from ..runtime.interpreter import evaluate
+from .base import Pass
+
+__all__ = ["ConstantFolding", "MAX_FOLDED_ELEMENTS"]
+
+MAX_FOLDED_ELEMENTS = 1 << 16
+
+
+def _foldable(node: Node) -> bool:
+    if node.op == "constant":
+        return False
+    if node.body is None and get_schema(node.op).has("has_side_effect"):
+        return False
+    if node.body is not None and any(get_schema(n.op).has("has_side_effect") for n in node.body.nodes):
+        return False
+    if not all(v.producer is not None and v.producer.op == "constant" for v in node.inputs):
+        return False
+    out_size = sum(v.type.size for v in node.outputs)
+    in_size = sum(v.type.size for v in node.inputs)
+    return out_size <= MAX_FOLDED_ELEMENTS or out_size <= in_size
+
+
+def _run_node(node: Node, args: list[np.ndarray]) -> list[np.ndarray]:
+    if node.body is not None:
+        return evaluate(node.body, args)
+    return [np.asarray(o) for o in get_schema(node.op).reference(args, node.attrs)]
+
+
+class ConstantFolding(Pass):
+    name = "constant_folding"
+
+    def run(self, graph: Graph) -> Graph:
+        new_nodes: list[Node] = []
+        for node in graph.nodes:
+            if not _foldable(node):
+                new_nodes.append(node)
+                continue
+            args = [v.producer.const for v in node.inputs]
+            with np.errstate(all="ignore"):  # folding must not warn where running would not
+                results = _run_node(node, args)
+            for out, value in zip(node.outputs, results):
+                value = np.array(value, dtype=out.type.dtype.np, order="C")  # keeps 0-d
+                const = Node("constant", (), {"dtype": out.type.dtype, "shape": out.type.shape},
+                             const=value)
+                const.set_output_types([out.type])
+                new_nodes.append(const)
+                graph.replace_all_uses(out, const.outputs[0])
+        graph.nodes = new_nodes
+        return graph

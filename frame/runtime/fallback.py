@@ -1,0 +1,260 @@
+"""The fallback chain: what happens to nodes a backend cannot compile.
+
+Only UNIMPLEMENTED reaches here.  For each unsupported node, in order:
+
+1. ``kernel``: the target backend's own eager kernel (``KernelRegistry``);
+2. ``decomposition``: the op's decomposition into primitives; primitives the
+   backend supports are compiled with their neighbours, the others try (1)
+   then (3) (never a second decomposition);
+3. ``cpu``: the cpu reference kernel.
+
+An unsupported fused node is first opened up into its body nodes.  Maximal
+runs of supported nodes are compiled by the target backend as subgraphs
+(partitioning); the rest run one op at a time through ``Backend.launch``.
+Every hop logs one WARN and counts ``(op, backend)``; every fallback decision
+also logs one graph-level WARN.  All of it happens once, at compile time.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Sequence
+
+import numpy as np
+
+from ..hal.backend import Backend, Executable, KernelInvocation, get_backend, kernel_registry
+from ..hal.errors import ErrorCode, FrameError
+from ..hal.options import CompileOptions
+from ..ir.builder import GraphBuilder
+from ..ir.graph import Graph, Node, Value
+from ..ops.registry import get_schema
+from .stats import record
+
+__all__ = ["FallbackExecutable", "build_fallback"]
+
+log = logging.getLogger("frame.fallbacks")
+
+COMPILED, KERNEL, CPU = "compiled", "kernel", "cpu"
+
+
+def _why(backend: Backend, node: Node, default: str) -> str:
+    explain = getattr(backend, "why_unsupported", None)
+    reason = explain(node) if explain is not None else None
+    if reason:
+        return reason
+    types = ", ".join(str(v.type) for v in node.inputs)
+    return default or f"the backend does not support {node.op}({types})"
+
+
+class _Planner:
+    """Assigns every node a placement and rewrites decompositions in place."""
+
+    def __init__(self, graph: Graph, backend: Backend, unsupported: set[int], reason: str):
+        self.graph = graph
+        self.backend = backend
+        self.unsupported = unsupported
+        self.reason = reason
+        self.placed: list[tuple[str, Node]] = []
+        self.renamed: dict[int, Value] = {}   # id(old value) -> replacement (decompositions)
+
+    def _resolve(self, v: Value) -> Value:
+        while id(v) in self.renamed:
+            v = self.renamed[id(v)]
+        return v
+
+    def _hop(self, node: Node, target: str, reason: str) -> None:
+        record.fallback(node.op, self.backend.name, target)
+        where = {KERNEL: f"backend '{self.backend.name}''s eager kernel",
+                 "decomposition": "its decomposition into primitives",
+                 CPU: "the cpu reference kernel"}[target]
+        log.warning("fallback: op '%s' cannot be compiled by backend '%s' (%s); running it via %s",
+                    node.op, self.backend.name, reason, where)
+
+    def place(self, node: Node, allow_decompose: bool = True) -> None:
+        node.inputs = tuple(self._resolve(v) for v in node.inputs)
+        if id(node) not in self.unsupported and self.backend.supports(node):
+            self.placed.append((COMPILED, node))
+            return
+        reason = _why(self.backend, node, self.reason if id(node) in self.unsupported else "")
+        if node.body is not None:
+            self._open_fused(node)
+            return
+        if node.op == "constant":
+            self.placed.append((CPU, node))  # a constant needs no kernel; materialised at build
+            return
+        if kernel_registry.get(node.op, self.backend.name) is not None:
+            self._hop(node, KERNEL, reason)
+            self.placed.append((KERNEL, node))
+            return
+        schema = get_schema(node.op)
+        if allow_decompose and schema.decompose is not None:
+            self._hop(node, "decomposition", reason)
+            self._decompose(node, schema)
+            return
+        self._hop(node, CPU, reason)
+        self.placed.append((CPU, node))
+
+    def _open_fused(self, node: Node) -> None:
+        body = node.body
+        mapping = {id(bi): v for bi, v in zip(body.inputs, node.inputs)}
+        for inner in body.nodes:
+            copy = Node(inner.op, [mapping[id(v)] for v in inner.inputs], inner.attrs,
+                        const=inner.const, body=inner.body, device=inner.device)
+            copy.set_output_types(v.type for v in inner.outputs)
+            for old, new in zip(inner.outputs, copy.outputs):
+                mapping[id(old)] = new
+            self.place(copy)
+        for old, inner_out in zip(node.outputs, body.outputs):
+            self.renamed[id(old)] = mapping[id(inner_out)]
+
+    def _decompose(self, node: Node, schema) -> None:
+        b = GraphBuilder(Graph(self.graph.device))
+        outs = schema.decompose(b, list(node.inputs), dict(node.attrs))
+        for old, new in zip(node.outputs, outs):
+            if old.type != new.type:
+                raise FrameError(ErrorCode.INTERNAL,
+                                 f"decomposition of {node.op} produced {new.type}, expected {old.type}")
+            self.renamed[id(old)] = new
+        for inner in b.graph.nodes:
+            self.place(inner, allow_decompose=False)
+
+
+class _Step:
+    __slots__ = ("kind", "run", "ins", "outs", "label")
+
+    def __init__(self, kind, run, ins, outs, label):
+        self.kind, self.run, self.ins, self.outs, self.label = kind, run, ins, outs, label
+
+
+class FallbackExecutable(Executable):
+    """A graph run as compiled subgraphs and single eager ops, in order."""
+
+    def __init__(self, steps: list[_Step], n_slots: int, input_slots: list[int],
+                 output_slots: list[int], constants: dict[int, np.ndarray], input_types, output_types):
+        self.steps = steps
+        self.n_slots = n_slots
+        self.input_slots = input_slots
+        self.output_slots = output_slots
+        for value in constants.values():
+            value.setflags(write=False)  # a view of a constant can never be written through
+        self.constants = constants
+        self._copy_out = frozenset(input_slots)
+        self.input_types = tuple(input_types)
+        self.output_types = tuple(output_types)
+
+    @property
+    def partitions(self) -> list[str]:
+        """One label per step: ``compiled[n nodes]``, ``kernel:<op>``, ``cpu:<op>``."""
+        return [s.label for s in self.steps]
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        env: list = [None] * self.n_slots
+        for slot, value in self.constants.items():
+            env[slot] = value
+        for slot, value in zip(self.input_slots, inputs):
+            env[slot] = value
+        for step in self.steps:
+            results = step.run([env[i] for i in step.ins])
+            for slot, value in zip(step.outs, results):
+                env[slot] = value
+        # never hand out the caller's input arrays or read-only (constant) memory
+        return [np.array(env[i], copy=True) if i in self._copy_out or not env[i].flags.writeable
+                else env[i] for i in self.output_slots]
+
+
+def _launcher(backend: Backend, node: Node):
+    op, attrs = node.op, node.attrs
+
+    def run(args):
+        return backend.launch(KernelInvocation(op, args, attrs))
+    return run
+
+
+def _segment_graph(nodes: list[Node], slot_of, later_uses: set[int], device: str):
+    """A standalone graph for a run of nodes: its inputs are the values it reads
+    from outside, its outputs the values read after it."""
+    g = Graph(device)
+    mapping: dict[int, Value] = {}
+    in_slots, out_slots = [], []
+    defined = {id(v) for n in nodes for v in n.outputs}
+    for n in nodes:
+        for v in n.inputs:
+            if id(v) not in defined and id(v) not in mapping:
+                mapping[id(v)] = g.add_input(v.type)
+                in_slots.append(slot_of[id(v)])
+        copy = Node(n.op, [mapping[id(v)] for v in n.inputs], n.attrs, const=n.const,
+                    body=n.body, device=n.device)
+        copy.set_output_types(v.type for v in n.outputs)
+        g.append(copy)
+        for old, new in zip(n.outputs, copy.outputs):
+            mapping[id(old)] = new
+            if id(old) in later_uses:
+                g.outputs.append(new)
+                out_slots.append(slot_of[id(old)])
+    return g, in_slots, out_slots
+
+
+def build_fallback(graph: Graph, backend: Backend, options: CompileOptions,
+                   err: FrameError) -> FallbackExecutable:
+    """Partition ``graph`` around what ``backend`` cannot compile (see module doc)."""
+    from ..passes import PassManager
+    from ..passes.lowering import BackendLowering
+    from ..passes.memory_planning import MemoryPlanning
+
+    listed = getattr(err, "unsupported", None)
+    if listed:
+        unsupported = {id(n) for n in listed}
+    else:  # Backend.compile refused the graph as a whole: nothing can be trusted to it
+        unsupported = {id(n) for n in graph.nodes}
+    reason = err.message
+    log.warning("fallback: backend '%s' cannot compile this %d-node graph as a whole (%s); "
+                "partitioning it", backend.name, len(graph.nodes), reason)
+
+    planner = _Planner(graph, backend, unsupported, reason)
+    for node in list(graph.nodes):
+        planner.place(node)
+    outputs = [planner._resolve(v) for v in graph.outputs]
+
+    # slots for every value
+    slot_of: dict[int, int] = {}
+    for v in graph.inputs:
+        slot_of[id(v)] = len(slot_of)
+    for _, n in planner.placed:
+        for v in n.outputs:
+            slot_of[id(v)] = len(slot_of)
+
+    cpu = get_backend("cpu")
+    constants: dict[int, np.ndarray] = {}
+    steps: list[_Step] = []
+    placed = planner.placed
+    i = 0
+    while i < len(placed):
+        kind, node = placed[i]
+        if kind == COMPILED:
+            j = i
+            while j < len(placed) and placed[j][0] == COMPILED:
+                j += 1
+            run_nodes = [n for _, n in placed[i:j]]
+            if all(n.op == "constant" for n in run_nodes):
+                for n in run_nodes:
+                    constants[slot_of[id(n.outputs[0])]] = n.const.copy()
+            else:
+                later = {id(v) for _, n in placed[j:] for v in n.inputs} | {id(v) for v in outputs}
+                sub, ins, outs = _segment_graph(run_nodes, slot_of, later, graph.device)
+                if sub.outputs:
+                    sub = PassManager([MemoryPlanning(), BackendLowering(backend)]).run(sub)
+                    exe = backend.compile(sub, options)
+                    steps.append(_Step(COMPILED, exe.run, ins, outs,
+                                       f"compiled[{len(run_nodes)} nodes]"))
+            i = j
+            continue
+        if node.op == "constant":
+            constants[slot_of[id(node.outputs[0])]] = node.const.copy()
+        else:
+            target = backend if kind == KERNEL else cpu
+            steps.append(_Step(kind, _launcher(target, node), [slot_of[id(v)] for v in node.inputs],
+                               [slot_of[id(v)] for v in node.outputs], f"{kind}:{node.op}"))
+        i += 1
+
+    return FallbackExecutable(steps, len(slot_of), [slot_of[id(v)] for v in graph.inputs],
+                              [slot_of[id(v)] for v in outputs], constants,
+                              [v.type for v in graph.inputs], [v.type for v in outputs])

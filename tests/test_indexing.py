@@ -1,0 +1,180 @@
+"""Tensor.__getitem__ against NumPy's ``a[idx]``: values, shape and dtype."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import frame
+from frame.functions._core import op_handler
+from frame.runtime import eager
+
+DTYPES = ["float16", "float32", "float64", "int32", "int64", "bool"]
+BASE = np.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5)
+
+INDICES = [
+    0, -1, 1, (0, 1), (1, -1, 2, -5), (slice(None), 1), (Ellipsis, 2), (Ellipsis,), slice(None),
+    (None,), (None, Ellipsis, None), (1, None, slice(None, None, -1)),
+    (slice(1, None), None, 1, slice(None, None, -2), -1), (slice(None, None, 3), Ellipsis, None),
+    (slice(10, -10, -1),), (slice(3, 3),), (slice(None), slice(2, 0)), (slice(-100, 100, 7),),
+    ([1, 0],), [1, 0, 1], (slice(None), [2, 0, 2]), (Ellipsis, [[0, 1], [2, 3]]),
+    (0, slice(None), [1, 2]), (0, [1, 2]), ([1, 0], 2), (0, None, [1, 2]),
+    (1, Ellipsis, np.array([[0, 1], [2, 3]])), (slice(None), 0, Ellipsis, [1, 2, 3]),
+    (None, 0, slice(None), [1, 2, 3]), ([1, 0], None, 0), (slice(None), [-1, -2], slice(None, 2)),
+    (np.array(1), slice(None), [1, 2]), ([],), (slice(None), []), (np.int64(1), np.int32(-1)),
+    (slice(None), np.array([2, 0], dtype=np.int32)), (0, 0, 0, 0), (Ellipsis, 0, 0, 0, 0),
+    ([[1], [0]], slice(None, None, -1)),
+]
+
+
+def _check(a: np.ndarray, idx) -> None:
+    expected = a[idx]
+    got = frame.tensor(a)[idx]
+    assert isinstance(got, frame.Tensor)
+    assert got.shape == expected.shape, f"{idx!r}: shape {got.shape} != {expected.shape}"
+    assert got.numpy().dtype == expected.dtype
+    np.testing.assert_array_equal(got.numpy(), expected)
+
+
+@pytest.mark.parametrize("idx", INDICES, ids=repr)
+def test_index_matches_numpy(idx):
+    _check(BASE.astype(np.float32), idx)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_dtype(dtype):
+    a = (BASE % 3).astype(dtype)
+    for idx in ((1, slice(None, None, -1)), (Ellipsis, [2, 0]), (None, 0, 1, slice(1, 3))):
+        _check(a, idx)
+
+
+def test_frame_tensors_as_index():
+    a = BASE.astype(np.float64)
+    t = frame.tensor(a)
+    np.testing.assert_array_equal(t[frame.tensor([1, 0])].numpy(), a[[1, 0]])
+    np.testing.assert_array_equal(t[:, frame.tensor([[2], [0]])].numpy(), a[:, [[2], [0]]])
+    zero_d = frame.tensor(2)
+    assert t[0, zero_d].shape == a[0, 2].shape
+    np.testing.assert_array_equal(t[0, zero_d].numpy(), a[0, 2])
+
+
+def test_zero_dim_and_one_dim():
+    s = np.array(3.5, dtype=np.float32)
+    for idx in ((), Ellipsis, None, (None, Ellipsis)):
+        _check(s, idx)
+    v = np.arange(6)
+    for idx in (-6, 5, slice(None, None, -1), [5, -6], (None, slice(1, 4)), [[0, 1], [2, 3]]):
+        _check(v, idx)
+
+
+def test_random_index_expressions_match_numpy():
+    """Seeded random mixes of ints, slices, None, ..., and one index list."""
+    rnd = random.Random(1234)
+    a = BASE.astype(np.int32)
+
+    def entry(allow_array: bool):
+        r = rnd.random()
+        if r < 0.25:
+            return rnd.randint(-2, 1)
+        if r < 0.6:
+            return slice(rnd.choice([None, -5, -2, -1, 0, 1, 2, 6]),
+                         rnd.choice([None, -5, -1, 0, 1, 3, 6]), rnd.choice([None, 1, 2, -1, -2, 3]))
+        if r < 0.75:
+            return None
+        if r < 0.85 or not allow_array:
+            return Ellipsis
+        return [rnd.randint(-2, 1) for _ in range(rnd.randint(0, 3))]
+
+    checked = 0
+    for _ in range(600):
+        entries = []
+        for _ in range(rnd.randint(0, 5)):
+            e = entry(not any(isinstance(x, list) for x in entries))
+            if e is Ellipsis and Ellipsis in entries:
+                continue
+            entries.append(e)
+        idx = tuple(entries)
+        try:
+            a[idx]
+        except IndexError:
+            with pytest.raises(IndexError):
+                frame.tensor(a)[idx]
+            continue
+        _check(a, idx)
+        checked += 1
+    assert checked > 300
+
+
+def test_results_are_new_tensors():
+    t = frame.tensor([1.0, 2.0, 3.0])
+    for view in (t[...], t[:], t[None], t[::-1]):
+        assert view is not t
+        view += 1
+    assert t.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_iteration_uses_indexing():
+    t = frame.tensor(BASE[0])
+    rows = list(t)
+    assert len(rows) == 3 and rows[2].tolist() == BASE[0][2].tolist()
+
+
+def test_every_step_goes_through_the_launch_path():
+    ops = []
+
+    def record(op, arrays, attrs):
+        ops.append(op)
+        return eager.run_op(op, arrays, attrs)
+
+    t = frame.tensor(BASE.astype(np.float32))
+    with op_handler(record):
+        out = t[0, None, [1, 2], ::-2]
+    assert out.shape == BASE[0, None, [1, 2], ::-2].shape
+    assert set(ops) <= {"slice", "take", "squeeze", "transpose", "expand_dims"} and "take" in ops
+
+
+# --------------------------------------------------------------------------- errors
+
+@pytest.mark.parametrize("idx,match", [
+    (2, "index 2 is out of bounds for axis 0 with size 2"),
+    (-3, "out of bounds"),
+    ((0, 3), "index 3 is out of bounds for axis 1 with size 3"),
+    ((0, 0, 0, 0, 0), "too many indices"),
+    ((Ellipsis, Ellipsis), "single ellipsis"),
+    (0.5, "valid indices"),
+    (np.array([1.0]), "integer type"),
+    ("a", "valid indices"),
+])
+def test_index_errors(idx, match):
+    t = frame.tensor(BASE)
+    with pytest.raises(IndexError, match=match):
+        t[idx]
+
+
+def test_out_of_range_index_list_is_an_index_error():
+    with pytest.raises(IndexError, match="take: index 5 is out of bounds for axis 0 with size 2"):
+        frame.tensor(BASE)[[0, 5]]
+
+
+@pytest.mark.parametrize("idx", [np.array([True, False]), frame.tensor([True, False]), True,
+                                 [True, False], (slice(None), np.zeros((3,), bool))])
+def test_boolean_masks_are_unsupported(idx):
+    t = frame.tensor(BASE)
+    with pytest.raises(TypeError, match="boolean .* not supported"):
+        t[idx]
+    with pytest.raises(IndexError):
+        t[idx]
+
+
+def test_two_index_arrays_are_unsupported():
+    t = frame.tensor(BASE)
+    with pytest.raises(frame.FrameTypeError, match="more than one integer array"):
+        t[[0, 1], [1, 2]]
+    with pytest.raises(IndexError):
+        t[:, [0], :, [1]]
+
+
+def test_zero_slice_step():
+    with pytest.raises(IndexError, match="step cannot be zero"):
+        frame.tensor(BASE)[::0]
