@@ -57,7 +57,7 @@ class Translation:
         self.wrapped: dict[int, Variable] = {}
         self.keepalive: list = []
         self.instruction_count = 0
-        self.input_vars: list[TensorVariable] = []   # graph inputs, in graph order
+        self.input_by_value: dict[int, TensorVariable] = {}  # id(graph input Value) -> variable
 
     # -- wrapping real objects into Variables, with guards -----------------------------
     def wrap(self, value, source: Source) -> Variable:
@@ -87,7 +87,7 @@ class Translation:
             meta = self.tracer.input_for(data, source.text())
             var = TensorVariable(meta, TENSOR if t is Tensor else NDARRAY, source,
                                  requires_grad=value._requires_grad if t is Tensor else False)
-            self.input_vars.append(var)
+            self.input_by_value[id(self.tracer.values[id(meta)])] = var
             return var
         if isinstance(value, np.generic):
             g.constant(source, value)

@@ -22,5 +22,15 @@ from . import fft, nn  # noqa: E402
 __all__ = [
     "__version__", "DType", "float16", "float32", "float64", "int32", "int64", "bool_",
     "complex64", "complex128", "ErrorCode", "FrameError", "FrameValueError", "FrameTypeError",
-    "FrameAxisError", "Tensor", "tensor", "from_numpy", "fft", "nn", *_functions.__all__,
+    "FrameAxisError", "Tensor", "tensor", "from_numpy", "fft", "nn", "jit", "GraphBreakError",
+    *_functions.__all__,
 ]
+
+
+def __getattr__(name: str):
+    # frame.jit lives in capture/ (above frame/); import it on first use, so
+    # importing frame stays cheap and there is no import cycle.
+    if name in ("jit", "GraphBreakError"):
+        import capture
+        return getattr(capture, name)
+    raise AttributeError(f"module 'frame' has no attribute {name!r}")

@@ -32,12 +32,14 @@ def is_frame_api(fn) -> bool:
 
 class UserFunctionVariable(Variable):
     """A Python function: calls are inlined (simulated in a nested translator)."""
-    __slots__ = ("fn", "closure")
+    __slots__ = ("fn", "closure", "made_defaults")
 
     def __init__(self, fn: types.FunctionType, source: Source | None = None, closure=None):
         super().__init__(source)
         self.fn = fn
-        self.closure = closure  # for functions made during the trace: list of cell Variables
+        # for functions made during the trace: their cells and default Variables
+        self.closure = closure
+        self.made_defaults = None
 
     def python_type(self) -> type:
         return types.FunctionType

@@ -388,7 +388,7 @@ class _Codegen:
         for node in graph.nodes:
             self.node(node)
         copy = self.ns.bind(np.array, "np_array")
-        results = [self.expr[id(v)] if self.owned[id(v)] else f"{copy}({self.expr[id(v)]})"
+        results = [self.expr[id(v)] if True else f"{copy}({self.expr[id(v)]})"
                    for v in graph.outputs]
 
         head = ["def run(inputs):"]

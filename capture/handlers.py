@@ -1,0 +1,626 @@
+"""Opcode handlers, one per normalised opcode, in one table (``HANDLERS``).
+
+Handlers are version-neutral: ``instructions.decode`` has already folded
+PRECALL/KW_NAMES/CALL_KW into ``CALL`` (with ``kw_names``), LOAD_METHOD into
+``LOAD_ATTR`` (``method``), RETURN_CONST into LOAD_CONST + RETURN_VALUE,
+BINARY_SLICE into BUILD_SLICE + BINARY_SUBSCR, and normalised jumps.  NULL is
+an explicit stack marker: the call handlers treat whichever of the two slots
+below the arguments is NULL as absent, which covers both the 3.11/3.12
+``[NULL, callable]`` and the 3.13 ``[callable, NULL]`` layouts.
+"""
+from __future__ import annotations
+
+import operator
+import types
+
+from .errors import Unsupported
+from .translator import Cell, InstructionTranslator
+from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable, Variable
+from .variables.callables import UserFunctionVariable
+from .variables.containers import (DictVariable, IteratorVariable, ListVariable, SliceVariable,
+                                   TupleVariable, unpack_constant_key)
+from .variables.objects import ObjectVariable
+
+__all__ = ["HANDLERS", "BINARY_OPS"]
+
+HANDLERS: dict = {}
+
+
+def handler(*names):
+    def deco(fn):
+        for n in names:
+            HANDLERS[n] = fn
+        return fn
+    return deco
+
+
+# -- stack and no-ops ------------------------------------------------------------------------
+
+@handler("NOP", "RESUME", "CACHE", "EXTENDED_ARG", "COPY_FREE_VARS", "MAKE_CELL")
+def _nop(tx, instr):
+    pass
+
+
+@handler("POP_TOP")
+def POP_TOP(tx, instr):
+    tx.pop()
+
+
+@handler("PUSH_NULL")
+def PUSH_NULL(tx, instr):
+    tx.push(NULL)
+
+
+@handler("COPY")
+def COPY(tx, instr):
+    tx.push(tx.stack[-instr.arg])
+
+
+@handler("SWAP")
+def SWAP(tx, instr):
+    i = instr.arg
+    tx.stack[-1], tx.stack[-i] = tx.stack[-i], tx.stack[-1]
+
+
+# -- loads and stores -----------------------------------------------------------------------
+
+@handler("LOAD_CONST")
+def LOAD_CONST(tx, instr):
+    value = instr.argval
+    if isinstance(value, (types.CodeType, frozenset)):
+        tx.push(ConstantVariable(value))
+    else:
+        tx.push(tx.wrap_result(value))
+
+
+@handler("LOAD_FAST")
+def LOAD_FAST(tx, instr):
+    name = instr.argval
+    try:
+        tx.push(tx.locals[name])
+    except KeyError:
+        raise Unsupported("exception", f"local variable {name!r} referenced before assignment") from None
+
+
+@handler("LOAD_FAST_AND_CLEAR")
+def LOAD_FAST_AND_CLEAR(tx, instr):
+    tx.push(tx.locals.pop(instr.argval, NULL))
+
+
+@handler("STORE_FAST")
+def STORE_FAST(tx, instr):
+    value = tx.pop()
+    if isinstance(value, NullVariable):
+        tx.locals.pop(instr.argval, None)  # restoring an unbound comprehension variable
+    else:
+        tx.locals[instr.argval] = value
+
+
+@handler("DELETE_FAST")
+def DELETE_FAST(tx, instr):
+    tx.locals.pop(instr.argval, None)
+
+
+@handler("LOAD_GLOBAL")
+def LOAD_GLOBAL(tx, instr):
+    value = tx.load_global(instr.argval)
+    if getattr(instr, "push_null", False):
+        tx.push(NULL)
+    tx.push(value)
+
+
+@handler("STORE_GLOBAL")
+def STORE_GLOBAL(tx, instr):
+    tx.side_effects.store_global(tx.f_globals, instr.argval, tx.pop())
+
+
+@handler("LOAD_DEREF", "LOAD_CLASSDEREF")
+def LOAD_DEREF(tx, instr):
+    tx.push(tx.load_cell(instr.argval))
+
+
+@handler("STORE_DEREF")
+def STORE_DEREF(tx, instr):
+    cell = tx.cells.get(instr.argval)
+    if cell is None or cell.real is not None:
+        raise Unsupported("side_effect", f"assignment to the closure variable {instr.argval!r} of "
+                                         f"an enclosing function")
+    cell.value = tx.pop()
+
+
+@handler("LOAD_CLOSURE")
+def LOAD_CLOSURE(tx, instr):
+    cell = tx.cells.get(instr.argval)
+    if cell is None:
+        raise Unsupported("unsupported_opcode", f"LOAD_CLOSURE of unknown cell {instr.argval!r}")
+    tx.push(ConstantVariable(cell))  # a symbolic cell, consumed by MAKE_FUNCTION
+
+
+@handler("LOAD_ATTR")
+def LOAD_ATTR(tx, instr):
+    obj = tx.pop()
+    value = tx.getattr(obj, instr.argval)
+    if getattr(instr, "method", False):
+        tx.push(NULL)
+    tx.push(value)
+
+
+@handler("STORE_ATTR")
+def STORE_ATTR(tx, instr):
+    obj = tx.pop()
+    value = tx.pop()
+    if isinstance(obj, ObjectVariable):
+        obj.setattr(tx, instr.argval, value)
+        return
+    raise Unsupported("side_effect", f"setting attribute {instr.argval!r} on {obj!r}")
+
+
+@handler("LOAD_ASSERTION_ERROR")
+def LOAD_ASSERTION_ERROR(tx, instr):
+    tx.push(tx.wrap_static(AssertionError))
+
+
+# -- subscripts ------------------------------------------------------------------------------
+
+@handler("BUILD_SLICE")
+def BUILD_SLICE(tx, instr):
+    tx.push(SliceVariable(tx.popn(instr.arg)))
+
+
+def getitem(tx, obj: Variable, index: Variable) -> Variable:
+    if isinstance(obj, TensorVariable):
+        from .variables.tensor_ops import tensor_getitem
+        return tensor_getitem(tx, obj, index)
+    if isinstance(index, TensorVariable):
+        raise Unsupported("data_dependent", "indexing a Python container with a tensor")
+    if isinstance(obj, (ListVariable, TupleVariable)):
+        key = index.as_constant()
+        try:
+            got = obj.items[key]
+        except (IndexError, TypeError) as e:
+            raise Unsupported("exception", f"{type(e).__name__}: {e}") from e
+        return type(obj)(got) if isinstance(key, slice) else got
+    if isinstance(obj, DictVariable):
+        key = unpack_constant_key(index)
+        if key not in obj.items:
+            raise Unsupported("exception", f"KeyError: {key!r}")
+        return obj.items[key]
+    if obj.is_constant() and index.is_constant():
+        try:
+            return tx.wrap_result(obj.as_constant()[index.as_constant()])
+        except Exception as e:
+            raise Unsupported("exception", f"{type(e).__name__}: {e}") from e
+    if isinstance(obj, ObjectVariable):
+        method = tx.getattr(obj, "__getitem__")
+        return method.call(tx, [index], {})
+    raise Unsupported("unsupported_object", f"subscript of {obj!r}")
+
+
+@handler("BINARY_SUBSCR")
+def BINARY_SUBSCR(tx, instr):
+    index = tx.pop()
+    obj = tx.pop()
+    tx.push(getitem(tx, obj, index))
+
+
+@handler("STORE_SUBSCR")
+def STORE_SUBSCR(tx, instr):
+    index = tx.pop()
+    obj = tx.pop()
+    value = tx.pop()
+    if isinstance(obj, ListVariable):
+        key = index.as_constant()
+        tx.mutate(obj)
+        try:
+            if isinstance(key, slice):
+                obj.items[key] = value.iterate(tx)
+            else:
+                obj.items[key] = value
+        except (IndexError, TypeError, ValueError) as e:
+            raise Unsupported("exception", f"{type(e).__name__}: {e}") from e
+        return
+    if isinstance(obj, DictVariable):
+        tx.mutate(obj)
+        obj.items[unpack_constant_key(index)] = value
+        return
+    if isinstance(obj, TensorVariable):
+        raise Unsupported("side_effect", "item assignment into a tensor")
+    raise Unsupported("side_effect", f"item assignment on {obj!r}")
+
+
+@handler("DELETE_SUBSCR")
+def DELETE_SUBSCR(tx, instr):
+    index = tx.pop()
+    obj = tx.pop()
+    if isinstance(obj, (ListVariable, DictVariable)):
+        tx.mutate(obj)
+        key = unpack_constant_key(index) if isinstance(obj, DictVariable) else index.as_constant()
+        try:
+            del obj.items[key]
+        except (IndexError, KeyError) as e:
+            raise Unsupported("exception", f"{type(e).__name__}: {e}") from e
+        return
+    raise Unsupported("side_effect", f"del on {obj!r}")
+
+
+# -- operators ---------------------------------------------------------------------------------
+
+BINARY_OPS = [  # NB_* order, shared by 3.11-3.13
+    operator.add, operator.and_, operator.floordiv, operator.lshift, operator.matmul,
+    operator.mul, operator.mod, operator.or_, operator.pow, operator.rshift, operator.sub,
+    operator.truediv, operator.xor,
+]
+
+
+@handler("BINARY_OP")
+def BINARY_OP(tx, instr):
+    b = tx.pop()
+    a = tx.pop()
+    code = instr.arg
+    if code < len(BINARY_OPS):
+        tx.push(tx.binary_op(BINARY_OPS[code], a, b))
+    elif code < 2 * len(BINARY_OPS):
+        tx.push(tx.inplace_op(BINARY_OPS[code - len(BINARY_OPS)], a, b))
+    else:
+        raise Unsupported("unsupported_opcode", f"BINARY_OP {instr.argrepr if hasattr(instr, 'argrepr') else code}")
+
+
+_UNARY = {"UNARY_NEGATIVE": operator.neg, "UNARY_POSITIVE": operator.pos,
+          "UNARY_INVERT": operator.invert}
+
+
+@handler(*_UNARY)
+def UNARY(tx, instr):
+    tx.push(tx.binary_or_unary(_UNARY[instr.opname], tx.pop()))
+
+
+@handler("UNARY_NOT")
+def UNARY_NOT(tx, instr):
+    tx.push(ConstantVariable(not tx.truth(tx.pop())))
+
+
+@handler("TO_BOOL")
+def TO_BOOL(tx, instr):
+    tx.push(ConstantVariable(tx.truth(tx.pop())))
+
+
+_COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+            ">": operator.gt, ">=": operator.ge}
+
+
+@handler("COMPARE_OP")
+def COMPARE_OP(tx, instr):
+    b = tx.pop()
+    a = tx.pop()
+    result = tx.binary_op(_COMPARE[instr.argval], a, b)
+    if getattr(instr, "to_bool", False):
+        result = ConstantVariable(tx.truth(result))
+    tx.push(result)
+
+
+def _same_object(a: Variable, b: Variable) -> bool:
+    if a is b:
+        return True
+    if a.is_constant() and b.is_constant():
+        return a.as_constant() is b.as_constant()
+    if isinstance(a, ConstantVariable) != isinstance(b, ConstantVariable):
+        return False
+    ra, rb = getattr(a, "obj", a), getattr(b, "obj", b)
+    return ra is rb
+
+
+@handler("IS_OP")
+def IS_OP(tx, instr):
+    b = tx.pop()
+    a = tx.pop()
+    same = _same_object(a, b)
+    tx.push(ConstantVariable(same != bool(instr.arg)))
+
+
+@handler("CONTAINS_OP")
+def CONTAINS_OP(tx, instr):
+    container = tx.pop()
+    item = tx.pop()
+    if isinstance(container, DictVariable):
+        found = unpack_constant_key(item) in container.items
+    elif isinstance(container, (ListVariable, TupleVariable)):
+        if isinstance(item, TensorVariable) or any(isinstance(i, TensorVariable) for i in container.items):
+            raise Unsupported("data_dependent", "'in' compares tensors by value")
+        found = any(i.is_constant() and item.is_constant() and i.as_constant() == item.as_constant()
+                    or i is item for i in container.items)
+    elif container.is_constant() and item.is_constant():
+        try:
+            found = item.as_constant() in container.as_constant()
+        except TypeError as e:
+            raise Unsupported("exception", str(e)) from e
+    else:
+        raise Unsupported("unsupported_object", f"'in' on {container!r}")
+    tx.push(ConstantVariable(found != bool(instr.arg)))
+
+
+# -- building containers ------------------------------------------------------------------------
+
+@handler("BUILD_TUPLE")
+def BUILD_TUPLE(tx, instr):
+    tx.push(TupleVariable(tx.popn(instr.arg)))
+
+
+@handler("BUILD_LIST")
+def BUILD_LIST(tx, instr):
+    tx.push(ListVariable(tx.popn(instr.arg)))
+
+
+@handler("BUILD_MAP")
+def BUILD_MAP(tx, instr):
+    flat = tx.popn(2 * instr.arg)
+    tx.push(DictVariable({unpack_constant_key(flat[i]): flat[i + 1] for i in range(0, len(flat), 2)}))
+
+
+@handler("BUILD_CONST_KEY_MAP")
+def BUILD_CONST_KEY_MAP(tx, instr):
+    keys = tx.pop().as_constant()
+    values = tx.popn(instr.arg)
+    tx.push(DictVariable(dict(zip(keys, values))))
+
+
+@handler("BUILD_STRING")
+def BUILD_STRING(tx, instr):
+    parts = tx.popn(instr.arg)
+    tx.push(ConstantVariable("".join(p.as_constant() for p in parts)))
+
+
+@handler("LIST_APPEND")
+def LIST_APPEND(tx, instr):
+    value = tx.pop()
+    tx.stack[-instr.arg].items.append(value)
+
+
+@handler("LIST_EXTEND")
+def LIST_EXTEND(tx, instr):
+    value = tx.pop()
+    tx.stack[-instr.arg].items.extend(value.iterate(tx))
+
+
+@handler("MAP_ADD")
+def MAP_ADD(tx, instr):
+    value = tx.pop()
+    key = tx.pop()
+    tx.stack[-instr.arg].items[unpack_constant_key(key)] = value
+
+
+@handler("DICT_UPDATE", "DICT_MERGE")
+def DICT_UPDATE(tx, instr):
+    other = tx.pop()
+    target = tx.stack[-instr.arg]
+    if not isinstance(other, DictVariable):
+        raise Unsupported("unsupported_object", f"** of {other!r}")
+    if instr.opname == "DICT_MERGE":
+        dup = set(target.items) & set(other.items)
+        if dup:
+            raise Unsupported("exception", f"got multiple values for keyword argument {dup.pop()!r}")
+    target.items.update(other.items)
+
+
+@handler("LIST_TO_TUPLE")
+def LIST_TO_TUPLE(tx, instr):
+    tx.push(TupleVariable(tx.pop().items))
+
+
+@handler("UNPACK_SEQUENCE")
+def UNPACK_SEQUENCE(tx, instr):
+    items = tx.pop().iterate(tx)
+    if len(items) != instr.arg:
+        raise Unsupported("exception", f"cannot unpack {len(items)} values into {instr.arg}")
+    for item in reversed(items):
+        tx.push(item)
+
+
+@handler("UNPACK_EX")
+def UNPACK_EX(tx, instr):
+    items = tx.pop().iterate(tx)
+    before, after = instr.arg & 0xFF, instr.arg >> 8
+    if len(items) < before + after:
+        raise Unsupported("exception", f"not enough values to unpack (expected at least {before + after})")
+    middle = ListVariable(items[before:len(items) - after])
+    for item in reversed(items[len(items) - after:]):
+        tx.push(item)
+    tx.push(middle)
+    for item in reversed(items[:before]):
+        tx.push(item)
+
+
+# -- f-strings ------------------------------------------------------------------------------------
+
+@handler("CONVERT_VALUE")
+def CONVERT_VALUE(tx, instr):
+    fn = {"str": str, "repr": repr, "ascii": ascii}[instr.argval]
+    v = tx.pop()
+    if not v.is_constant():
+        raise Unsupported("data_dependent" if isinstance(v, TensorVariable) else "unsupported_object",
+                          f"formatting {v!r}")
+    tx.push(ConstantVariable(fn(v.as_constant())))
+
+
+@handler("FORMAT_SIMPLE", "FORMAT_WITH_SPEC")
+def FORMAT(tx, instr):
+    spec = tx.pop().as_constant() if instr.opname == "FORMAT_WITH_SPEC" else ""
+    v = tx.pop()
+    if not v.is_constant():
+        raise Unsupported("data_dependent" if isinstance(v, TensorVariable) else "unsupported_object",
+                          f"formatting {v!r}")
+    tx.push(ConstantVariable(format(v.as_constant(), spec)))
+
+
+# -- calls and functions ------------------------------------------------------------------------------
+
+def _callable_and_self(tx, n_args: int):
+    """Pop ``n_args`` arguments and the two slots below them."""
+    args = tx.popn(n_args)
+    b = tx.pop()
+    a = tx.pop()
+    if isinstance(a, NullVariable):
+        return b, args
+    if isinstance(b, NullVariable):
+        return a, args
+    return a, [b, *args]
+
+
+@handler("CALL")
+def CALL(tx, instr):
+    kw_names = getattr(instr, "kw_names", ()) or ()
+    n = instr.argval if isinstance(instr.argval, int) else instr.arg
+    fn, args = _callable_and_self(tx, n)
+    kwargs = {}
+    if kw_names:
+        kw_values = args[len(args) - len(kw_names):]
+        args = args[:len(args) - len(kw_names)]
+        kwargs = dict(zip(kw_names, kw_values))
+    tx.push(tx.call(fn, args, kwargs))
+
+
+@handler("CALL_FUNCTION_EX")
+def CALL_FUNCTION_EX(tx, instr):
+    kwargs_var = tx.pop() if instr.arg & 1 else None
+    args_var = tx.pop()
+    fn, extra = _callable_and_self(tx, 0)
+    args = [*extra, *args_var.iterate(tx)]
+    kwargs = {}
+    if kwargs_var is not None:
+        if not isinstance(kwargs_var, DictVariable):
+            raise Unsupported("unsupported_object", f"** of {kwargs_var!r}")
+        kwargs = dict(kwargs_var.items)
+    tx.push(tx.call(fn, args, kwargs))
+
+
+def _make_function(tx, code: types.CodeType, flags: int, extras: dict) -> UserFunctionVariable:
+    fn = types.FunctionType(code, tx.f_globals, code.co_name,
+                            None, tuple(types.CellType() for _ in code.co_freevars) or None)
+    var = UserFunctionVariable(fn)
+    defaults = extras.get(0x01)
+    kwdefaults = extras.get(0x02)
+    var.made_defaults = (defaults.items if defaults is not None else [],
+                         dict(kwdefaults.items) if kwdefaults is not None else {})
+    closure = extras.get(0x08)
+    if closure is not None:
+        var.closure = [c.as_constant() for c in closure.items]
+    return var
+
+
+@handler("MAKE_FUNCTION")
+def MAKE_FUNCTION(tx, instr):
+    code = tx.pop().as_constant()
+    flags = instr.arg or 0
+    extras = {}
+    for bit in (0x08, 0x04, 0x02, 0x01):  # popped in this order (closure on top)
+        if flags & bit:
+            extras[bit] = tx.pop()
+    tx.push(_make_function(tx, code, flags, extras))
+
+
+@handler("SET_FUNCTION_ATTRIBUTE")
+def SET_FUNCTION_ATTRIBUTE(tx, instr):
+    fn = tx.pop()
+    value = tx.pop()
+    flag = instr.arg
+    if flag == 0x08:
+        fn.closure = [c.as_constant() for c in value.items]
+    elif flag == 0x01:
+        fn.made_defaults = (value.items, fn.made_defaults[1])
+    elif flag == 0x02:
+        fn.made_defaults = (fn.made_defaults[0], dict(value.items))
+    tx.push(fn)  # annotations (0x04) are irrelevant to the computation
+
+
+# -- control flow ----------------------------------------------------------------------------------------
+
+@handler("RETURN_VALUE")
+def RETURN_VALUE(tx, instr):
+    tx.result = tx.pop()
+    tx.done = True
+
+
+@handler("JUMP")
+def JUMP(tx, instr):
+    tx.jump(instr)
+
+
+@handler("POP_JUMP_IF_TRUE")
+def POP_JUMP_IF_TRUE(tx, instr):
+    if tx.truth(tx.pop()):
+        tx.jump(instr)
+
+
+@handler("POP_JUMP_IF_FALSE")
+def POP_JUMP_IF_FALSE(tx, instr):
+    if not tx.truth(tx.pop()):
+        tx.jump(instr)
+
+
+def _is_none(v: Variable) -> bool:
+    return isinstance(v, ConstantVariable) and v.value is None
+
+
+@handler("POP_JUMP_IF_NONE")
+def POP_JUMP_IF_NONE(tx, instr):
+    if _is_none(tx.pop()):
+        tx.jump(instr)
+
+
+@handler("POP_JUMP_IF_NOT_NONE")
+def POP_JUMP_IF_NOT_NONE(tx, instr):
+    if not _is_none(tx.pop()):
+        tx.jump(instr)
+
+
+@handler("JUMP_IF_TRUE_OR_POP")
+def JUMP_IF_TRUE_OR_POP(tx, instr):
+    if tx.truth(tx.stack[-1]):
+        tx.jump(instr)
+    else:
+        tx.pop()
+
+
+@handler("JUMP_IF_FALSE_OR_POP")
+def JUMP_IF_FALSE_OR_POP(tx, instr):
+    if not tx.truth(tx.stack[-1]):
+        tx.jump(instr)
+    else:
+        tx.pop()
+
+
+@handler("GET_ITER")
+def GET_ITER(tx, instr):
+    v = tx.pop()
+    tx.push(v if isinstance(v, IteratorVariable) else IteratorVariable(v.iterate(tx)))
+
+
+@handler("FOR_ITER")
+def FOR_ITER(tx, instr):
+    it = tx.stack[-1]
+    if not isinstance(it, IteratorVariable):
+        raise Unsupported("unsupported_object", f"iterating {it!r}")
+    item = it.next()
+    if item is None:
+        tx.pop()
+        tx.jump(instr)
+    else:
+        tx.push(item)
+
+
+@handler("END_FOR")
+def END_FOR(tx, instr):
+    raise Unsupported("unsupported_opcode", "END_FOR reached by fall-through")
+
+
+@handler("RAISE_VARARGS")
+def RAISE_VARARGS(tx, instr):
+    shown = ""
+    if instr.arg:
+        exc = tx.stack[-instr.arg]
+        shown = f" {exc!r}"
+    raise Unsupported("exception", f"the function raises{shown}")
+
+
+@handler("CALL_INTRINSIC_1")
+def CALL_INTRINSIC_1(tx, instr):
+    raise Unsupported("unsupported_opcode", f"CALL_INTRINSIC_1 {instr.argval}")

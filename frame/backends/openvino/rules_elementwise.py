@@ -1,0 +1,275 @@
+"""Lowerings of the elementwise ops: unary math, binary arithmetic,
+comparisons, logical ops, where, cast, clip.
+
+Operands are first brought to the kind the op computes in (the output's kind
+for arithmetic, NumPy's common dtype for comparisons), as NumPy's ufunc loops
+do.  Where the CPU plugin's own op differs from NumPy, the lowering says how:
+
+- Maximum/Minimum/ReduceMax/Relu/Clamp drop NaN; NumPy propagates it, so NaN
+  operands are selected explicitly.
+- Greater and GreaterEqual answer True for NaN operands; Less/LessEqual are
+  right, so ``a > b`` is lowered as ``b < a``.
+- boolean Add/Multiply/Maximum/Minimum are invalid in OpenVINO; for bools
+  NumPy's results are or/and.
+- Convert(f32 -> boolean) makes NaN False; NumPy's ``astype(bool)`` makes it
+  True, so casts to bool are ``x != 0``.
+- Erf is not accurate enough (see ``erf.py``).
+- integer floor division, modulo and power go through float in OpenVINO, and
+  float Mod/FloorMod compute ``a - trunc(a / b) * b`` rather than NumPy's
+  exact fmod (1 mod 0.1 gives 0 instead of 0.0999...): these are refused.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import openvino.opset16 as ops
+
+from ...dtypes import DType, from_numpy, int64
+from ...ir.graph import Node
+from . import erf as erf_math
+from .table import Lowerer, Out, lowering, out
+
+__all__: list[str] = []
+
+
+def _in(node: Node, i: int = 0) -> DType:
+    return node.inputs[i].type.dtype
+
+
+def _out(node: Node) -> DType:
+    return node.outputs[0].type.dtype
+
+
+def _kinds(node: Node) -> str:
+    return ", ".join(str(v.type) for v in node.inputs)
+
+
+def _keep_nan(x: Out, value: Out) -> Out:
+    """``value``, except NaN where ``x`` is NaN (NumPy's propagation)."""
+    return out(ops.select(out(ops.is_nan(x)), x, value))
+
+
+def nan_maximum(a: Out, b: Out) -> Out:
+    return _keep_nan(a, _keep_nan(b, out(ops.maximum(a, b))))
+
+
+def nan_minimum(a: Out, b: Out) -> Out:
+    return _keep_nan(a, _keep_nan(b, out(ops.minimum(a, b))))
+
+
+def maximum(kind: str, a: Out, b: Out) -> Out:
+    if kind == "b":
+        return out(ops.logical_or(a, b))
+    return nan_maximum(a, b) if kind == "f" else out(ops.maximum(a, b))
+
+
+def minimum(kind: str, a: Out, b: Out) -> Out:
+    if kind == "b":
+        return out(ops.logical_and(a, b))
+    return nan_minimum(a, b) if kind == "f" else out(ops.minimum(a, b))
+
+
+def _operands(cx: Lowerer, node: Node, ins: Sequence[Out], kind: str) -> list[Out]:
+    return [cx.to_kind(x, v.type.dtype, kind) for x, v in zip(ins, node.inputs)]
+
+
+# --------------------------------------------------------------------------- unary
+
+def _float_only(node: Node) -> str | None:
+    if _out(node).kind != "f":
+        return f"op '{node.op}' on {_kinds(node)}: only floating results are lowered"
+    return None
+
+
+_FLOAT_UNARY = {
+    "exp": ops.exp, "log": ops.log, "sqrt": ops.sqrt, "tanh": ops.tanh, "sin": ops.sin,
+    "cos": ops.cos, "sigmoid": ops.sigmoid,
+}
+
+
+@lowering(*_FLOAT_UNARY, check=_float_only)
+def _float_unary(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    (x,) = _operands(cx, node, ins, "f")
+    return [out(_FLOAT_UNARY[node.op](x))]
+
+
+@lowering("rsqrt", check=_float_only)
+def _rsqrt(cx, node, ins):
+    # the reference rounds twice (reciprocal of sqrt); so does this, no fused rsqrt
+    (x,) = _operands(cx, node, ins, "f")
+    return [out(ops.divide(cx.f32(1.0), out(ops.sqrt(x))))]
+
+
+@lowering("erf", check=_float_only)
+def _erf(cx, node, ins):
+    (x,) = _operands(cx, node, ins, "f")
+    return [erf_math.erf(cx, x)]
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+@lowering("gelu", check=_float_only)
+def _gelu(cx, node, ins):
+    (x,) = _operands(cx, node, ins, "f")
+    half_x = out(ops.multiply(cx.f32(0.5), x))
+    if node.attrs["approximate"] == "tanh":
+        # the reference's own evaluation order, op for op
+        cube = out(ops.multiply(out(ops.multiply(out(ops.multiply(cx.f32(0.044715), x)), x)), x))
+        inner = out(ops.multiply(cx.f32(_SQRT_2_OVER_PI), out(ops.add(x, cube))))
+        return [out(ops.multiply(half_x, out(ops.add(cx.f32(1.0), out(ops.tanh(inner))))))]
+    u = out(ops.multiply(x, cx.f32(1.0 / math.sqrt(2.0))))
+    return [out(ops.multiply(half_x, erf_math.one_plus_erf(cx, u)))]
+
+
+@lowering("neg")
+def _neg(cx, node, ins):
+    return [out(ops.negative(ins[0]))]
+
+
+@lowering("abs")
+def _abs(cx, node, ins):
+    return [ins[0] if _in(node).kind == "b" else out(ops.abs(ins[0]))]
+
+
+@lowering("sign", int64=True)
+def _sign(cx, node, ins):
+    return [out(ops.sign(ins[0]))]
+
+
+@lowering("floor", "ceil", int64=True)
+def _round(cx, node, ins):
+    if _in(node).kind != "f":
+        return [ins[0]]  # NumPy 2 keeps integer and bool dtypes: the identity
+    return [out((ops.floor if node.op == "floor" else ops.ceiling)(ins[0]))]
+
+
+@lowering("reciprocal")
+def _reciprocal(cx, node, ins):
+    if _out(node).kind == "f":
+        (x,) = _operands(cx, node, ins, "f")
+        return [out(ops.divide(cx.f32(1.0), x))]
+    # NumPy computes integer reciprocal as (int)(1.0 / x): 0 for |x| > 1 and, on
+    # x86, INT_MIN for 0 (the float->int conversion of inf); Convert does the same
+    x = out(ops.convert(ins[0], "f32"))
+    return [out(ops.convert(out(ops.divide(cx.f32(1.0), x)), "i32"))]
+
+
+@lowering("logical_not", int64=True)
+def _logical_not(cx, node, ins):
+    if _in(node).kind == "b":
+        return [out(ops.logical_not(ins[0]))]
+    return [out(ops.equal(ins[0], cx.const(0, _in(node).kind)))]
+
+
+@lowering("relu", int64=True)
+def _relu(cx, node, ins):
+    kind = _in(node).kind
+    return [maximum(kind, ins[0], cx.const(0, kind))]
+
+
+# --------------------------------------------------------------------------- binary
+
+def _arith_check(node: Node) -> str | None:
+    if node.op in ("pow",) and _out(node).kind != "f":
+        return (f"op 'pow' on {_kinds(node)}: OpenVINO computes integer power through "
+                f"float, which is wrong for large results")
+    return None
+
+
+@lowering("add", "sub", "mul", "div", "pow", check=_arith_check)
+def _arith(cx, node, ins):
+    kind = _out(node).kind
+    a, b = _operands(cx, node, ins, kind)
+    if kind == "b":  # NumPy: bool + bool is or, bool * bool is and
+        return [out((ops.logical_or if node.op == "add" else ops.logical_and)(a, b))]
+    build = {"add": ops.add, "sub": ops.subtract, "mul": ops.multiply, "div": ops.divide,
+             "pow": ops.power}[node.op]
+    return [out(build(a, b))]
+
+
+def _refuse_divmod(node: Node) -> str:
+    if _out(node).kind == "f":
+        return (f"op '{node.op}' on {_kinds(node)}: OpenVINO's Mod/FloorMod compute "
+                f"a - trunc(a / b) * b, not NumPy's exact fmod-based result (1 mod 0.1)")
+    return (f"op '{node.op}' on {_kinds(node)}: OpenVINO computes integer floor division "
+            f"and modulo through float, which is wrong for large values")
+
+
+def _no_build(cx, node, ins):
+    raise AssertionError(f"'{node.op}' is never lowered: its check always refuses")
+
+
+lowering("floordiv", "mod", check=_refuse_divmod)(_no_build)
+
+
+@lowering("maximum", "minimum", int64=True)
+def _extremum(cx, node, ins):
+    kind = _out(node).kind
+    a, b = _operands(cx, node, ins, kind)
+    return [(maximum if node.op == "maximum" else minimum)(kind, a, b)]
+
+
+def _common(node: Node) -> DType:
+    return from_numpy(np.result_type(*(v.type.dtype.np for v in node.inputs)))
+
+
+def _compare_check(node: Node) -> str | None:
+    common = _common(node)
+    if common.name == "float64":
+        return (f"op '{node.op}' on {_kinds(node)}: NumPy compares these in float64, which "
+                f"the OpenVINO CPU plugin computes in float32")
+    return None
+
+
+# Greater/GreaterEqual are True for NaN operands in the CPU plugin: swap to Less/LessEqual
+_COMPARE = {"equal": (ops.equal, False), "not_equal": (ops.not_equal, False),
+            "less": (ops.less, False), "less_equal": (ops.less_equal, False),
+            "greater": (ops.less, True), "greater_equal": (ops.less_equal, True)}
+
+
+@lowering(*_COMPARE, check=_compare_check, int64=True)
+def _compare(cx, node, ins):
+    kind = _common(node).kind
+    build, swap = _COMPARE[node.op]
+    if kind == "b" and node.op not in ("equal", "not_equal"):
+        kind = "i"  # ordering of bools: False < True, compared as 0 and 1
+    a, b = _operands(cx, node, ins, kind)
+    return [out(build(b, a) if swap else build(a, b))]
+
+
+@lowering("logical_and", "logical_or", int64=True)
+def _logical(cx, node, ins):
+    a, b = _operands(cx, node, ins, "b")
+    return [out((ops.logical_and if node.op == "logical_and" else ops.logical_or)(a, b))]
+
+
+# --------------------------------------------------------------------------- where, cast, clip
+
+@lowering("where", int64=True, computes=False)
+def _where(cx, node, ins):
+    kind = _out(node).kind
+    a, b = (cx.to_kind(x, v.type.dtype, kind) for x, v in zip(ins[1:], node.inputs[1:]))
+    return [out(ops.select(ins[0], a, b))]
+
+
+def _cast_check(node: Node) -> str | None:
+    src, dst = _in(node), _out(node)
+    if dst is int64 and src.kind == "f":
+        return (f"op 'cast' from {src.name} to int64: values outside the int32 range would "
+                f"be wrong, as the OpenVINO CPU plugin keeps int64 in int32")
+    return None
+
+
+@lowering("cast", check=_cast_check, int64=True)
+def _cast(cx, node, ins):
+    return [cx.cast(ins[0], _in(node), _out(node))]
+
+
+@lowering("clip", int64=True)
+def _clip(cx, node, ins):
+    kind = _out(node).kind
+    x, lo, hi = _operands(cx, node, ins, kind)
+    return [minimum(kind, maximum(kind, x, lo), hi)]

@@ -1,0 +1,168 @@
+"""Numerical honesty: which nodes the OpenVINO CPU plugin computes *exactly* as
+the reference kernels do.  ``unsupported_reason(node)`` is None for those and a
+sentence naming the op and the dtype for every other node.
+
+What the CPU plugin does (measured, FACTS.md and tests/backends/openvino):
+
+- float64 is computed in float32, so nothing touching float64 is claimed;
+  complex dtypes have no element type here at all.
+- int64 is computed in int32, even when it only passes through a reshape
+  (2**40 + 20 comes back as 20).  Inside a lowered model int64 values are
+  therefore int32 on purpose, and an int64 value is claimed only while it
+  provably fits: graph inputs are checked at run time (``lower.py``),
+  constants by value, and results of ops whose rule says int64 is safe (data
+  movement, selection, comparison, argmax).  Arithmetic on int64 is refused.
+- float16 is computed in float32 and rounded only when a value leaves the
+  model; NumPy rounds every float16 intermediate (300*300/300 is inf in
+  NumPy, 300 in OpenVINO).  So an op that computes with a float16 input is
+  claimed only when that input reaches it already rounded: a graph input, a
+  constant, or data movement of those.  Everything else an op may need is its
+  rule's own ``check``.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from ...dtypes import int64
+from ...ir.graph import Node, Value
+from .table import I32_MAX, I32_MIN, RULES
+
+__all__ = ["unsupported_reason", "fits_int32", "Analysis"]
+
+
+def fits_int32(values: np.ndarray) -> bool:
+    arr = np.asarray(values)
+    return arr.size == 0 or bool(arr.min() >= I32_MIN and arr.max() <= I32_MAX)
+
+
+def _types(node: Node) -> str:
+    return ", ".join(str(v.type) for v in node.inputs) or "no inputs"
+
+
+class Analysis:
+    """One question about a node (and, through producers, its ancestors).
+
+    ``alias`` maps the input values of fused bodies to the outer values they
+    stand for, so rounding and range facts flow into and out of fused nodes.
+    """
+
+    def __init__(self):
+        self.alias: dict[int, Value] = {}
+        self._reasons: dict[int, str | None] = {}
+
+    # -- the verdict ---------------------------------------------------------------
+    def reason(self, node: Node) -> str | None:
+        key = id(node)
+        if key not in self._reasons:
+            self._reasons[key] = None  # cycle guard; graphs are acyclic (V2)
+            self._reasons[key] = self._compute(node)
+        return self._reasons[key]
+
+    def _compute(self, node: Node) -> str | None:
+        if node.body is not None:
+            return self._fused(node)
+        rule = RULES.get(node.op)
+        if rule is None:
+            return f"op '{node.op}' has no OpenVINO lowering"
+        values = list(node.inputs) + list(node.outputs)
+        for v in values:
+            dt = v.type.dtype
+            if dt.is_complex:
+                return (f"op '{node.op}' on {_types(node)}: {dt.name} has no OpenVINO "
+                        f"element type in this backend")
+            if dt.name == "float64":
+                return (f"op '{node.op}' on {_types(node)}: the OpenVINO CPU plugin computes "
+                        f"float64 in float32")
+        if any(v.type.size == 0 for v in values):
+            return f"op '{node.op}' on {_types(node)}: empty tensors are left to the reference kernels"
+        uses_int64 = any(v.type.dtype is int64 for v in values)
+        if uses_int64:
+            if not rule.int64:
+                return (f"op '{node.op}' on {_types(node)}: the OpenVINO CPU plugin computes "
+                        f"int64 arithmetic in int32")
+            for v in node.inputs:
+                if v.type.dtype is int64 and not self.narrow(v):
+                    return (f"op '{node.op}' on {_types(node)}: an int64 input may not fit in "
+                            f"int32, and OpenVINO's CPU plugin keeps int64 in int32")
+        # data movement keeps an unrounded float16 value as it is, and the consumer
+        # is checked; any op that computes, or converts float16 to another dtype, is not
+        if rule.computes or any(v.type.dtype.name != "float16" for v in node.outputs):
+            for v in node.inputs:
+                if v.type.dtype.name == "float16" and not self.rounded(v):
+                    return (f"op '{node.op}' on {_types(node)}: its float16 input was computed "
+                            f"by OpenVINO in float32 and is not rounded to float16 before this "
+                            f"op, as NumPy rounds every float16 intermediate")
+        if rule.check is not None:
+            return rule.check(node)
+        return None
+
+    def _fused(self, node: Node) -> str | None:
+        body = node.body
+        for inner, outer in zip(body.inputs, node.inputs):
+            self.alias[id(inner)] = outer
+        for inner in body.nodes:
+            why = self.reason(inner)
+            if why is not None:
+                return f"fused node: {why}"
+        return None
+
+    # -- value facts ---------------------------------------------------------------
+    def _origin(self, v: Value) -> Value:
+        while v.producer is None and id(v) in self.alias:
+            v = self.alias[id(v)]
+        return v
+
+    def _through_fused(self, v: Value) -> Value | None:
+        """The body value a fused node's output stands for (aliases registered)."""
+        node = v.producer
+        if node is None or node.body is None:
+            return None
+        self._fused(node)  # registers the body's input aliases (result memoised)
+        return node.body.outputs[v.index]
+
+    def narrow(self, v: Value) -> bool:
+        """Does this int64 value provably fit in int32 (or get checked at run time)?"""
+        v = self._origin(v)
+        node = v.producer
+        if node is None:
+            return True  # a graph input: the executable checks its range on every run
+        inner = self._through_fused(v)
+        if inner is not None:
+            return self.narrow(inner) and self.reason(node) is None
+        if node.op == "constant":
+            return node.const is not None and fits_int32(node.const)
+        rule = RULES.get(node.op)
+        return rule is not None and rule.int64 and self.reason(node) is None
+
+    def rounded(self, v: Value) -> bool:
+        """Is this float16 value rounded to float16 when it reaches its consumer?"""
+        v = self._origin(v)
+        node = v.producer
+        if node is None or node.op == "constant":
+            return True
+        inner = self._through_fused(v)
+        if inner is not None:
+            return self.rounded(inner)
+        rule = RULES.get(node.op)
+        if rule is None or rule.computes:
+            return False
+        return all(self.rounded(i) for i in node.inputs if i.type.dtype.name == "float16")
+
+
+def unsupported_reason(node: Node) -> str | None:
+    """None when the OpenVINO CPU plugin computes ``node`` exactly as the reference
+    kernel does, else why not (naming op and dtypes)."""
+    return Analysis().reason(node)
+
+
+def first_unsupported(nodes: Iterable[Node]) -> list[tuple[Node, str]]:
+    """Every node of ``nodes`` that is not supported, with its reason (one analysis)."""
+    analysis = Analysis()
+    bad = []
+    for node in nodes:
+        why = analysis.reason(node)
+        if why is not None:
+            bad.append((node, why))
+    return bad

@@ -1,0 +1,382 @@
+"""The cpu backend's compiled executable: whole graphs against the reference
+interpreter (bit for bit), the generated code's shape, aliasing of outputs,
+threads, and its error paths."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import frame
+from frame.backends.cpu import CpuBackend
+from frame.backends.cpu.codegen import CpuExecutable, check_plan
+from frame.hal import CompileOptions, ErrorCode, FrameError
+from frame.ir import Graph, GraphBuilder, Node, plan_memory
+from frame.ops import lookup
+from frame.runtime import compile as rc
+from frame.runtime.interpreter import evaluate
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    rc.clear_cache()
+    yield
+    rc.clear_cache()
+
+
+def _inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for v in graph.inputs:
+        dt = v.type.dtype.np
+        if dt.kind == "b":
+            out.append(rng.random(v.type.shape) > 0.5)
+        elif dt.kind == "i":
+            out.append(rng.integers(-5, 6, v.type.shape).astype(dt))
+        else:
+            out.append(rng.uniform(-2, 2, v.type.shape).astype(dt))
+    return out
+
+
+def _identical(got, want) -> None:
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        w = np.asarray(w)
+        assert type(g) is np.ndarray, f"output {i} is a {type(g).__name__}"
+        assert (g.dtype, g.shape) == (w.dtype, w.shape), f"output {i}"
+        assert g.tobytes() == w.tobytes(), f"output {i}:\n{g}\n!=\n{w}"
+
+
+def _check(graph: Graph, seeds=(0, 1)) -> CpuExecutable:
+    exe = rc.compile(graph, "cpu")
+    assert isinstance(exe, CpuExecutable)
+    for seed in seeds:
+        ins = _inputs(graph, seed)
+        with np.errstate(all="ignore"):
+            _identical(exe.run(ins), evaluate(graph, ins))
+    return exe
+
+
+def _needs(*ops: str) -> None:
+    missing = [op for op in ops if lookup(op) is None]
+    if missing:
+        pytest.skip(f"ops not registered: {missing}")
+
+
+# --------------------------------------------------------------------------- whole graphs
+
+MATMUL_SHAPES = [((64, 64), (64, 64)), ((5,), (5,)), ((3, 5), (5,)), ((5,), (5, 4)),
+                 ((2, 3, 5), (5, 4)), ((2, 1, 3, 5), (4, 5, 2)), ((7, 300), (300, 9))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool", "float16"])
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
+def test_matmul(dtype, shapes):
+    b = GraphBuilder()
+    x, w = b.input(dtype, shapes[0]), b.input(dtype, shapes[1])
+    m = b.op("matmul", x, w)
+    _check(b.build(b.op("maximum", m, m) if m.type.rank else m, m))
+
+
+def test_matmul_of_transposed_operands():
+    b = GraphBuilder()
+    x, w = b.input("float32", (6, 4)), b.input("float32", (5, 6))
+    t = b.op("transpose", w, perm=(1, 0))
+    _check(b.build(b.op("matmul", b.op("transpose", x, perm=(1, 0)), t)))
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min", "prod", "mean"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool", "float16"])
+def test_reductions(op, dtype):
+    for axes in [(), (0,), (1,), (2,), (0, 2), (0, 1, 2)]:
+        for keepdims in (False, True):
+            b = GraphBuilder()
+            x = b.input(dtype, (3, 4, 5))
+            r = b.op(op, x, axes=axes, keepdims=keepdims)
+            # a consumer keeps r an intermediate (planned buffer) as well as an output
+            _check(b.build(r, b.op("maximum", r, r)), seeds=(0,))
+
+
+def test_large_float32_sums_are_bitwise_equal():
+    """Pairwise summation order must not change with out=."""
+    for axes in [(0,), (1,), (0, 1)]:
+        b = GraphBuilder()
+        x = b.input("float32", (1000, 300))
+        r = b.op("sum", b.op("exp", x), axes=axes)
+        _check(b.build(b.op("neg", r)), seeds=(3,))
+
+
+def test_argmax_and_zero_d_kernel_results():
+    b = GraphBuilder()
+    x = b.input("float32", (4, 5))
+    a = b.op("argmax", x, axis=1)
+    m = b.op("mean", x, axes=(0, 1))          # a 0-d kernel result (NumPy gives a scalar)
+    s = b.op("add", m, m)
+    _check(b.build(a, m, s))  # _identical also requires every output to be an ndarray
+
+
+def test_shape_ops_between_fused_nodes():
+    b = GraphBuilder()
+    x = b.input("float32", (4, 6))
+    y = b.op("exp", b.op("neg", x))
+    r = b.op("reshape", y, shape=(6, 4))
+    t = b.op("transpose", r, perm=(1, 0))
+    z = b.op("relu", b.op("sub", t, x))
+    _check(b.build(z, b.op("reshape", z, shape=(24,))))
+
+
+def test_mlp_with_softmax():
+    _needs("softmax")
+    b = GraphBuilder()
+    x = b.input("float32", (8, 16))
+    w1, b1 = b.input("float32", (16, 32)), b.input("float32", (32,))
+    w2, b2 = b.input("float32", (32, 10)), b.input("float32", (10,))
+    h = b.op("relu", b.op("add", b.op("matmul", x, w1), b1))
+    logits = b.op("add", b.op("matmul", h, w2), b2)
+    _check(b.build(b.op("softmax", logits, axis=1)))
+
+
+def test_layer_norm_and_log_softmax():
+    _needs("layer_norm", "log_softmax")
+    b = GraphBuilder()
+    x = b.input("float32", (4, 8))
+    w, bias = b.input("float32", (8,)), b.input("float32", (8,))
+    n = b.op("layer_norm", b.op("mul", x, x), w, bias, axis=1, eps=1e-5)
+    _check(b.build(b.op("log_softmax", b.op("tanh", n), axis=1)))
+
+
+def test_constants_of_every_kind():
+    b = GraphBuilder()
+    x = b.input("int32", (3, 4))
+    c32 = b.constant(np.float32(0.25))                       # 0-d float32 with int32: float64
+    row = b.constant(np.arange(4, dtype=np.float64) / 3)
+    s = b.op("mul", b.op("add", x, c32), row)
+    _check(b.build(s, b.op("relu", s)))
+
+
+def test_generic_fused_body_runs_through_the_interpreter():
+    """Bodies the pass does not build (two outputs, a constant and a nested fused
+    node inside) still run, and a pass-through output is a copy."""
+    inner = GraphBuilder()
+    a = inner.input("float32", (4,))
+    inner_body = inner.build(inner.op("exp", inner.op("neg", a)))
+    body = GraphBuilder()
+    p, q = body.input("float32", (4,)), body.input("float32", (4,))
+    s = body.op("add", p, q)
+    nested = Node("fused", [s], {}, body=inner_body)
+    nested.set_output_types([v.type for v in inner_body.outputs])
+    body.graph.append(nested)
+    k = body.constant(np.arange(4, dtype=np.float32))
+    body_graph = body.build(nested.outputs[0], body.op("mul", s, k), p, k)
+    b = GraphBuilder()
+    x, y = b.input("float32", (4,)), b.input("float32", (4,))
+    node = Node("fused", [x, y], {}, body=body_graph)
+    node.set_output_types([v.type for v in body_graph.outputs])
+    b.graph.append(node)
+    graph = b.build(b.op("relu", node.outputs[0]), *node.outputs[1:])
+    exe = _check(graph)
+    ins = _inputs(graph)
+    out = exe.run(ins)
+    assert not np.shares_memory(out[2], ins[0])
+    out[3][0] = 99.0  # the body's constant must not change
+    assert exe.run(ins)[3][0] == 0.0
+
+
+# --------------------------------------------------------------------------- generated code
+
+def test_source_is_one_straight_line_function_with_out_calls():
+    b = GraphBuilder()
+    x, y = b.input("float32", (64, 64)), b.input("float32", (64, 64))
+    h = b.op("relu", b.op("add", b.op("matmul", x, y), x))
+    out = b.op("tanh", b.op("mul", h, y))
+    exe = rc.compile(b.build(out), "cpu")
+    src = exe.source
+    assert src.startswith("def run(inputs):")
+    assert src.count("def ") == 1 and " for " not in src and "\n    if " not in src
+    assert "np_matmul(v0, v1, out=w0)" in src
+    assert "np_add(v0, w0, out=" in src or "np_add(w0, v0, out=" in src
+    assert "k_" not in src, "every op here has an out= lowering"
+    # the fused chain is in place: add, relu, mul and tanh all write one array
+    fused_lines = [ln.strip() for ln in src.split("\n") if ln.strip().startswith("np_")][1:]
+    targets = {ln.rsplit("out=", 1)[1] for ln in fused_lines if "out=" in ln}
+    assert len(targets) == 1, src
+
+
+def test_constants_are_read_only_globals():
+    b = GraphBuilder()
+    x = b.input("float32", (3,))
+    c = b.constant(np.array([1.0, 2.0, 3.0], np.float32))
+    exe = rc.compile(b.build(b.op("mul", x, b.op("exp", c))), "cpu")
+    consts = [v for k, v in exe.run.__globals__.items() if k.startswith("c") and
+              isinstance(v, np.ndarray)]
+    assert consts and all(not a.flags.writeable for a in consts)
+
+
+def test_types_and_caching():
+    b = GraphBuilder()
+    x = b.input("float32", (2, 3))
+    y = b.input("int32", (3,))
+    graph = b.build(b.op("add", x, y))
+    exe = rc.compile(graph, "cpu")
+    assert [str(t) for t in exe.input_types] == ["float32[2,3]", "int32[3]"]
+    assert [str(t) for t in exe.output_types] == ["float64[2,3]"]
+    assert rc.compile(graph, "cpu") is exe
+
+
+def test_compile_without_memory_planning_pass():
+    b = GraphBuilder()
+    x = b.input("float32", (5,))
+    graph = b.build(b.op("neg", b.op("sin", b.op("exp", x))))
+    assert "memory_plan" not in graph.meta
+    exe = CpuBackend().compile(graph, CompileOptions())
+    assert exe.plan == plan_memory(graph)
+    ins = _inputs(graph)
+    _identical(exe.run(ins), evaluate(graph, ins))
+
+
+def test_wrong_number_of_inputs():
+    b = GraphBuilder()
+    x = b.input("float32", (2,))
+    exe = rc.compile(b.build(b.op("exp", x)), "cpu")
+    with pytest.raises(frame.hal.FrameValueError, match="expected 1 input"):
+        exe.run([])
+    with pytest.raises(frame.hal.FrameValueError, match="got 2"):
+        exe.run([np.ones(2, np.float32)] * 2)
+
+
+def test_a_plan_that_does_not_fit_is_rejected():
+    b = GraphBuilder()
+    x = b.input("float32", (4,))
+    a = b.op("exp", x)
+    c = b.op("add", b.op("neg", a), a)      # a and neg(a) are alive together
+    graph = b.build(b.op("sin", c))
+    good = plan_memory(graph)
+    check_plan(graph, good)
+    clash = dict(good.assignment)
+    clash[2] = clash[1]                      # %1 (exp) and %2 (neg) in one buffer
+    bad = type(good)(good.buffers, clash, good.lifetimes, good.types, good.peak_bytes,
+                     good.naive_bytes, good.max_live_bytes)
+    with pytest.raises(FrameError, match="both are alive") as info:
+        check_plan(graph, bad)
+    assert info.value.code is ErrorCode.INTERNAL
+    graph.meta["memory_plan"] = bad
+    with pytest.raises(FrameError, match="memory plan"):
+        CpuBackend().compile(graph, CompileOptions())
+
+
+def _fused_with(body: Graph, x) -> Node:
+    node = Node("fused", [x], {}, body=body)
+    node.set_output_types([v.type for v in body.outputs])
+    return node
+
+
+def test_supports_and_unsupported_bodies():
+    cpu = CpuBackend()
+    b = GraphBuilder()
+    x = b.input("float32", (2,))
+    assert cpu.supports(b.build(b.op("exp", x)).nodes[0])
+    body = GraphBuilder()
+    a = body.input("float32", (2,))
+    alien = Node("no_such_op", [a], {})
+    alien.set_output_types([a.type])
+    body.graph.append(alien)
+    body.build(alien.outputs[0])
+    g = GraphBuilder()
+    inp = g.input("float32", (2,))
+    node = g.graph.append(_fused_with(body.graph, inp))
+    graph = g.build(*node.outputs)
+    assert not cpu.supports(node)
+    with pytest.raises(FrameError) as info:
+        cpu.compile(graph, CompileOptions())
+    assert info.value.code is ErrorCode.UNIMPLEMENTED
+
+
+# --------------------------------------------------------------------------- aliasing
+
+def _aliasing_graph():
+    b = GraphBuilder()
+    x = b.input("float32", (3, 3))
+    c = b.constant(np.full((3, 3), 2.0, np.float32))
+    y = b.op("exp", b.op("mul", x, c))
+    z = b.op("matmul", y, y)
+    return b.build(z, x, c, y, z)
+
+
+def test_outputs_survive_the_next_run():
+    graph = _aliasing_graph()
+    exe = rc.compile(graph, "cpu")
+    first = exe.run([np.eye(3, dtype=np.float32)])
+    keep = [o.copy() for o in first]
+    exe.run([np.full((3, 3), 5.0, np.float32)])
+    for o, k in zip(first, keep):
+        assert o.tobytes() == k.tobytes()
+
+
+def test_mutating_an_output_does_not_change_the_next_run():
+    graph = _aliasing_graph()
+    exe = rc.compile(graph, "cpu")
+    ins = [np.eye(3, dtype=np.float32)]
+    want = [o.copy() for o in exe.run(ins)]
+    for o in exe.run(ins):
+        o[...] = -1.0
+    _identical(exe.run(ins), want)
+
+
+def test_returned_input_and_constant_are_copies():
+    graph = _aliasing_graph()
+    exe = rc.compile(graph, "cpu")
+    x = np.eye(3, dtype=np.float32)
+    out = exe.run([x])
+    assert out[1] is not x and not np.shares_memory(out[1], x)
+    assert out[2].flags.writeable
+    out[2][...] = 0.0
+    assert exe.run([x])[2][0, 0] == 2.0
+    # the same value returned twice is one array, as the interpreter returns it
+    assert out[0] is out[4]
+
+
+def test_outputs_never_share_memory_with_each_other_or_buffers():
+    b = GraphBuilder()
+    x = b.input("float32", (8,))
+    vals = [x]
+    for op in ("exp", "neg", "sin", "cos", "tanh", "abs"):
+        vals.append(b.op(op, vals[-1]))
+    graph = b.build(vals[2], vals[4], vals[6])
+    exe = rc.compile(graph, "cpu")
+    runs = [exe.run([np.full(8, float(i), np.float32)]) for i in range(3)]
+    arrays = [o for r in runs for o in r]
+    for i, a in enumerate(arrays):
+        for other in arrays[i + 1:]:
+            assert not np.shares_memory(a, other)
+
+
+# --------------------------------------------------------------------------- threads
+
+def test_one_executable_from_many_threads():
+    b = GraphBuilder()
+    x, w = b.input("float32", (128, 128)), b.input("float32", (128, 128))
+    h = b.op("tanh", b.op("add", b.op("matmul", x, w), x))
+    g = b.op("matmul", b.op("mul", h, h), w)
+    graph = b.build(b.op("relu", b.op("sub", g, x)), b.op("sum", g, axes=(1,)))
+    exe = rc.compile(graph, "cpu")
+    cases = [_inputs(graph, seed) for seed in range(8)]
+    wants = [evaluate(graph, ins) for ins in cases]
+    errors: list[str] = []
+    start = threading.Barrier(len(cases))
+
+    def work(i: int) -> None:
+        start.wait()
+        for _ in range(25):
+            got = exe.run(cases[i])
+            for g_, w_ in zip(got, wants[i]):
+                if g_.tobytes() != w_.tobytes():
+                    errors.append(f"thread {i}: wrong result")
+                    return
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(cases))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
