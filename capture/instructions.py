@@ -670,7 +670,7 @@ def ALL_NORMALISED_OPNAMES_FOR_THIS_VERSION() -> frozenset[str]:  # noqa: N802
 def _show_argval(instr: Instruction) -> str:
     if instr.target is not None:
         return f"-> {instr.target}"
-    if instr.argval is None:
+    if instr.argval is None and instr.arg is None:  # no operand (LOAD_CONST None has one)
         return ""
     if isinstance(instr.argval, types.CodeType):
         return f"<code {instr.argval.co_qualname}>"

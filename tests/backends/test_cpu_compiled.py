@@ -155,7 +155,7 @@ def test_constants_of_every_kind():
     _check(b.build(s, b.op("relu", s)))
 
 
-def test_generic_fused_body_runs_through_the_interpreter():
+def test_generic_fused_body_is_compiled_as_a_subgraph():
     """Bodies the pass does not build (two outputs, a constant and a nested fused
     node inside) still run, and a pass-through output is a copy."""
     inner = GraphBuilder()
@@ -183,6 +183,44 @@ def test_generic_fused_body_runs_through_the_interpreter():
     assert exe.run(ins)[3][0] == 0.0
 
 
+_RANDOM_UNARY = ["exp", "neg", "abs", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "erf"]
+_RANDOM_BINARY = ["add", "mul", "sub", "div", "maximum", "minimum"]
+
+
+def _random_graph(seed: int) -> Graph:
+    """A random DAG mixing fusable ops (with broadcasting and float32/float64
+    promotion), comparisons + where, matmul, sum and transpose; several outputs,
+    one of them possibly a graph input."""
+    rng = np.random.default_rng(seed)
+    b = GraphBuilder()
+    pool = [b.input("float32", (4, 4)), b.input("float64", (4,)), b.input("float32", (1, 4)),
+            b.input("float32", ())]
+    pick = lambda: pool[int(rng.integers(len(pool)))]  # noqa: E731
+    for _ in range(int(rng.integers(5, 20))):
+        r = rng.random()
+        a, c = pick(), pick()
+        if r < 0.35:
+            v = b.op(_RANDOM_UNARY[int(rng.integers(len(_RANDOM_UNARY)))], a)
+        elif r < 0.75:
+            v = b.op(_RANDOM_BINARY[int(rng.integers(len(_RANDOM_BINARY)))], a, c)
+        elif r < 0.83:
+            v = b.op("where", b.op("greater", a, c), a, c)
+        elif r < 0.9 and a.type.rank == 2 and a.type.shape[0] == 4:
+            v = b.op("matmul", a, b.op("transpose", a, perm=(1, 0)))
+        elif a.type.rank >= 1:
+            v = b.op("sum", a, axes=(a.type.rank - 1,), keepdims=bool(rng.random() < 0.5))
+        else:
+            v = b.op("mul", a, a)
+        pool.append(v)
+    outs = [pool[-1]] + [pick() for _ in range(int(rng.integers(0, 3)))]
+    return b.build(*outs)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_graphs(seed):
+    _check(_random_graph(seed), seeds=(seed,))
+
+
 # --------------------------------------------------------------------------- generated code
 
 def test_source_is_one_straight_line_function_with_out_calls():
@@ -201,6 +239,19 @@ def test_source_is_one_straight_line_function_with_out_calls():
     fused_lines = [ln.strip() for ln in src.split("\n") if ln.strip().startswith("np_")][1:]
     targets = {ln.rsplit("out=", 1)[1] for ln in fused_lines if "out=" in ln}
     assert len(targets) == 1, src
+
+
+def test_fusion_disabled_gives_the_same_results():
+    b = GraphBuilder()
+    x, y = b.input("float32", (4, 5)), b.input("float32", (5,))
+    z = b.op("tanh", b.op("mul", b.op("relu", b.op("sub", x, y)), x))
+    graph = b.build(z, b.op("sum", z, axes=(0,)))
+    ins = _inputs(graph)
+    fused = rc.compile(graph, "cpu")
+    plain = rc.compile(graph, "cpu", CompileOptions(fusion=False))
+    assert "fused(" in fused.source and "fused(" not in plain.source
+    _identical(plain.run(ins), evaluate(graph, ins))
+    _identical(fused.run(ins), evaluate(graph, ins))
 
 
 def test_constants_are_read_only_globals():

@@ -5,22 +5,27 @@ Generated once per graph, compiled with the builtin ``compile()``, kept on
 the executable as ``.source`` (and in ``linecache``, so tracebacks show the
 line that failed)::
 
-    def run(inputs):
+    def run(inputs):                 # relu(x @ w + b) @ w, times that, tanh
         try:
             v0, v1, v2 = inputs
         except (TypeError, ValueError):
             raise bad_arity(inputs) from None
         try:
-            w0, s0 = tls.arrays
-        except AttributeError:
-            w0, s0 = tls.arrays = alloc()
-        # %3 = fused(%0, %1) : float32[64,64]
-        np_add(v0, v1, w0)
-        np_maximum(w0, zero_float32, w0)
-        # %4 = matmul(%3, %2) : float32[64,64]
-        v4 = np_empty((64, 64), dt_float32)
-        np_matmul(w0, v2, v4)
-        return [v4]
+            w0, w1 = tls.arrays
+        except AttributeError:  # the first run on this thread
+            w0, w1 = tls.arrays = alloc()
+        # %3 = matmul(%0, %1) : float32[64,64]
+        np_matmul(v0, v1, out=w0)
+        # %4 = fused(%2, %3) : float32[64,64] {  (body lines follow as comments)
+        np_add(v2, w0, out=w1)
+        np_maximum(w1, zero_float32, out=w1)
+        # %5 = matmul(%4, %1) : float32[64,64]
+        np_matmul(w1, v1, out=w0)              # %3's buffer, free again, reused
+        # %6 = fused(%4, %5) : float32[64,64] {
+        v6 = np_empty((64, 64), dt_float32)   # a graph output: a fresh array
+        np_multiply(w1, w0, out=v6)
+        np_tanh(v6, out=v6)
+        return [v6]
 
 Where values live.  ``v<n>`` is value ``%n`` (dump_text's numbering): graph
 inputs, fresh arrays and kernel results.  ``w<k>`` are views of the memory
@@ -41,7 +46,7 @@ Rules that keep results equal to the reference interpreter, bit for bit:
   be overwritten in place: elementwise, same shape); else into a scratch
   array of its exact type; a body node without a lowering runs its kernel.
   Bodies the fusion pass does not produce (several outputs, constants or
-  nested fused nodes inside) run through the interpreter.
+  nested fused nodes inside) are compiled as executables of their own.
 
 Aliasing policy (cheapest correct): a graph output is never written into a
 plan buffer -- the plan leaves graph outputs out, and the codegen gives each
@@ -49,6 +54,8 @@ one a fresh ``np.empty`` (or the fresh array a kernel returned), which costs
 no more than the allocation the reference makes anyway.  Only an output that
 *is* a graph input or a constant (or a fused body's pass-through) is copied.
 A value returned twice is the same array twice, as the interpreter does.
+A kernel's result is taken as fresh: reference kernels never return views of
+their inputs (the contract stated in ops/shape.py and ops/nn.py).
 
 Threading: the buffers and scratch arrays belong to a thread
 (``threading.local``): the first run on a thread allocates them, later runs
@@ -63,6 +70,7 @@ import hashlib
 import itertools
 import linecache
 import threading
+import weakref
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -70,11 +78,10 @@ import numpy as np
 from ...hal.backend import Executable
 from ...hal.errors import ErrorCode, FrameError, FrameValueError
 from ...ir.graph import Graph, Node, Value
-from ...ir.memplan import Lifetime, MemoryPlan
+from ...ir.memplan import Lifetime, MemoryPlan, plan_memory
 from ...ir.text import dump_lines_with_sites
 from ...ir.types import TensorType
 from ...ops.registry import get_schema
-from ...runtime.interpreter import evaluate
 from .lowerings import Namespace, out_lowering
 
 __all__ = ["CpuExecutable", "build_executable", "check_plan"]
@@ -175,17 +182,6 @@ def _simple_body(body: Graph) -> bool:
         return False
     return all(n.body is None and n.const is None and n.op != "constant" and len(n.outputs) == 1
                for n in body.nodes)
-
-
-def _aliases_storage(body: Graph, index: int) -> bool:
-    """Can body output ``index`` be an input or a constant payload (not fresh)?"""
-    v = body.outputs[index]
-    p = v.producer
-    if p is None or p.op == "constant" or p.const is not None:
-        return True
-    if p.body is not None:
-        return _aliases_storage(p.body, v.index)
-    return False
 
 
 class _Codegen:
@@ -291,7 +287,7 @@ class _Codegen:
             if _simple_body(node.body):
                 self.fused(node)
             else:
-                self.fused_by_interpreter(node)
+                self.fused_as_subgraph(node)
         else:
             emit = out_lowering(node)
             if emit is not None:
@@ -325,7 +321,7 @@ class _Codegen:
             return dest[0]
 
         def place(v: Value) -> str:
-            if v.type == result.type:
+            if v.type == result.type and result.type.size > 1:
                 name = dest_expr()
                 if holder[name] is None:
                     holder[name] = id(v)
@@ -340,14 +336,18 @@ class _Codegen:
 
         last = len(body.nodes) - 1
         for i, n in enumerate(body.nodes):
-            # values read for the last time here free their array first: writing
-            # the output over a same-shaped input is the in-place elementwise case
-            for v in n.inputs:
-                name = expr[id(v)]
-                if last_use[id(v)] == i and holder.get(name) == id(v):
-                    holder[name] = None
             out_v = n.outputs[0]
             args = [expr[id(v)] for v in n.inputs]
+            dying = [expr[id(v)] for v in n.inputs
+                     if last_use[id(v)] == i and holder.get(expr[id(v)]) == id(v)]
+            # Writing the output over a same-shaped input that dies here is the
+            # in-place elementwise case, except for one element: NumPy runs a
+            # 1-element ``add(a, b, out=a)`` as a reduction, which can return b's
+            # NaN where the reference returns a's, so tiny values never alias.
+            in_place = out_v.type.size > 1
+            if in_place:
+                for name in dying:
+                    holder[name] = None
             emit = out_lowering(n)
             if emit is None:
                 name = f"t{next(self.temps)}"
@@ -355,28 +355,28 @@ class _Codegen:
                 expr[id(out_v)] = name
                 if i == last:
                     self.set(result, name, owned=True)
-                continue
-            target = dest_expr() if i == last else place(out_v)
-            self.lines.extend(emit(n, args, target, self.ns))
-            expr[id(out_v)] = target
-            if i == last:
-                self.set(result, target, owned=dest[1])
-            elif id(out_v) not in last_use:  # computed but never read
-                holder[target] = None
+            else:
+                target = dest_expr() if i == last else place(out_v)
+                self.lines.extend(emit(n, args, target, self.ns))
+                expr[id(out_v)] = target
+                if i == last:
+                    self.set(result, target, owned=dest[1])
+                elif id(out_v) not in last_use:  # computed but never read
+                    holder[target] = None
+            for name in dying:
+                if holder.get(name) is not None and holder[name] != id(out_v):
+                    holder[name] = None
 
-    def fused_by_interpreter(self, node: Node) -> None:
-        """Any other body: the interpreter runs it (it is the definition);
-        outputs that may be an input or a constant are copied."""
-        body = node.body
-        run_body = self.ns.bind(lambda args, _body=body: evaluate(_body, args),
-                                f"body{self.number[id(node.outputs[0])]}" if node.outputs else "body")
+    def fused_as_subgraph(self, node: Node) -> None:
+        """Any other body is compiled the same way, as an executable of its own
+        (its outputs are fresh arrays: it copies pass-throughs and constants)."""
+        sub = build_executable(node.body, plan_memory(node.body))
+        number = self.number[id(node.outputs[0])] if node.outputs else len(self.number)
+        run_body = self.ns.bind(sub.run, f"body{number}")
         names = [f"v{self.number[id(v)]}" for v in node.outputs]
         call = f"{run_body}([{', '.join(self.args(node))}])"
         self.lines.append(f"{_targets(names)} = {call}" if names else call)
-        copy = self.ns.bind(np.array, "np_array")
-        for j, (name, v) in enumerate(zip(names, node.outputs)):
-            if _aliases_storage(body, j):
-                self.lines.append(f"{name} = {copy}({name})")
+        for name, v in zip(names, node.outputs):
             self.set(v, name, owned=True)
 
     # -- the function ------------------------------------------------------------
@@ -388,7 +388,7 @@ class _Codegen:
         for node in graph.nodes:
             self.node(node)
         copy = self.ns.bind(np.array, "np_array")
-        results = [self.expr[id(v)] if True else f"{copy}({self.expr[id(v)]})"
+        results = [self.expr[id(v)] if self.owned[id(v)] else f"{copy}({self.expr[id(v)]})"
                    for v in graph.outputs]
 
         head = ["def run(inputs):"]
@@ -462,5 +462,7 @@ def build_executable(graph: Graph, plan: MemoryPlan) -> CpuExecutable:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = dict(gen.ns.values)
     exec(compile(source, filename, "exec"), namespace)
-    return CpuExecutable(namespace["run"], source, [v.type for v in graph.inputs],
-                         [v.type for v in graph.outputs], plan)
+    exe = CpuExecutable(namespace["run"], source, [v.type for v in graph.inputs],
+                        [v.type for v in graph.outputs], plan)
+    weakref.finalize(exe, linecache.cache.pop, filename, None)  # no source left behind
+    return exe

@@ -1,0 +1,148 @@
+"""The openvino backend: whole graphs lowered to one ``ov.Model`` each, compiled
+with ``Core.compile_model`` for a device, run through pre-bound tensors.
+
+    exe = frame.runtime.compile.compile(graph, "openvino")
+    outputs = exe.run([x, w])
+
+Honesty first: ``supports(node)`` is False, and ``why_unsupported(node)``
+says why (op and dtype), for every node the CPU plugin would not compute
+exactly as the reference kernel does (``support.py``); ``compile`` raises
+UNIMPLEMENTED for graphs holding such nodes and the runtime falls back.
+
+Compile settings: ``INFERENCE_PRECISION_HINT`` from ``CompileOptions.precision``
+(``f32`` by default, so nothing is silently computed in bf16/f16), subnormals
+kept on CPU (NumPy keeps them), and OpenVINO's own model cache in
+``$FRAME_CACHE_DIR/openvino`` (default ``~/.cache/frame/openvino``; an empty
+``FRAME_CACHE_DIR`` turns it off), so a second process compiles the same
+graph from the cache.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import threading
+from typing import Sequence
+
+import numpy as np
+import openvino as ov
+
+from ...hal.backend import Backend, Executable, KernelInvocation, kernel_registry
+from ...hal.errors import ErrorCode, FrameError, invalid_argument, not_found
+from ...hal.options import CompileOptions
+from ...ir.graph import Graph, Node
+from .eager import NEVER_EAGER, EagerCache, EagerKernel
+from .executable import OpenVinoExecutable
+from .lower import lower_graph
+from .support import first_unsupported, unsupported_reason
+from .table import RULES
+
+__all__ = ["OpenVinoBackend", "model_cache_dir", "VIRTUAL_DEVICES"]
+
+# devices that pick among the physical ones rather than being one
+VIRTUAL_DEVICES = ("AUTO",)
+
+
+def model_cache_dir() -> str | None:
+    """Where OpenVINO caches compiled models; None when ``FRAME_CACHE_DIR=''``."""
+    base = os.environ.get("FRAME_CACHE_DIR")
+    if base is None:
+        root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(root, "frame")
+    elif not base:
+        return None
+    return os.path.join(base, "openvino")
+
+
+class OpenVinoBackend(Backend):
+    name = "openvino"
+
+    def __init__(self, core: ov.Core | None = None):
+        self.core = core if core is not None else ov.Core()
+        self._devices: list[str] | None = None
+        self._lock = threading.Lock()
+        self.eager = EagerCache(self)
+        kernel_registry.set_provider(self.name, self._kernel_for)
+
+    # -- devices and settings ------------------------------------------------------
+    def available_devices(self) -> list[str]:
+        if self._devices is None:
+            self._devices = list(self.core.available_devices)
+        return self._devices
+
+    def device_for(self, options: CompileOptions) -> str:
+        """The OpenVINO device name for ``options.device``; NOT_FOUND when absent."""
+        wanted = (options.device or "CPU").upper()
+        physical = self.available_devices()
+        family = wanted.split(".", 1)[0]
+        if wanted in physical or (family in VIRTUAL_DEVICES and physical):
+            return wanted
+        if wanted == family and any(d.split(".", 1)[0] == family for d in physical):
+            return wanted  # "GPU" when only "GPU.0" is listed
+        shown = ", ".join(physical + list(VIRTUAL_DEVICES)) or "none"
+        raise not_found(f"backend 'openvino': device {options.device!r} is not available here "
+                        f"(available devices: {shown})")
+
+    def config_for(self, device: str, options: CompileOptions) -> dict[str, object]:
+        config: dict[str, object] = {"INFERENCE_PRECISION_HINT": options.precision or "f32"}
+        if device == "CPU":
+            config["CPU_DENORMALS_OPTIMIZATION"] = False
+        cache = model_cache_dir()
+        if cache is not None:
+            pathlib.Path(cache).mkdir(parents=True, exist_ok=True)
+            config["CACHE_DIR"] = cache
+        for key, value in options.extra:  # e.g. ("INFERENCE_NUM_THREADS", "1")
+            config[key] = value
+        return config
+
+    # -- capability ------------------------------------------------------------------
+    def supports(self, node: Node) -> bool:
+        return unsupported_reason(node) is None
+
+    def why_unsupported(self, node: Node) -> str | None:
+        return unsupported_reason(node)
+
+    # -- whole graphs ------------------------------------------------------------------
+    def compile(self, graph: Graph, options: CompileOptions | None = None) -> Executable:
+        options = options or CompileOptions()
+        device = self.device_for(options)  # NOT_FOUND before any UNIMPLEMENTED: it is final
+        bad = first_unsupported(graph.nodes)
+        if bad:
+            node, why = bad[0]
+            more = f" (and {len(bad) - 1} more node(s))" if len(bad) > 1 else ""
+            err = FrameError(ErrorCode.UNIMPLEMENTED, f"backend 'openvino' cannot compile this "
+                                                      f"graph: {why}{more}")
+            err.unsupported = [n for n, _ in bad]  # the fallback chain partitions around them
+            raise err
+        return self._compile(graph, device, self.config_for(device, options))
+
+    def compile_exact(self, graph: Graph) -> OpenVinoExecutable:
+        """Compile an already checked graph for the default CPU settings (eager kernels)."""
+        options = CompileOptions()
+        device = self.device_for(options)
+        return self._compile(graph, device, self.config_for(device, options))
+
+    def _compile(self, graph: Graph, device: str, config: dict[str, object]) -> OpenVinoExecutable:
+        lowered = lower_graph(graph)
+        compiled = None
+        if lowered.model is not None:
+            try:
+                compiled = self.core.compile_model(lowered.model, device, config)
+            except RuntimeError as err:
+                first = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
+                if any(key in str(err) for key in config if isinstance(key, str)):
+                    raise invalid_argument(f"backend 'openvino': bad compile settings "
+                                           f"{config}: {first}") from err
+                raise FrameError(ErrorCode.INTERNAL, f"backend 'openvino': compile_model failed "
+                                                     f"on {device}: {first}") from err
+        return OpenVinoExecutable(graph, lowered, compiled)
+
+    # -- eager ---------------------------------------------------------------------------
+    def launch(self, invocation: KernelInvocation) -> Sequence[np.ndarray]:
+        """One op on host arrays, through a cached one-op model; UNIMPLEMENTED
+        (naming op and dtypes) for what the plugin cannot compute exactly."""
+        return self.eager.run(invocation.op, invocation.inputs, invocation.attrs)
+
+    def _kernel_for(self, op: str) -> EagerKernel | None:
+        if op in NEVER_EAGER or op not in RULES:
+            return None
+        return EagerKernel(op, self.eager)

@@ -1,0 +1,176 @@
+"""Whole-graph lowering: a frame Graph -> one ``ov.Model`` plus the plan the
+executable needs to bind inputs and hand outputs back.
+
+Boundary conversions (the only places float16 and int64 appear in a model):
+
+- a float16 input is an f16 Parameter converted to f32; a float16 output is
+  the f32 value converted to f16 (one rounding, where NumPy rounds too).
+- an int64 input is bound *without a copy* as its int32 view: a Parameter of
+  twice as many int32 words, little-endian (low, high) pairs.  The model keeps
+  the low words and flags any high word that is not the low word's sign
+  extension, i.e. any value outside int32; the executable then runs that
+  call with the reference kernels.  An int64 output is the int32 value
+  converted to i64 (it fits: ``support.py`` only admits such values).
+
+Graph outputs that are graph inputs or constants never enter the model: the
+executable returns fresh copies of them.  All run-time exactness checks
+(``Lowerer.flags``) are or-ed into one extra boolean model output.
+"""
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+import numpy as np
+import openvino as ov
+import openvino.opset16 as ops
+
+from ...dtypes import DType, float16, int64
+from ...hal.errors import ErrorCode, FrameError
+from ...ir.graph import Graph, Node, Value
+from . import rules_elementwise, rules_nn, rules_reduction, rules_shape  # noqa: F401 (fill RULES)
+from .table import RULES, Lowerer, Out, internal_type, out
+
+__all__ = ["LoweredGraph", "lower_graph", "INPUT_DIRECT", "INPUT_INT64", "OUT_MODEL",
+           "OUT_INPUT", "OUT_CONST"]
+
+INPUT_DIRECT, INPUT_INT64 = "direct", "int64"
+OUT_MODEL, OUT_INPUT, OUT_CONST = "model", "input", "const"
+
+if sys.byteorder != "little":  # the int64 -> int32 pair view assumes it
+    raise ImportError("the openvino backend needs a little-endian host")
+
+
+@dataclasses.dataclass
+class LoweredGraph:
+    """``model`` is None when every output is an input or a constant.
+
+    ``inputs[i]`` is ``(param_index, mode)`` for graph input i, or None when the
+    graph does not read it.  ``outputs[j]`` is ``(OUT_MODEL, model_output)``,
+    ``(OUT_INPUT, graph_input)`` or ``(OUT_CONST, array)``.  ``flag_output`` is
+    the index of the run-time check output, or None.
+    """
+
+    model: ov.Model | None
+    inputs: list[tuple[int, str] | None]
+    outputs: list[tuple[str, object]]
+    flag_output: int | None
+
+
+def _internal_error(node: Node, what: str) -> FrameError:
+    return FrameError(ErrorCode.INTERNAL, f"openvino lowering of '{node.op}' {what} "
+                                          f"(a bug in frame/backends/openvino)")
+
+
+def _boundary_type(dtype: DType) -> ov.Type:
+    return ov.Type.f16 if dtype is float16 else internal_type(dtype)
+
+
+class _Builder:
+    def __init__(self):
+        self.cx = Lowerer()
+        self.env: dict[int, Out] = {}
+
+    def parameter(self, v: Value) -> tuple[ops.parameter, str]:
+        t = v.type
+        if t.dtype is int64:
+            param = ops.parameter([2 * t.size], ov.Type.i32)
+            pairs = out(ops.reshape(param, self.cx.ints([t.size, 2]), False))
+            low = out(ops.gather(pairs, self.cx.i32(0), self.cx.i32(1)))
+            high = out(ops.gather(pairs, self.cx.i32(1), self.cx.i32(1)))
+            sign = out(ops.select(out(ops.less(low, self.cx.i32(0))), self.cx.i32(-1), self.cx.i32(0)))
+            self.cx.flag(out(ops.not_equal(high, sign)))
+            self.env[id(v)] = out(ops.reshape(low, self.cx.ints(t.shape), False))
+            return param, INPUT_INT64
+        param = ops.parameter(list(t.shape), _boundary_type(t.dtype))
+        value = param.output(0)
+        if t.dtype is float16:
+            value = out(ops.convert(value, ov.Type.f32))
+        self.env[id(v)] = value
+        return param, INPUT_DIRECT
+
+    def lower_nodes(self, nodes) -> None:
+        for node in nodes:
+            ins = [self.env[id(v)] for v in node.inputs]
+            if node.body is not None:
+                results = self._lower_body(node, ins)
+            else:
+                rule = RULES.get(node.op)
+                if rule is None:
+                    raise _internal_error(node, "was asked for but has no rule")
+                results = list(rule.build(self.cx, node, ins))
+            if len(results) != len(node.outputs):
+                raise _internal_error(node, f"built {len(results)} outputs, expected "
+                                            f"{len(node.outputs)}")
+            for v, r in zip(node.outputs, results):
+                self._check(node, v, r)
+                self.env[id(v)] = r
+
+    def _lower_body(self, node: Node, ins: list[Out]) -> list[Out]:
+        body = node.body
+        for inner, value in zip(body.inputs, ins):
+            self.env[id(inner)] = value
+        self.lower_nodes(body.nodes)
+        return [self.env[id(v)] for v in body.outputs]
+
+    @staticmethod
+    def _check(node: Node, v: Value, r: Out) -> None:
+        # a rule that builds the wrong type or shape is a bug: say so here, not as a
+        # wrong number later
+        want = internal_type(v.type.dtype)
+        if r.get_element_type() != want:
+            raise _internal_error(node, f"built {r.get_element_type()}, expected {want} for {v.type}")
+        shape = r.get_partial_shape()
+        if not shape.is_static or tuple(shape.to_shape()) != v.type.shape:
+            raise _internal_error(node, f"built shape {shape}, expected {list(v.type.shape)}")
+
+    def result(self, v: Value) -> Out:
+        value = self.env[id(v)]
+        dtype = v.type.dtype
+        if dtype is float16 or dtype is int64:
+            value = out(ops.convert(value, _boundary_type(dtype) if dtype is float16 else ov.Type.i64))
+        return value
+
+
+def lower_graph(graph: Graph, name: str = "frame") -> LoweredGraph:
+    """Build the model for ``graph`` (every node must be supported: ``support.py``)."""
+    b = _Builder()
+    used = {id(v) for n in graph.nodes for v in n.inputs}
+    used |= {id(v) for v in graph.outputs if v.producer is not None}
+    params = []
+    inputs: list[tuple[int, str] | None] = []
+    for v in graph.inputs:
+        if id(v) not in used:
+            inputs.append(None)
+            continue
+        param, mode = b.parameter(v)
+        inputs.append((len(params), mode))
+        params.append(param)
+    b.lower_nodes(graph.nodes)
+
+    input_index = {id(v): i for i, v in enumerate(graph.inputs)}
+    results: list[Out] = []
+    model_index: dict[int, int] = {}
+    outputs: list[tuple[str, object]] = []
+    for v in graph.outputs:
+        if id(v) in input_index:
+            outputs.append((OUT_INPUT, input_index[id(v)]))
+        elif v.producer is not None and v.producer.op == "constant":
+            outputs.append((OUT_CONST, np.array(v.producer.const, dtype=v.type.dtype.np)))
+        else:
+            if id(v) not in model_index:
+                model_index[id(v)] = len(results)
+                results.append(b.result(v))
+            outputs.append((OUT_MODEL, model_index[id(v)]))
+
+    flag_output = None
+    if b.cx.flags and results:
+        flag = b.cx.flags[0]
+        for more in b.cx.flags[1:]:
+            flag = out(ops.logical_or(flag, more))
+        flag_output = len(results)
+        results.append(flag)
+    if not results:
+        return LoweredGraph(None, [None] * len(graph.inputs), outputs, None)
+    model = ov.Model([ops.result(r) for r in results], params, name)
+    return LoweredGraph(model, inputs, outputs, flag_output)

@@ -1,0 +1,111 @@
+"""Lowerings of the reductions: sum, mean, max, min, prod, argmax, argmin.
+
+NumPy accumulates integer sums and products in int64 (sum of int32 is
+int64); the CPU plugin would accumulate in int32, so those are refused.  Bool
+sums are counts and bool products are "all": both fit in int32 and are
+lowered exactly.  ReduceMax/ReduceMin ignore NaN where NumPy propagates it,
+so NaN is selected explicitly; argmax/argmin are built from comparisons so
+that ties and NaN pick the first index, as NumPy does.
+"""
+from __future__ import annotations
+
+import numpy as np
+import openvino.opset16 as ops
+
+from ...ir.graph import Node
+from .table import I32_MAX, Lowerer, Out, lowering, out
+
+__all__: list[str] = []
+
+
+def _types(node: Node) -> str:
+    return ", ".join(str(v.type) for v in node.inputs)
+
+
+def _count(node: Node) -> int:
+    shape = node.inputs[0].type.shape
+    n = 1
+    for a in node.attrs["axes"]:
+        n *= shape[a]
+    return n
+
+
+def _sum_prod_check(node: Node) -> str | None:
+    kind = node.inputs[0].type.dtype.kind
+    if kind == "i":
+        return (f"op '{node.op}' on {_types(node)}: NumPy accumulates integers in int64, the "
+                f"OpenVINO CPU plugin in int32")
+    if kind == "b" and _count(node) > I32_MAX:
+        return f"op '{node.op}' on {_types(node)}: a count over more than 2**31 - 1 elements"
+    return None
+
+
+def _reduce(build, x: Out, cx: Lowerer, axes, keepdims: bool) -> Out:
+    return out(build(x, cx.ints(axes), keepdims))
+
+
+@lowering("sum", "prod", check=_sum_prod_check, int64=True)
+def _sum_prod(cx, node, ins):
+    x = ins[0]
+    axes, keepdims = node.attrs["axes"], node.attrs["keepdims"]
+    if node.inputs[0].type.dtype.kind == "b":
+        if node.op == "prod":  # a product of bools is "all", as an int64 0/1
+            if axes:
+                x = _reduce(ops.reduce_logical_and, x, cx, axes, keepdims)
+            return [out(ops.convert(x, "i32"))]
+        x = out(ops.convert(x, "i32"))
+    if not axes:
+        return [x]  # reducing over no axes only changes the dtype
+    build = ops.reduce_sum if node.op == "sum" else ops.reduce_prod
+    return [_reduce(build, x, cx, axes, keepdims)]
+
+
+@lowering("mean")
+def _mean(cx, node, ins):
+    # integer and bool means are float64 (refused by support.py): inputs are floats here
+    axes = node.attrs["axes"]
+    if not axes:
+        return [ins[0]]
+    return [_reduce(ops.reduce_mean, ins[0], cx, axes, node.attrs["keepdims"])]
+
+
+@lowering("max", "min", int64=True)
+def _extremum(cx, node, ins):
+    x = ins[0]
+    axes, keepdims = node.attrs["axes"], node.attrs["keepdims"]
+    if not axes:
+        return [x]
+    kind = node.inputs[0].type.dtype.kind
+    if kind == "b":
+        build = ops.reduce_logical_or if node.op == "max" else ops.reduce_logical_and
+        return [_reduce(build, x, cx, axes, keepdims)]
+    result = _reduce(ops.reduce_max if node.op == "max" else ops.reduce_min, x, cx, axes, keepdims)
+    if kind == "f":  # any NaN in the reduced lanes makes the result NaN, as in NumPy
+        has_nan = _reduce(ops.reduce_logical_or, out(ops.is_nan(x)), cx, axes, keepdims)
+        result = out(ops.select(has_nan, cx.f32(float("nan")), result))
+    return [result]
+
+
+@lowering("argmax", "argmin", int64=True)
+def _argextremum(cx, node, ins):
+    x = ins[0]
+    t = node.inputs[0].type
+    keepdims = node.attrs["keepdims"]
+    if t.rank == 0:
+        return [cx.i32(0)]
+    axis = node.attrs["axis"]
+    n = t.shape[axis]
+    if t.dtype.kind == "b":
+        x = out(ops.convert(x, "i32"))
+    reduce = ops.reduce_max if node.op == "argmax" else ops.reduce_min
+    best = _reduce(reduce, x, cx, (axis,), True)
+    hits = out(ops.equal(x, best))
+    if t.dtype.kind == "f":
+        # NumPy treats NaN as the extremum: the first NaN wins when a lane has one
+        nan = out(ops.is_nan(x))
+        any_nan = _reduce(ops.reduce_logical_or, nan, cx, (axis,), True)
+        hits = out(ops.select(any_nan, nan, hits))
+    index_shape = [n] + [1] * (t.rank - axis - 1)
+    index = cx.const(np.arange(n, dtype=np.int32).reshape(index_shape), "i")
+    candidates = out(ops.select(hits, index, cx.i32(n)))
+    return [_reduce(ops.reduce_min, candidates, cx, (axis,), keepdims)]

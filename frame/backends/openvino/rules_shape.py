@@ -1,0 +1,177 @@
+"""Lowerings of data movement (reshape, transpose, broadcast_to, expand_dims,
+squeeze, concat, stack, split, slice, take, pad, flip) and of the creation ops
+(constant, full, arange).
+
+These move or select values without computing new ones, so they keep int64
+values that fit in int32 exact and pass float16 values through unchanged
+(``computes=False``).  ``take`` checks its indices at run time: OpenVINO's
+Gather returns zeros for an out-of-range index where the reference raises,
+so an out-of-range index sends that call to the reference kernels, which
+raise the reference's error.
+"""
+from __future__ import annotations
+
+import numpy as np
+import openvino.opset16 as ops
+
+from ...ir.graph import Node
+from ...ops.registry import get_schema
+from .support import fits_int32
+from .table import Lowerer, Out, lowering, out
+
+__all__ = ["bounds_flag"]
+
+# "through index 0" for a negative-step Slice: any stop below -dim means that
+_BEFORE_START = -(2 ** 62)
+
+
+def _shape_of(node: Node, i: int = 0) -> tuple[int, ...]:
+    return node.outputs[i].type.shape
+
+
+def _reshape_to(cx: Lowerer, x: Out, shape) -> Out:
+    return out(ops.reshape(x, cx.ints(shape), False))
+
+
+def bounds_flag(cx: Lowerer, index: Out, low: int, high: int) -> None:
+    """Flag any index outside [low, high) (the reference kernel raises for those)."""
+    below = out(ops.less(index, cx.i32(low)))
+    above = out(ops.greater_equal(index, cx.i32(high)))
+    cx.flag(out(ops.logical_or(below, above)))
+
+
+@lowering("reshape", "expand_dims", "squeeze", int64=True, computes=False)
+def _reshape(cx, node, ins):
+    return [_reshape_to(cx, ins[0], _shape_of(node))]
+
+
+@lowering("transpose", int64=True, computes=False)
+def _transpose(cx, node, ins):
+    return [out(ops.transpose(ins[0], cx.ints(node.attrs["perm"])))]
+
+
+@lowering("broadcast_to", int64=True, computes=False)
+def _broadcast_to(cx, node, ins):
+    return [out(ops.broadcast(ins[0], cx.ints(node.attrs["shape"])))]
+
+
+def _to_output_kind(cx: Lowerer, node: Node, ins) -> list[Out]:
+    kind = node.outputs[0].type.dtype.kind
+    return [cx.to_kind(x, v.type.dtype, kind) for x, v in zip(ins, node.inputs)]
+
+
+@lowering("concat", int64=True, computes=False)
+def _concat(cx, node, ins):
+    parts = _to_output_kind(cx, node, ins)
+    if len(parts) == 1:
+        return parts
+    return [out(ops.concat(parts, node.attrs["axis"]))]
+
+
+@lowering("stack", int64=True, computes=False)
+def _stack(cx, node, ins):
+    axis = node.attrs["axis"]
+    parts = [out(ops.unsqueeze(x, cx.ints([axis]))) for x in _to_output_kind(cx, node, ins)]
+    if len(parts) == 1:
+        return parts
+    return [out(ops.concat(parts, axis))]
+
+
+@lowering("split", int64=True, computes=False)
+def _split(cx, node, ins):
+    sizes = node.attrs["sizes"]
+    if len(sizes) == 1:
+        return [ins[0]]
+    parts = ops.variadic_split(ins[0], cx.ints([node.attrs["axis"]]), cx.ints(sizes))
+    return [parts.output(i) for i in range(len(sizes))]
+
+
+@lowering("slice", int64=True, computes=False)
+def _slice(cx, node, ins):
+    shape = node.inputs[0].type.shape
+    axes, starts, stops, steps = [], [], [], []
+    for axis, (s, e, k, d) in enumerate(zip(node.attrs["starts"], node.attrs["stops"],
+                                            node.attrs["steps"], shape)):
+        if (s, e, k) == (0, d, 1):
+            continue  # the whole axis
+        axes.append(axis)
+        starts.append(s)
+        # canonical stop -1 with a negative step means "through index 0", which
+        # Slice would read as "the last index"
+        stops.append(_BEFORE_START if e < 0 else e)
+        steps.append(k)
+    if not axes:
+        return [ins[0]]
+    return [out(ops.slice(ins[0], cx.ints(starts), cx.ints(stops), cx.ints(steps), cx.ints(axes)))]
+
+
+@lowering("flip", int64=True, computes=False)
+def _flip(cx, node, ins):
+    axes = node.attrs["axes"]
+    if not axes:
+        return [ins[0]]
+    k = len(axes)
+    return [out(ops.slice(ins[0], cx.ints([-1] * k), cx.ints([_BEFORE_START] * k),
+                          cx.ints([-1] * k), cx.ints(axes)))]
+
+
+@lowering("take", int64=True, computes=False)
+def _take(cx, node, ins):
+    x, index = ins
+    axis = node.attrs["axis"]
+    n = node.inputs[0].type.shape[axis]
+    bounds_flag(cx, index, -n, n)
+    # Gather (v8) wraps negative indices from the end, as numpy.take does
+    return [out(ops.gather(x, index, cx.i32(axis)))]
+
+
+@lowering("pad", int64=True, computes=False)
+def _pad(cx, node, ins):
+    t = node.inputs[0].type
+    if t.rank == 0:
+        return [ins[0]]
+    pads = node.attrs["pads"]
+    # the fill value is stored as NumPy would store it in the array's dtype
+    value = np.asarray(node.attrs["value"]).astype(t.dtype.np)
+    return [out(ops.pad(ins[0], cx.ints(pads[0::2]), cx.ints(pads[1::2]), "constant",
+                        cx.const(value, t.dtype.kind)))]
+
+
+# --------------------------------------------------------------------------- creation
+
+def _int64_values_check(values: np.ndarray, node: Node) -> str | None:
+    if values.dtype == np.int64 and not fits_int32(values):
+        return (f"op '{node.op}' with int64 values outside the int32 range, which the "
+                f"OpenVINO CPU plugin cannot hold")
+    return None
+
+
+def _constant_check(node: Node) -> str | None:
+    if node.const is None:
+        return "op 'constant' without a payload"
+    return _int64_values_check(np.asarray(node.const), node)
+
+
+@lowering("constant", check=_constant_check, int64=True, computes=False)
+def _constant(cx, node, ins):
+    return [cx.const(node.const, node.outputs[0].type.dtype.kind)]
+
+
+def _creation_values(node: Node) -> np.ndarray:
+    if node.op == "full":
+        attrs = dict(node.attrs, shape=())  # one element, broadcast by the model
+        return get_schema("full").reference([], attrs)[0]
+    return get_schema(node.op).reference([], node.attrs)[0]
+
+
+def _creation_check(node: Node) -> str | None:
+    return _int64_values_check(_creation_values(node), node)
+
+
+@lowering("full", "arange", check=_creation_check, int64=True, computes=False)
+def _creation(cx, node, ins):
+    # the reference kernel computes the values (exactly NumPy's, float16 steps included)
+    values = cx.const(_creation_values(node), node.outputs[0].type.dtype.kind)
+    if node.op == "full":
+        values = out(ops.broadcast(values, cx.ints(_shape_of(node))))
+    return [values]

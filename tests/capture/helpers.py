@@ -1,0 +1,260 @@
+"""Compare a jitted function with plain Python (Paddle SOT's ``assert_results``).
+
+    assert_same_as_eager(fn, x, y)              # values, types, mutations, exceptions
+    assert_same_as_eager(fn, x, globals_to_check=[(globals(), "counter")])
+    assert_captured(fn, x, graphs=1)            # captured whole, no native entry
+
+``assert_same_as_eager`` deep-copies the inputs (and the named globals) twice,
+runs ``fn`` natively on one copy and ``frame.jit(fn, backend="cpu")`` on the
+other, then compares, recursively: the returned values (float tolerance, exact
+for ints and bools), their Python types (Tensor, ndarray, NumPy scalar, Python
+scalar; tuple vs list; dict keys in order), which results are the very input
+objects, the arguments and globals after the call, and the exception raised
+(type and message).  By default it also asserts that the call was captured
+(no native entry) unless the native call raised; pass ``captured=False`` when
+the function is expected to run natively, ``captured=None`` to not check.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import types
+
+import numpy as np
+
+import capture
+import frame
+from frame.runtime import compile as runtime_compile
+from frame.runtime.stats import record, stats
+
+__all__ = ["assert_same_as_eager", "assert_captured", "assert_same", "CompileCounter",
+           "last_entry", "graph_count", "run_jitted"]
+
+_ABSENT = object()
+# (rtol, atol) by dtype kind / itemsize; the compiled cpu backend may reassociate
+_TOLERANCE = {np.dtype(np.float16): (2e-3, 2e-3), np.dtype(np.float32): (1e-5, 1e-6),
+              np.dtype(np.float64): (1e-12, 1e-13), np.dtype(np.complex64): (1e-5, 1e-6),
+              np.dtype(np.complex128): (1e-12, 1e-13)}
+
+
+# -- comparing values -------------------------------------------------------------------------
+
+def _arrays_equal(a: np.ndarray, b: np.ndarray, path: str) -> None:
+    assert a.dtype == b.dtype, f"{path}: dtype {b.dtype} (jitted) != {a.dtype} (native)"
+    assert a.shape == b.shape, f"{path}: shape {b.shape} (jitted) != {a.shape} (native)"
+    if a.dtype.kind in "fc":
+        rtol, atol = _TOLERANCE.get(a.dtype, (1e-5, 1e-6))
+        ok = np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+        assert ok, f"{path}: values differ\n native: {a!r}\n jitted: {b!r}"
+    else:
+        assert np.array_equal(a, b), f"{path}: values differ\n native: {a!r}\n jitted: {b!r}"
+
+
+def _floats_equal(a: float, b: float, path: str) -> None:
+    if math.isnan(a) or math.isnan(b):
+        assert math.isnan(a) and math.isnan(b), f"{path}: {b!r} (jitted) != {a!r} (native)"
+        return
+    assert math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9), f"{path}: {b!r} (jitted) != {a!r} (native)"
+
+
+def assert_same(native, jitted, path: str = "result", _seen: set | None = None) -> None:
+    """Recursive comparison: same Python types and structure, equal values."""
+    seen = set() if _seen is None else _seen
+    key = (id(native), id(jitted))
+    if key in seen:
+        return
+    seen.add(key)
+    tn, tj = type(native), type(jitted)
+    assert tn is tj, f"{path}: type {tj.__name__} (jitted) != {tn.__name__} (native)"
+    if tn is frame.Tensor:
+        _arrays_equal(native._data, jitted._data, path)
+        assert native.requires_grad == jitted.requires_grad, f"{path}: requires_grad differs"
+    elif tn is np.ndarray:
+        _arrays_equal(native, jitted, path)
+    elif isinstance(native, np.generic):
+        _arrays_equal(np.asarray(native), np.asarray(jitted), path)
+    elif tn is float:
+        _floats_equal(native, jitted, path)
+    elif tn is complex:
+        _floats_equal(native.real, jitted.real, path + ".real")
+        _floats_equal(native.imag, jitted.imag, path + ".imag")
+    elif tn in (tuple, list):
+        assert len(native) == len(jitted), f"{path}: length {len(jitted)} (jitted) != {len(native)} (native)"
+        for i, (a, b) in enumerate(zip(native, jitted)):
+            assert_same(a, b, f"{path}[{i}]", seen)
+    elif tn is dict:
+        assert list(native) == list(jitted), f"{path}: keys {list(jitted)} (jitted) != {list(native)} (native)"
+        for k in native:
+            assert_same(native[k], jitted[k], f"{path}[{k!r}]", seen)
+    elif isinstance(native, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)):
+        assert native is jitted, f"{path}: {jitted!r} (jitted) is not {native!r} (native)"
+    elif hasattr(native, "__dict__") and not isinstance(native, (int, str, bytes)):
+        assert_same(vars(native), vars(jitted), f"{path}.__dict__", seen)
+    else:
+        assert native == jitted, f"{path}: {jitted!r} (jitted) != {native!r} (native)"
+
+
+def _reachable(obj, path: str, out: dict[int, str], seen: set[int]) -> None:
+    """id -> path of every mutable or tensor object reachable from ``obj``."""
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, (frame.Tensor, np.ndarray, list, dict)) or (
+            hasattr(obj, "__dict__") and not isinstance(obj, (type, types.FunctionType, types.ModuleType))):
+        out.setdefault(id(obj), path)
+    if isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            _reachable(v, f"{path}[{i}]", out, seen)
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            _reachable(v, f"{path}[{k!r}]", out, seen)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, (type, types.FunctionType, types.ModuleType)):
+        for k, v in vars(obj).items():
+            _reachable(v, f"{path}.{k}", out, seen)
+
+
+def _identities(result, inputs) -> list[tuple[str, str | None]]:
+    """For each mutable/tensor object in ``result``: (its path, the input path it is, or None)."""
+    where: dict[int, str] = {}
+    _reachable(inputs, "inputs", where, set())
+    found: dict[int, str] = {}
+    _reachable(result, "result", found, set())
+    return sorted((path, where.get(i)) for i, path in found.items())
+
+
+# -- running ---------------------------------------------------------------------------------------
+
+def _run(fn, args, kwargs):
+    try:
+        return fn(*args, **kwargs), None
+    except Exception as e:  # noqa: BLE001 - compared below
+        return None, e
+
+
+def _copy_inputs(args, kwargs, globals_to_check):
+    values = [d.get(name, _ABSENT) for d, name in globals_to_check]
+    return copy.deepcopy((args, kwargs, values))
+
+
+def _install_globals(globals_to_check, values) -> None:
+    for (d, name), v in zip(globals_to_check, values):
+        if v is _ABSENT:
+            d.pop(name, None)
+        else:
+            d[name] = v
+
+
+def last_entry(jitted):
+    """The cache entry that served the latest call of ``jitted`` (newest first)."""
+    entries = jitted._frame_cache.entries
+    assert entries, "no cache entry: the call was not intercepted"
+    return entries[0]
+
+
+def graph_count(jitted) -> int:
+    """Graphs of the latest call (until ``frame.explain`` exists: 1 if its entry
+    is captured and has a graph, else 0)."""
+    entry = last_entry(jitted)
+    return 0 if entry.native or entry.graph is None else 1
+
+
+def run_jitted(fn, *args, backend: str = "cpu", **kwargs):
+    jitted = frame.jit(fn, backend=backend)
+    return jitted, jitted(*args, **kwargs)
+
+
+def assert_same_as_eager(fn, *args, globals_to_check=(), captured: bool | None = True,
+                         backend: str = "cpu", **kwargs):
+    """Run ``fn`` natively and jitted on deep copies of the inputs and compare
+    everything plain Python code can observe.  Returns the jitted result."""
+    globals_to_check = list(globals_to_check)
+    originals = [d.get(name, _ABSENT) for d, name in globals_to_check]
+    try:
+        n_args, n_kwargs, n_globals = _copy_inputs(args, kwargs, globals_to_check)
+        j_args, j_kwargs, j_globals = _copy_inputs(args, kwargs, globals_to_check)
+
+        _install_globals(globals_to_check, n_globals)
+        native, native_exc = _run(fn, n_args, n_kwargs)
+        native_globals_after = [d.get(name, _ABSENT) for d, name in globals_to_check]
+
+        _install_globals(globals_to_check, j_globals)
+        jitted_fn = frame.jit(fn, backend=backend)
+        jitted, jitted_exc = _run(jitted_fn, j_args, j_kwargs)
+        jitted_globals_after = [d.get(name, _ABSENT) for d, name in globals_to_check]
+    finally:
+        _install_globals(globals_to_check, originals)
+
+    if native_exc is not None or jitted_exc is not None:
+        assert jitted_exc is not None, f"native raised {native_exc!r}, jitted returned {jitted!r}"
+        assert native_exc is not None, f"jitted raised {jitted_exc!r}, native returned {native!r}"
+        assert type(jitted_exc) is type(native_exc), \
+            f"jitted raised {type(jitted_exc).__name__}, native {type(native_exc).__name__}"
+        assert str(jitted_exc) == str(native_exc), \
+            f"messages differ:\n native: {native_exc}\n jitted: {jitted_exc}"
+        if captured is not None:
+            assert last_entry(jitted_fn).native, "an exception must come from a native run"
+    else:
+        assert_same(native, jitted)
+        n_ids = _identities(native, (n_args, n_kwargs, n_globals))
+        j_ids = _identities(jitted, (j_args, j_kwargs, j_globals))
+        assert n_ids == j_ids, f"results alias inputs differently:\n native: {n_ids}\n jitted: {j_ids}"
+        if captured is not None:
+            entry = last_entry(jitted_fn)
+            if captured:
+                assert not entry.native, f"expected a captured call, it ran natively: {entry.reason}"
+            else:
+                assert entry.native, "expected a native run, the call was captured"
+    assert_same(n_args, j_args, "args after the call")
+    assert_same(n_kwargs, j_kwargs, "kwargs after the call")
+    for (d, name), a, b in zip(globals_to_check, native_globals_after, jitted_globals_after):
+        assert (a is _ABSENT) == (b is _ABSENT), f"global {name!r}: presence differs"
+        if a is not _ABSENT:
+            assert_same(a, b, f"global {name!r}")
+    return jitted
+
+
+def assert_captured(fn, *args, graphs: int = 1, backend: str = "cpu", **kwargs):
+    """Call ``frame.jit(fn)`` once; assert the call was captured whole (no native
+    entry) into ``graphs`` graphs.  Returns the jitted function."""
+    jitted = frame.jit(fn, backend=backend)
+    jitted(*args, **kwargs)
+    entry = last_entry(jitted)
+    assert not entry.native, f"the call ran natively: {entry.reason}"
+    assert graph_count(jitted) == graphs, f"{graph_count(jitted)} graphs, expected {graphs}"
+    return jitted
+
+
+# -- counting compiles -------------------------------------------------------------------------------
+
+class CompileCounter:
+    """Counters since the last ``reset()`` (Dynamo's CompileCounter): capture
+    translations, backend compiles, compilation-cache hits, recompiles, breaks."""
+
+    def reset(self) -> None:
+        record.reset()
+        capture.reset_caches()
+        runtime_compile.clear_cache()
+
+    @property
+    def translations(self) -> int:
+        return stats().translations
+
+    @property
+    def compiles(self) -> int:
+        return stats().compiles
+
+    @property
+    def cache_hits(self) -> int:
+        return stats().cache_hits
+
+    @property
+    def recompiles(self) -> int:
+        return stats().recompiles
+
+    @property
+    def graph_breaks(self) -> dict[str, int]:
+        return stats().graph_breaks
+
+    def __repr__(self) -> str:
+        return (f"CompileCounter(translations={self.translations}, compiles={self.compiles}, "
+                f"recompiles={self.recompiles}, graph_breaks={self.graph_breaks})")
