@@ -27,7 +27,7 @@ import frame
 from _harness import interleaved, show
 from frame.ir import Graph, GraphBuilder
 from frame.runtime.compile import compile as compile_graph
-from frame.runtime.interpreter import evaluate
+from frame.ops.interpreter import evaluate
 
 N = 64
 

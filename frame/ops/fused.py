@@ -22,10 +22,9 @@ fails loudly instead of producing an untyped node.  The reference kernel
 raises likewise: a fused node is run by running its body (the interpreter,
 constant folding and the fallback chain all do so through ``Node.body``).
 
-Trait: ``composite`` -- the node is made of primitive ops (its body).  Unlike
-other composites its decomposition is per node (the body) rather than a
-schema-level ``decompose``; consumers recognise a fused node by
-``node.body is not None`` (or ``node.op == FUSED``).
+Trait: ``fused`` -- the node is made of primitive ops (its body); consumers
+recognise a fused node by the trait, by ``node.body is not None`` or by
+``node.op == FUSED``.
 """
 from __future__ import annotations
 
@@ -51,8 +50,8 @@ def _fused_infer(types: Sequence[TensorType], attrs: Mapping[str, Any]) -> list[
 
 def _fused_kernel(ins: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> tuple:
     raise FrameValueError("fused: the computation lives in the node's body (Node.body); run "
-                          "the body (frame.runtime.interpreter.evaluate) instead of a kernel")
+                          "the body (frame.ops.interpreter.evaluate) instead of a kernel")
 
 
-register(OpSchema(FUSED, (1, None), _fused_infer, _fused_kernel, traits=("composite",),
+register(OpSchema(FUSED, (1, None), _fused_infer, _fused_kernel, traits=("fused",),
                   doc="A fused sub-graph of elementwise/broadcast nodes; see Node.body."))

@@ -32,7 +32,7 @@ REQUIRED: Any = _Required()
 # The closed set of attribute kinds (DESIGN §3).
 ATTR_KINDS = frozenset({"int", "float", "str", "bool", "ints", "floats", "dtype", "shape"})
 TRAITS = frozenset({"elementwise", "fusable", "commutative", "has_side_effect", "broadcast",
-                    "reduction", "shape_op", "composite", "nondifferentiable"})
+                    "reduction", "shape_op", "composite", "nondifferentiable", "fused"})
 
 
 class AttrSpec:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..ir.graph import Graph, Node
 from ..ops.registry import get_schema
-from ..runtime.interpreter import evaluate
+from ..ops.interpreter import evaluate
 from .base import Pass
 
 __all__ = ["ConstantFolding", "MAX_FOLDED_ELEMENTS"]

@@ -1,9 +1,10 @@
 """common_subexpression_elimination: one node per distinct computation.
 
 Two nodes are the same when op, inputs, attrs (and a constant's payload, or a
-fused node's body) are equal.  Inputs of commutative ops are put in a
-canonical order (by definition position) first, so ``add(a, b)`` and
-``add(b, a)`` meet.  Ops with side effects are never merged.
+fused node's body) are equal.  For commutative ops the key uses the inputs in
+a canonical order, so ``add(a, b)`` and ``add(b, a)`` meet; the node itself
+keeps its operand order (x86 returns the first operand's NaN, so reordering
+would change NaN signs).  Ops with side effects are never merged.
 """
 from __future__ import annotations
 
@@ -35,13 +36,12 @@ class CommonSubexpressionElimination(Pass):
         dead: list[Node] = []
         for node in graph.nodes:
             schema = get_schema(node.op)
-            if schema.has("commutative") and len(node.inputs) == 2:
-                a, b = node.inputs
-                if position[id(a)] > position[id(b)]:
-                    node.inputs = (b, a)
             if schema.has("has_side_effect"):
                 continue
-            key = (node.op, tuple(id(v) for v in node.inputs),
+            operands = tuple(id(v) for v in node.inputs)
+            if schema.has("commutative") and len(node.inputs) == 2:
+                operands = tuple(sorted(operands, key=lambda i: position[i]))
+            key = (node.op, operands,
                    tuple(sorted((k, repr(v)) for k, v in node.attrs.items())),
                    node.device, _payload_key(node))
             first = seen.get(key)

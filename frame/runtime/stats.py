@@ -81,8 +81,8 @@ class _Stats:
                 graph_breaks=dict(self.graph_breaks), translations=c["translations"],
                 compiles=c["compiles"], compiles_by_backend=dict(self.compiles_by_backend),
                 cache_hits=c["cache_hits"], cache_misses=c["cache_misses"],
-                recompiles=c["recompiles"], compile_time_s=self.times["compile"],
-                pass_time_s=self.times["passes"],
+                recompiles=c["recompiles"], compile_time_s=float(self.times["compile"]),
+                pass_time_s=float(self.times["passes"]),
                 extra={k: v for k, v in c.items() if k not in known})
 
 

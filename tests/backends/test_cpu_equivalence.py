@@ -25,7 +25,7 @@ from frame.ops import REQUIRED, all_schemas
 from frame.ops.schema import OpSchema
 from frame.passes.fusion import OperatorFusion
 from frame.runtime import compile as rc
-from frame.runtime.interpreter import evaluate
+from frame.ops.interpreter import evaluate
 
 ELEMENTWISE = [s for s in all_schemas() if s.has("elementwise")]
 POOL = ("float32", "int32", "bool", "float64")      # dtype combinations come from these ...

@@ -15,7 +15,7 @@ from frame.dtypes import from_numpy
 from frame.ir import GraphBuilder, TensorType
 from frame.ops import all_ops, get_schema
 from frame.runtime import eager
-from frame.runtime.interpreter import evaluate
+from frame.ops.interpreter import evaluate
 
 from .optable import load_all, tolerance
 

@@ -18,7 +18,7 @@ from frame.ir import Graph, GraphBuilder, clone_graph, dump_text, parse_text, ve
 from frame.ops import get_schema
 from frame.passes import PASS_NAMES, standard_pipeline
 from frame.passes.fusion import OperatorFusion, find_groups
-from frame.runtime.interpreter import evaluate
+from frame.ops.interpreter import evaluate
 
 DATA = pathlib.Path(__file__).parent / "testdata"
 CASES = sorted(p.name[len("operator_fusion_"):-len(".in.ir")]

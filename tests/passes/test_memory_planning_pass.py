@@ -68,7 +68,7 @@ def test_idempotent(case):
 def test_plan_drives_the_cpu_executable(case):
     """The planned graph compiles with this exact plan and matches the interpreter."""
     from frame.backends.cpu import CpuBackend
-    from frame.runtime.interpreter import evaluate
+    from frame.ops.interpreter import evaluate
 
     graph = MemoryPlanning().run(_load(case))
     exe = CpuBackend().compile(graph, frame.hal.CompileOptions())

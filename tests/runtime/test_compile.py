@@ -12,7 +12,7 @@ from frame.hal import CompileOptions, ErrorCode, FrameError
 from frame.ir import GraphBuilder
 from frame.passes import PassManager
 from frame.runtime import compile as rc
-from frame.runtime.interpreter import evaluate
+from frame.ops.interpreter import evaluate
 from frame.runtime.stats import reset_stats, stats
 
 from .tiny_backend import tiny

@@ -10,7 +10,7 @@ import frame
 from frame.ir import GraphBuilder
 from frame.runtime import compile as rc
 from frame.runtime.fallback import FallbackExecutable
-from frame.runtime.interpreter import evaluate
+from frame.ops.interpreter import evaluate
 from frame.runtime.stats import reset_stats, stats
 
 from .tiny_backend import tiny

@@ -11,7 +11,7 @@ import threading
 import numpy as np
 
 from frame.hal import Backend, Executable, kernel_registry, register_backend
-from frame.runtime.interpreter import evaluate
+from frame.ops.interpreter import evaluate
 
 SUPPORTED = {"add", "mul", "relu", "constant", "sub"}
 

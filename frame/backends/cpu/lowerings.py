@@ -52,7 +52,10 @@ class Namespace:
         return name
 
 
-# (node, argument expressions, out expression, namespace) -> lines of code
+# (node, argument expressions, out expression, namespace) -> lines of code.
+# An emitter must stay exact when ``out`` is one of its arguments of the same
+# dtype and shape (the codegen writes fused intermediates in place): it may
+# read its arguments only in its first call, as rsqrt below does.
 Emitter = Callable[[Node, Sequence[str], str, Namespace], list[str]]
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..hal.errors import FrameError, ErrorCode
 from ..ir.graph import Graph
-from ..ops.registry import get_schema
+from .registry import get_schema
 
 __all__ = ["evaluate"]
 
