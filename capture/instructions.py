@@ -85,7 +85,8 @@ Stack contracts the handlers implement (``[..., a, b]`` has ``b`` on top)
   result]``; the last ``len(k)`` arguments are keyword values named by ``k``.
   At most one of ``s1``, ``s2`` is NULL.  s1 NULL: call ``s2``.  s2 NULL: call
   ``s1``.  Neither: call ``s1`` with ``s2`` prepended as first argument (this
-  covers 3.11/3.12 ``[NULL, f]``, 3.13 ``[f, NULL]`` and ``[meth, self]``).
+  covers 3.11/3.12 ``[NULL, f]``, 3.13 ``[f, NULL]``, ``[meth, self]`` and
+  3.11's comprehension call ``[function, iterator]`` with ``n == 0``).
   ``CALL_FUNCTION_EX flags``: ``[..., s1, s2, args, kwargs if flags & 1]``,
   same NULL rule.
 * ``FOR_ITER``: ``[..., it] -> [..., it, next(it)]``, or on exhaustion
@@ -120,11 +121,12 @@ This module imports nothing from ``frame``.
 
 from __future__ import annotations
 
+import bisect
 import dis
 import sys
 import types
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, NoReturn
 
 __all__ = [
     "ALL_NORMALISED_OPNAMES_FOR_THIS_VERSION",
@@ -166,7 +168,9 @@ class Instruction:
 
     ``arg`` is CPython's oparg where the instruction is not synthesised, else
     the operand in the normalised opname's own encoding; handlers read
-    ``argval`` and the flags, never bits of ``arg``.
+    ``argval`` and the flags, never bits of ``arg``.  ``lineno`` is the source
+    line of the original instruction; instructions without a location (some
+    cleanup code) carry the previous instruction's line.
     """
 
     index: int
@@ -267,17 +271,25 @@ _NEVER_IN_CODE = frozenset({"CACHE", "RESERVED", "ENTER_EXECUTOR", "INTERPRETER_
 # --- The decoder -------------------------------------------------------------
 
 
+@dataclass(slots=True)
 class _Pending:
-    """A normalised instruction before indices are known (mutable, internal)."""
+    """A normalised instruction before jump targets are resolved (internal)."""
 
-    __slots__ = (
-        "opname", "arg", "argval", "offset", "end_offset", "main_offset",
-        "lineno", "jump", "part", "source_opname", "flags",
-    )
-
-    def __init__(self, **fields: object) -> None:
-        for name, value in fields.items():
-            setattr(self, name, value)
+    opname: str
+    arg: int | None
+    argval: object
+    offset: int  # start of the group
+    end_offset: int
+    main_offset: int  # the original instruction this one was derived from
+    lineno: int | None
+    jump: int | None  # original offset the jump continues at
+    part: int
+    source_opname: str
+    kw_names: tuple[str, ...] = ()
+    push_null: bool = False
+    method: bool = False
+    null_first: bool = False
+    to_bool: bool = False
 
 
 class _Decoder:
@@ -313,15 +325,15 @@ class _Decoder:
             self.fail(self.raw[-1], "code ends inside an instruction group")
         return self.finish()
 
-    def fail(self, ins: dis.Instruction, why: str) -> None:
+    def fail(self, ins: dis.Instruction, why: str) -> NoReturn:
         name = self.code.co_qualname
         raise UnsupportedBytecode(f"{name}: {ins.opname} at offset {ins.offset}: {why}")
 
     def next_real(self) -> dis.Instruction | None:
         """The instruction after the current one, looking through EXTENDED_ARG."""
-        for ins in self.raw[self.k + 1:]:
-            if ins.opname != "EXTENDED_ARG":
-                return ins
+        for k in range(self.k + 1, len(self.raw)):
+            if self.raw[k].opname != "EXTENDED_ARG":
+                return self.raw[k]
         return None
 
     def prefix(self, ins: dis.Instruction) -> None:
@@ -337,7 +349,11 @@ class _Decoder:
         argval: object,
         *,
         jump: int | None = None,
-        **flags: object,
+        kw_names: tuple[str, ...] = (),
+        push_null: bool = False,
+        method: bool = False,
+        null_first: bool = False,
+        to_bool: bool = False,
     ) -> None:
         """Append one normalised instruction derived from ``ins``."""
         end = self.raw[self.k + 1].offset if self.k + 1 < len(self.raw) else len(
@@ -347,9 +363,16 @@ class _Decoder:
         self.out.append(_Pending(
             opname=opname, arg=arg, argval=jump if jump is not None else argval,
             offset=start, end_offset=end, main_offset=ins.offset, lineno=self.lineno,
-            jump=jump, part=len(self.out) - self.first_out,
-            source_opname=ins.opname, flags=flags,
+            jump=jump, part=len(self.out) - self.first_out, source_opname=ins.opname,
+            kw_names=kw_names, push_null=push_null, method=method, null_first=null_first,
+            to_bool=to_bool,
         ))
+
+    def oparg(self, ins: dis.Instruction) -> int:
+        """``ins``'s oparg, which its opcode always has."""
+        if ins.arg is None:
+            self.fail(ins, "missing oparg")
+        return ins.arg
 
     def emit_load_fast(self, ins: dis.Instruction, slot: int, name: str) -> None:
         # On 3.13 LOAD_CLOSURE is a pseudo-op assembled as LOAD_FAST of the cell
@@ -360,26 +383,28 @@ class _Decoder:
     def finish(self) -> Decoded:
         index_of = self.offset_to_index
         size = len(self.out)
-        entries = dis.Bytecode(self.code).exception_entries
+        mains = [p.main_offset for p in self.out]  # non-decreasing
         handler_at: dict[int, ExceptionHandler] = {}
         ranges: list[ExceptionRange] = []
+        # exception_entries is public in dis.Bytecode but missing from typeshed.
+        entries = dis.Bytecode(self.code).exception_entries  # type: ignore[attr-defined]
         for entry in entries:
-            target = index_of.get(entry.target, size)
-            if target >= size:
+            handler_index = index_of.get(entry.target, size)
+            if handler_index >= size:
                 raise UnsupportedBytecode(
                     f"{self.code.co_qualname}: exception handler at {entry.target} "
                     "is not an instruction"
                 )
-            handler = ExceptionHandler(target, entry.depth, bool(entry.lasti))
-            inside = [i for i, p in enumerate(self.out)
-                      if entry.start <= p.main_offset < entry.end]
-            if inside:
-                ranges.append(ExceptionRange(inside[0], inside[-1] + 1, handler))
-                for i in inside:
+            handler = ExceptionHandler(handler_index, entry.depth, bool(entry.lasti))
+            start = bisect.bisect_left(mains, entry.start)
+            end = bisect.bisect_left(mains, entry.end)
+            if start < end:
+                ranges.append(ExceptionRange(start, end, handler))
+                for i in range(start, end):
                     handler_at[i] = handler
         instructions = []
         for i, p in enumerate(self.out):
-            target = None
+            target: int | None = None
             if p.jump is not None:
                 target = index_of.get(p.jump, size)
                 if target >= size:
@@ -390,7 +415,9 @@ class _Decoder:
             instructions.append(Instruction(
                 index=i, opname=p.opname, arg=p.arg, argval=p.argval, offset=p.offset,
                 end_offset=p.end_offset, lineno=p.lineno, target=target, part=p.part,
-                source_opname=p.source_opname, handler=handler_at.get(i), **p.flags,
+                source_opname=p.source_opname, kw_names=p.kw_names, push_null=p.push_null,
+                method=p.method, null_first=p.null_first, to_bool=p.to_bool,
+                handler=handler_at.get(i),
             ))
         return Decoded(
             code=self.code,
@@ -439,15 +466,15 @@ def _fold_prefix(d: _Decoder, ins: dis.Instruction) -> None:
 
 
 def _names_tuple(d: _Decoder, ins: dis.Instruction, value: object) -> tuple[str, ...]:
-    if not (isinstance(value, tuple) and all(isinstance(n, str) for n in value)):
-        d.fail(ins, f"keyword names {value!r} are not a tuple of str")
-    return value  # type: ignore[return-value]
+    if isinstance(value, tuple) and all(isinstance(n, str) for n in value):
+        return value
+    d.fail(ins, f"keyword names {value!r} are not a tuple of str")
 
 
 @_rule("KW_NAMES", produces=())
 def _kw_names(d: _Decoder, ins: dis.Instruction) -> None:
     # 3.11's dis shows no argval for KW_NAMES: read the constant directly.
-    d.kw_names = _names_tuple(d, ins, d.code.co_consts[ins.arg])
+    d.kw_names = _names_tuple(d, ins, d.code.co_consts[d.oparg(ins)])
     d.prefix(ins)
 
 
@@ -466,11 +493,11 @@ def _call(d: _Decoder, ins: dis.Instruction) -> None:
     if ins.opname == "CALL_KW" and d.kw_names is None:
         # CPython's codegen always loads the names immediately before CALL_KW.
         d.fail(ins, "CALL_KW not preceded by LOAD_CONST of the keyword names")
-    names = d.kw_names or ()
-    if len(names) > ins.arg:
-        d.fail(ins, f"{len(names)} keyword names for {ins.arg} arguments")
+    names, count = d.kw_names or (), d.oparg(ins)
+    if len(names) > count:
+        d.fail(ins, f"{len(names)} keyword names for {count} arguments")
     d.kw_names = None
-    d.emit(ins, "CALL", ins.arg, ins.arg, kw_names=names)
+    d.emit(ins, "CALL", count, count, kw_names=names)
 
 
 @_rule("LOAD_METHOD", produces=("LOAD_ATTR",))
@@ -480,28 +507,28 @@ def _load_method(d: _Decoder, ins: dis.Instruction) -> None:
 
 @_rule("LOAD_ATTR", produces=("LOAD_ATTR",))
 def _load_attr(d: _Decoder, ins: dis.Instruction) -> None:
-    method = _LOAD_ATTR_HAS_METHOD_BIT and bool(ins.arg & 1)
+    method = _LOAD_ATTR_HAS_METHOD_BIT and bool(d.oparg(ins) & 1)
     d.emit(ins, "LOAD_ATTR", ins.arg, ins.argval, method=method,
            null_first=method and _NULL_FIRST)
 
 
 @_rule("LOAD_SUPER_ATTR", produces=("LOAD_SUPER_ATTR",))
 def _load_super_attr(d: _Decoder, ins: dis.Instruction) -> None:
-    method = bool(ins.arg & 1)
+    method = bool(d.oparg(ins) & 1)
     d.emit(ins, "LOAD_SUPER_ATTR", ins.arg, ins.argval, method=method,
            null_first=method and _NULL_FIRST)
 
 
 @_rule("LOAD_GLOBAL", produces=("LOAD_GLOBAL",))
 def _load_global(d: _Decoder, ins: dis.Instruction) -> None:
-    push_null = bool(ins.arg & 1)
+    push_null = bool(d.oparg(ins) & 1)
     d.emit(ins, "LOAD_GLOBAL", ins.arg, ins.argval, push_null=push_null,
            null_first=push_null and _NULL_FIRST)
 
 
 @_rule("LOAD_FAST", "LOAD_FAST_CHECK", produces=("LOAD_FAST", "LOAD_CLOSURE"))
 def _load_fast(d: _Decoder, ins: dis.Instruction) -> None:
-    d.emit_load_fast(ins, ins.arg, ins.argval)
+    d.emit_load_fast(ins, d.oparg(ins), ins.argval)
 
 
 def _pair(d: _Decoder, ins: dis.Instruction) -> tuple[int, str, int, str]:
@@ -509,7 +536,8 @@ def _pair(d: _Decoder, ins: dis.Instruction) -> tuple[int, str, int, str]:
     names = ins.argval
     if not (isinstance(names, tuple) and len(names) == 2):
         d.fail(ins, f"expected two names, got {names!r}")
-    return ins.arg >> 4, names[0], ins.arg & 15, names[1]
+    packed = d.oparg(ins)  # first slot in the high nibble, second in the low one
+    return packed >> 4, names[0], packed & 15, names[1]
 
 
 @_rule("LOAD_FAST_LOAD_FAST", produces=("LOAD_FAST", "LOAD_CLOSURE"))
@@ -560,16 +588,15 @@ def _compare_op(d: _Decoder, ins: dis.Instruction) -> None:
     if ins.argval not in dis.cmp_op:
         d.fail(ins, f"unknown comparison {ins.argval!r}")
     d.emit(ins, "COMPARE_OP", ins.arg, ins.argval,
-           to_bool=bool(ins.arg & _COMPARE_TO_BOOL_BIT))
+           to_bool=bool(d.oparg(ins) & _COMPARE_TO_BOOL_BIT))
 
 
-@_rule(*_RENAMED_JUMPS, produces=())  # outputs filled in below
 def _renamed_jump(d: _Decoder, ins: dis.Instruction) -> None:
     d.emit(ins, _RENAMED_JUMPS[ins.opname], ins.arg, None, jump=ins.argval)
 
 
-for _name, _new in _RENAMED_JUMPS.items():
-    _PRODUCES[_name] = (_new,)
+for _old, _new in _RENAMED_JUMPS.items():
+    _rule(_old, produces=(_new,))(_renamed_jump)
 
 
 @_rule("FOR_ITER", produces=("FOR_ITER",))
@@ -611,7 +638,8 @@ def _call_intrinsic_2(d: _Decoder, ins: dis.Instruction) -> None:
 @_rule("FORMAT_VALUE",
        produces=("SWAP", "CONVERT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC"))
 def _format_value(d: _Decoder, ins: dis.Instruction) -> None:
-    conversion, has_spec = ins.arg & 3, bool(ins.arg & 4)
+    flags = d.oparg(ins)
+    conversion, has_spec = flags & 3, bool(flags & 4)
     if conversion and has_spec:
         # [value, spec]: the conversion applies to the value under the spec.
         d.emit(ins, "SWAP", 2, 2)
