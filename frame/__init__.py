@@ -17,7 +17,7 @@ from .tensor import Tensor, tensor, from_numpy
 from .functions import *  # noqa: F401,F403
 from . import functions as _functions
 from . import _tensor_methods, _numpy_interop  # noqa: F401  (operators, methods, NumPy protocols)
-from . import fft, nn, optim  # noqa: E402
+from . import autograd, fft, nn, optim  # noqa: E402  (autograd registers gradient rules)
 from .runtime.stats import stats, reset_stats  # noqa: E402
 
 __all__ = [
