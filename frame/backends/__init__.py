@@ -1,5 +1,8 @@
 """Backend registrations.  Factories are lazy: a backend's module (and its
 heavy dependencies, such as openvino) load on first ``get_backend(name)``."""
+import importlib.util
+import os
+
 from ..hal.backend import register_backend
 
 
@@ -8,4 +11,19 @@ def _cpu():
     return CpuBackend()
 
 
+def _openvino():
+    from .openvino import OpenVinoBackend
+    return OpenVinoBackend()
+
+
 register_backend("cpu", _cpu)
+register_backend("openvino", _openvino)
+
+
+def default_backend_name() -> str:
+    """The jit's backend: ``FRAME_BACKEND`` if set, else ``openvino`` when it is
+    installed, else ``cpu``.  Cheap: finds the package without importing it."""
+    chosen = os.environ.get("FRAME_BACKEND")
+    if chosen:
+        return chosen
+    return "openvino" if importlib.util.find_spec("openvino") is not None else "cpu"

@@ -81,7 +81,9 @@ class _Planner:
         if node.op == "constant":
             self.placed.append((CPU, node))  # a constant needs no kernel; materialised at build
             return
-        if kernel_registry.get(node.op, self.backend.name) is not None:
+        kernel = kernel_registry.get(node.op, self.backend.name)
+        accepts = getattr(kernel, "accepts", None)  # a backend kernel may refuse some dtypes
+        if kernel is not None and (accepts is None or accepts(node)):
             self._hop(node, KERNEL, reason)
             self.placed.append((KERNEL, node))
             return

@@ -50,6 +50,14 @@ class EagerCache:
         self._lock = threading.Lock()
         self._entries: dict[tuple, "OpenVinoExecutable | FrameError"] = {}
 
+    def clear(self) -> None:
+        """Forget every one-op model and refusal (tests that change the rules)."""
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
     def _key(self, op: str, types: Sequence[TensorType], attrs: Mapping[str, Any]) -> tuple:
         return (op, tuple(sorted(attrs.items())), tuple(types))
 

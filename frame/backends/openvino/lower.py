@@ -5,6 +5,8 @@ Boundary conversions (the only places float16 and int64 appear in a model):
 
 - a float16 input is an f16 Parameter converted to f32; a float16 output is
   the f32 value converted to f16 (one rounding, where NumPy rounds too).
+- a complex64 input or output is its float32 view, (real, imaginary) pairs on
+  a trailing axis of 2.
 - an int64 input is bound *without a copy* as its int32 view: a Parameter of
   twice as many int32 words, little-endian (low, high) pairs.  The model keeps
   the low words and flags any high word that is not the low word's sign
@@ -29,12 +31,12 @@ from ...dtypes import DType, float16, int64
 from ...hal.errors import ErrorCode, FrameError
 from ...ir.graph import Graph, Node, Value
 from . import rules_elementwise, rules_nn, rules_reduction, rules_shape  # noqa: F401 (fill RULES)
-from .table import RULES, Lowerer, Out, internal_type, out
+from .table import RULES, Lowerer, Out, internal_shape, internal_type, out
 
-__all__ = ["LoweredGraph", "lower_graph", "INPUT_DIRECT", "INPUT_INT64", "OUT_MODEL",
-           "OUT_INPUT", "OUT_CONST"]
+__all__ = ["LoweredGraph", "lower_graph", "INPUT_DIRECT", "INPUT_INT64", "INPUT_COMPLEX",
+           "OUT_MODEL", "OUT_INPUT", "OUT_CONST"]
 
-INPUT_DIRECT, INPUT_INT64 = "direct", "int64"
+INPUT_DIRECT, INPUT_INT64, INPUT_COMPLEX = "direct", "int64", "complex64"
 OUT_MODEL, OUT_INPUT, OUT_CONST = "model", "input", "const"
 
 if sys.byteorder != "little":  # the int64 -> int32 pair view assumes it
@@ -78,10 +80,16 @@ class _Builder:
             pairs = out(ops.reshape(param, self.cx.ints([t.size, 2]), False))
             low = out(ops.gather(pairs, self.cx.i32(0), self.cx.i32(1)))
             high = out(ops.gather(pairs, self.cx.i32(1), self.cx.i32(1)))
-            sign = out(ops.select(out(ops.less(low, self.cx.i32(0))), self.cx.i32(-1), self.cx.i32(0)))
-            self.cx.flag(out(ops.not_equal(high, sign)))
+            # in range iff the high word is the low word's sign extension (integer ops
+            # only: the plugin compares i32 in float32)
+            sign = out(ops.bitwise_right_shift(low, self.cx.i32(31)))
+            self.cx.flag(out(ops.convert(out(ops.bitwise_xor(high, sign)), ov.Type.boolean)))
             self.env[id(v)] = out(ops.reshape(low, self.cx.ints(t.shape), False))
             return param, INPUT_INT64
+        if t.dtype.is_complex:  # bound as its float32 view: (real, imaginary) pairs
+            param = ops.parameter(list(t.shape) + [2], ov.Type.f32)
+            self.env[id(v)] = param.output(0)
+            return param, INPUT_COMPLEX
         param = ops.parameter(list(t.shape), _boundary_type(t.dtype))
         value = param.output(0)
         if t.dtype is float16:
@@ -121,8 +129,9 @@ class _Builder:
         if r.get_element_type() != want:
             raise _internal_error(node, f"built {r.get_element_type()}, expected {want} for {v.type}")
         shape = r.get_partial_shape()
-        if not shape.is_static or tuple(shape.to_shape()) != v.type.shape:
-            raise _internal_error(node, f"built shape {shape}, expected {list(v.type.shape)}")
+        want_shape = internal_shape(v.type.dtype, v.type.shape)
+        if not shape.is_static or tuple(shape.to_shape()) != want_shape:
+            raise _internal_error(node, f"built shape {shape}, expected {list(want_shape)}")
 
     def result(self, v: Value) -> Out:
         value = self.env[id(v)]
@@ -149,6 +158,12 @@ def lower_graph(graph: Graph, name: str = "frame") -> LoweredGraph:
     b.lower_nodes(graph.nodes)
 
     input_index = {id(v): i for i, v in enumerate(graph.inputs)}
+    # A Result fed straight by a Parameter comes back as garbage when both
+    # tensors are bound by the caller (measured, OpenVINO 2026.4 CPU): such an
+    # output (an identity lowering: floor of ints, abs of bools, a sum over no
+    # axes) is the input itself, so it is handed back as a copy of the input.
+    param_input = {params[entry[0]].get_name(): i for i, entry in enumerate(inputs)
+                   if entry is not None and entry[1] == INPUT_DIRECT}
     results: list[Out] = []
     model_index: dict[int, int] = {}
     outputs: list[tuple[str, object]] = []
@@ -158,9 +173,14 @@ def lower_graph(graph: Graph, name: str = "frame") -> LoweredGraph:
         elif v.producer is not None and v.producer.op == "constant":
             outputs.append((OUT_CONST, np.array(v.producer.const, dtype=v.type.dtype.np)))
         else:
+            value = b.result(v)
+            source = value.get_node()
+            if source.get_type_name() == "Parameter" and source.get_name() in param_input:
+                outputs.append((OUT_INPUT, param_input[source.get_name()]))
+                continue
             if id(v) not in model_index:
                 model_index[id(v)] = len(results)
-                results.append(b.result(v))
+                results.append(value)
             outputs.append((OUT_MODEL, model_index[id(v)]))
 
     flag_output = None

@@ -5,8 +5,8 @@ Operands are first brought to the kind the op computes in (the output's kind
 for arithmetic, NumPy's common dtype for comparisons), as NumPy's ufunc loops
 do.  Where the CPU plugin's own op differs from NumPy, the lowering says how:
 
-- Maximum/Minimum/ReduceMax/Relu/Clamp drop NaN; NumPy propagates it, so NaN
-  operands are selected explicitly.
+- Maximum/Minimum/ReduceMax/Relu/Clamp drop NaN and Exp maps it to inf;
+  NumPy propagates it, so NaN operands are selected explicitly.
 - Greater and GreaterEqual answer True for NaN operands; Less/LessEqual are
   right, so ``a > b`` is lowered as ``b < a``.
 - boolean Add/Multiply/Maximum/Minimum are invalid in OpenVINO; for bools
@@ -14,6 +14,10 @@ do.  Where the CPU plugin's own op differs from NumPy, the lowering says how:
 - Convert(f32 -> boolean) makes NaN False; NumPy's ``astype(bool)`` makes it
   True, so casts to bool are ``x != 0``.
 - Erf is not accurate enough (see ``erf.py``).
+- integer comparisons, Clamp and Relu run in float32 inside the plugin
+  (16777217 == 16777216 is True): integer comparisons are built from bitwise
+  ops (``Lowerer.int_less``), integer relu/clip from Maximum/Minimum, which
+  are exact.
 - integer floor division, modulo and power go through float in OpenVINO, and
   float Mod/FloorMod compute ``a - trunc(a / b) * b`` rather than NumPy's
   exact fmod (1 mod 0.1 gives 0 instead of 0.0999...): these are refused.
@@ -31,7 +35,7 @@ from ...ir.graph import Node
 from . import erf as erf_math
 from .table import Lowerer, Out, lowering, out
 
-__all__: list[str] = []
+__all__ = ["compare_ints", "maximum", "minimum"]
 
 
 def _in(node: Node, i: int = 0) -> DType:
@@ -92,18 +96,21 @@ _FLOAT_UNARY = {
 @lowering(*_FLOAT_UNARY, check=_float_only)
 def _float_unary(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     (x,) = _operands(cx, node, ins, "f")
-    return [out(_FLOAT_UNARY[node.op](x))]
+    y = out(_FLOAT_UNARY[node.op](x))
+    if node.op == "exp":
+        y = _keep_nan(x, y)  # the plugin's Exp maps NaN to inf
+    return [y]
 
 
 @lowering("rsqrt", check=_float_only)
-def _rsqrt(cx, node, ins):
+def _rsqrt(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     # the reference rounds twice (reciprocal of sqrt); so does this, no fused rsqrt
     (x,) = _operands(cx, node, ins, "f")
     return [out(ops.divide(cx.f32(1.0), out(ops.sqrt(x))))]
 
 
 @lowering("erf", check=_float_only)
-def _erf(cx, node, ins):
+def _erf(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     (x,) = _operands(cx, node, ins, "f")
     return [erf_math.erf(cx, x)]
 
@@ -112,7 +119,7 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
 @lowering("gelu", check=_float_only)
-def _gelu(cx, node, ins):
+def _gelu(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     (x,) = _operands(cx, node, ins, "f")
     half_x = out(ops.multiply(cx.f32(0.5), x))
     if node.attrs["approximate"] == "tanh":
@@ -125,29 +132,29 @@ def _gelu(cx, node, ins):
 
 
 @lowering("neg")
-def _neg(cx, node, ins):
+def _neg(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [out(ops.negative(ins[0]))]
 
 
 @lowering("abs")
-def _abs(cx, node, ins):
+def _abs(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [ins[0] if _in(node).kind == "b" else out(ops.abs(ins[0]))]
 
 
 @lowering("sign", int64=True)
-def _sign(cx, node, ins):
+def _sign(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [out(ops.sign(ins[0]))]
 
 
 @lowering("floor", "ceil", int64=True)
-def _round(cx, node, ins):
+def _round(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     if _in(node).kind != "f":
         return [ins[0]]  # NumPy 2 keeps integer and bool dtypes: the identity
     return [out((ops.floor if node.op == "floor" else ops.ceiling)(ins[0]))]
 
 
 @lowering("reciprocal")
-def _reciprocal(cx, node, ins):
+def _reciprocal(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     if _out(node).kind == "f":
         (x,) = _operands(cx, node, ins, "f")
         return [out(ops.divide(cx.f32(1.0), x))]
@@ -158,14 +165,12 @@ def _reciprocal(cx, node, ins):
 
 
 @lowering("logical_not", int64=True)
-def _logical_not(cx, node, ins):
-    if _in(node).kind == "b":
-        return [out(ops.logical_not(ins[0]))]
-    return [out(ops.equal(ins[0], cx.const(0, _in(node).kind)))]
+def _logical_not(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    return [out(ops.logical_not(cx.to_kind(ins[0], _in(node), "b")))]
 
 
 @lowering("relu", int64=True)
-def _relu(cx, node, ins):
+def _relu(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     kind = _in(node).kind
     return [maximum(kind, ins[0], cx.const(0, kind))]
 
@@ -180,7 +185,7 @@ def _arith_check(node: Node) -> str | None:
 
 
 @lowering("add", "sub", "mul", "div", "pow", check=_arith_check)
-def _arith(cx, node, ins):
+def _arith(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     kind = _out(node).kind
     a, b = _operands(cx, node, ins, kind)
     if kind == "b":  # NumPy: bool + bool is or, bool * bool is and
@@ -198,7 +203,7 @@ def _refuse_divmod(node: Node) -> str:
             f"and modulo through float, which is wrong for large values")
 
 
-def _no_build(cx, node, ins):
+def _no_build(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     raise AssertionError(f"'{node.op}' is never lowered: its check always refuses")
 
 
@@ -206,7 +211,7 @@ lowering("floordiv", "mod", check=_refuse_divmod)(_no_build)
 
 
 @lowering("maximum", "minimum", int64=True)
-def _extremum(cx, node, ins):
+def _extremum(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     kind = _out(node).kind
     a, b = _operands(cx, node, ins, kind)
     return [(maximum if node.op == "maximum" else minimum)(kind, a, b)]
@@ -230,18 +235,35 @@ _COMPARE = {"equal": (ops.equal, False), "not_equal": (ops.not_equal, False),
             "greater": (ops.less, True), "greater_equal": (ops.less_equal, True)}
 
 
+def compare_ints(cx: Lowerer, op: str, a: Out, b: Out) -> Out:
+    """An exact comparison of i32 values (see ``Lowerer.int_equal``)."""
+    if op in ("equal", "not_equal"):
+        eq = cx.int_equal(a, b)
+        return eq if op == "equal" else out(ops.logical_not(eq))
+    if op in ("greater", "less_equal"):
+        a, b = b, a  # a > b is b < a; a <= b is not (b < a)
+    lt = cx.int_less(a, b)
+    return lt if op in ("less", "greater") else out(ops.logical_not(lt))
+
+
 @lowering(*_COMPARE, check=_compare_check, int64=True)
-def _compare(cx, node, ins):
+def _compare(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     kind = _common(node).kind
-    build, swap = _COMPARE[node.op]
-    if kind == "b" and node.op not in ("equal", "not_equal"):
+    if kind == "b" and node.op in ("equal", "not_equal"):
+        a, b = ins
+        differ = out(ops.logical_xor(a, b))
+        return [differ if node.op == "not_equal" else out(ops.logical_not(differ))]
+    if kind == "b":
         kind = "i"  # ordering of bools: False < True, compared as 0 and 1
     a, b = _operands(cx, node, ins, kind)
+    if kind == "i":
+        return [compare_ints(cx, node.op, a, b)]
+    build, swap = _COMPARE[node.op]
     return [out(build(b, a) if swap else build(a, b))]
 
 
 @lowering("logical_and", "logical_or", int64=True)
-def _logical(cx, node, ins):
+def _logical(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     a, b = _operands(cx, node, ins, "b")
     return [out((ops.logical_and if node.op == "logical_and" else ops.logical_or)(a, b))]
 
@@ -249,10 +271,17 @@ def _logical(cx, node, ins):
 # --------------------------------------------------------------------------- where, cast, clip
 
 @lowering("where", int64=True, computes=False)
-def _where(cx, node, ins):
+def _where(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     kind = _out(node).kind
+    cond = ins[0]
     a, b = (cx.to_kind(x, v.type.dtype, kind) for x, v in zip(ins[1:], node.inputs[1:]))
-    return [out(ops.select(ins[0], a, b))]
+    if kind == "b":
+        # Select over boolean data fails inside the CPU plugin once a LogicalNot
+        # feeds it ("element types must match": boolean vs u8): use logic instead
+        pick_a = out(ops.logical_and(cond, a))
+        pick_b = out(ops.logical_and(out(ops.logical_not(cond)), b))
+        return [out(ops.logical_or(pick_a, pick_b))]
+    return [out(ops.select(cond, a, b))]
 
 
 def _cast_check(node: Node) -> str | None:
@@ -264,12 +293,12 @@ def _cast_check(node: Node) -> str | None:
 
 
 @lowering("cast", check=_cast_check, int64=True)
-def _cast(cx, node, ins):
+def _cast(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [cx.cast(ins[0], _in(node), _out(node))]
 
 
 @lowering("clip", int64=True)
-def _clip(cx, node, ins):
+def _clip(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     kind = _out(node).kind
     x, lo, hi = _operands(cx, node, ins, kind)
     return [minimum(kind, maximum(kind, x, lo), hi)]

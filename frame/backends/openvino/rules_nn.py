@@ -6,19 +6,22 @@
 - softmax/log_softmax map to the opset ops; layer_norm, cross_entropy and
   mse_loss are built the way their reference kernels compute them.
 - conv2d is Convolution/GroupConvolution; pooling is MaxPool/AvgPool in floor
-  mode.  MaxPool drops NaN, NumPy's window max keeps it, so a second pool of
-  the NaN mask restores it.
+  mode (AvgPool from opset14: opset16's crashes the plugin).  MaxPool drops
+  NaN and never returns -inf, NumPy's window max does both, so a second pool
+  of a NaN/-inf code restores them.
 - cross_entropy and embedding check their indices at run time (the
   reference raises for labels or indices out of range).
-- rfft/irfft: complex tensors have no element type in this backend.
+- rfft/irfft are RDFT/IRDFT over complex64 values held as float pairs.
 """
 from __future__ import annotations
 
-import numpy as np
+from typing import Sequence
+
+import openvino.opset14 as opset14
 import openvino.opset16 as ops
 
 from ...ir.graph import Node
-from .rules_shape import bounds_flag
+from .rules_shape import checked_index
 from .table import Lowerer, Out, lowering, out
 
 __all__: list[str] = []
@@ -44,7 +47,7 @@ def _matmul_check(node: Node) -> str | None:
 
 
 @lowering("matmul", check=_matmul_check)
-def _matmul(cx, node, ins):
+def _matmul(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     kind = node.outputs[0].type.dtype.kind
     compute = "f" if kind == "b" else kind
     a, b = (cx.to_kind(x, v.type.dtype, compute) for x, v in zip(ins, node.inputs))
@@ -57,13 +60,13 @@ def _matmul(cx, node, ins):
 # --------------------------------------------------------------------------- softmax family
 
 @lowering("softmax", "log_softmax")
-def _softmax(cx, node, ins):
+def _softmax(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     build = ops.softmax if node.op == "softmax" else ops.log_softmax
     return [out(build(ins[0], node.attrs["axis"]))]
 
 
 @lowering("layer_norm")
-def _layer_norm(cx, node, ins):
+def _layer_norm(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     x = ins[0]
     rank = node.inputs[0].type.rank
     axes = cx.ints(range(node.attrs["axis"], rank))
@@ -86,7 +89,7 @@ def _pads(padding) -> tuple[list[int], list[int]]:
 
 
 @lowering("conv2d")
-def _conv2d(cx, node, ins):
+def _conv2d(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     x, w = ins[0], ins[1]
     groups = node.attrs["groups"]
     begin, end = _pads(node.attrs["padding"])
@@ -115,20 +118,26 @@ def _max_pool(x: Out, args: dict) -> Out:
 
 
 @lowering("max_pool2d")
-def _max_pool2d(cx, node, ins):
+def _max_pool2d(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     x = ins[0]
     args = _pool_args(node)
     pooled = _max_pool(x, args)
-    nan_in_window = _max_pool(out(ops.convert(out(ops.is_nan(x)), "f32")), args)
-    has_nan = out(ops.greater(nan_in_window, cx.f32(0.0)))
-    return [out(ops.select(has_nan, cx.f32(float("nan")), pooled))]
+    # MaxPool skips NaN and starts from -FLT_MAX, where NumPy's window max is NaN if
+    # any element is, and -inf over -inf: pool a code too (2: NaN, 1: above -inf)
+    code = out(ops.add(out(ops.multiply(out(ops.convert(out(ops.is_nan(x)), "f32")), cx.f32(2.0))),
+                       out(ops.convert(out(ops.less(cx.f32(float("-inf")), x)), "f32"))))
+    window = _max_pool(code, args)
+    result = out(ops.select(out(ops.less(window, cx.f32(0.5))), cx.f32(float("-inf")), pooled))
+    return [out(ops.select(out(ops.greater(window, cx.f32(1.5))), cx.f32(float("nan")), result))]
 
 
 @lowering("avg_pool2d")
-def _avg_pool2d(cx, node, ins):
+def _avg_pool2d(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     args = _pool_args(node)
-    # exclude_pad=False: padding zeros count, as count_include_pad=True does
-    return [out(ops.avg_pool(ins[0], args["strides"], args["pads_begin"], args["pads_end"],
+    # exclude_pad=False: padding zeros count, as count_include_pad=True does.
+    # AvgPool-16 crashes the CPU plugin's compile_model (segfault, OpenVINO 2026.4.1,
+    # any arguments); AvgPool-14 is the same op without the crash.
+    return [out(opset14.avg_pool(ins[0], args["strides"], args["pads_begin"], args["pads_end"],
                              args["kernel_shape"], False, "floor", "explicit"))]
 
 
@@ -145,10 +154,10 @@ def _reduce_loss(cx: Lowerer, loss: Out, count: int, reduction: str) -> Out:
 
 
 @lowering("cross_entropy", int64=True)
-def _cross_entropy(cx, node, ins):
+def _cross_entropy(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     logits, labels = ins
     n, c = node.inputs[0].type.shape
-    bounds_flag(cx, labels, 0, c)
+    labels = checked_index(cx, labels, 0, c)
     log_probs = out(ops.log_softmax(logits, 1))
     picked = out(ops.gather_elements(log_probs, out(ops.reshape(labels, cx.ints([n, 1]), False)), 1))
     loss = out(ops.negative(out(ops.reshape(picked, cx.ints([n]), False))))
@@ -156,28 +165,46 @@ def _cross_entropy(cx, node, ins):
 
 
 @lowering("mse_loss")
-def _mse_loss(cx, node, ins):
+def _mse_loss(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     diff = out(ops.subtract(ins[0], ins[1]))
     loss = out(ops.multiply(diff, diff))
     return [_reduce_loss(cx, loss, node.inputs[0].type.size, node.attrs["reduction"])]
 
 
 @lowering("embedding", int64=True, computes=False)
-def _embedding(cx, node, ins):
+def _embedding(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     indices, weight = ins
-    bounds_flag(cx, indices, 0, node.inputs[1].type.shape[0])
+    indices = checked_index(cx, indices, 0, node.inputs[1].type.shape[0])
     return [out(ops.gather(weight, indices, cx.i32(0)))]
 
 
 # --------------------------------------------------------------------------- fft
 
-def _refuse_complex(node: Node) -> str:
-    return (f"op '{node.op}' on {_types(node)}: complex tensors have no OpenVINO element "
-            f"type in this backend")
+def _length(node: Node) -> int:
+    t = node.inputs[0].type
+    if node.op == "rfft":
+        return node.attrs["n"] or t.shape[-1]
+    return node.attrs["n"] or 2 * (t.shape[-1] - 1)
 
 
-def _no_build(cx, node, ins):
-    raise AssertionError(f"'{node.op}' is never lowered: its check always refuses")
+@lowering("rfft", complex64=True)
+def _rfft(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    # float16/float32 in, complex64 out (integers and bool give complex128: refused)
+    x = ins[0]
+    t = node.inputs[0].type
+    n, last = _length(node), t.rank - 1
+    if n > t.shape[-1]:
+        # RDFT cannot zero-pad itself ("signal size greater than input size is not
+        # supported yet"): pad first, as numpy.fft.rfft's n does
+        zeros = [0] * t.rank
+        x = out(ops.pad(x, cx.ints(zeros), cx.ints(zeros[:-1] + [n - t.shape[-1]]), "constant",
+                        cx.f32(0.0)))
+    return [out(ops.rdft(x, cx.ints([last]), cx.ints([n])))]
 
 
-lowering("rfft", "irfft", check=_refuse_complex)(_no_build)
+@lowering("irfft", complex64=True)
+def _irfft(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    # IRDFT crops or zero-pads the bins to n // 2 + 1 and ignores the imaginary
+    # parts NumPy ignores (measured equal to numpy.fft.irfft)
+    t = node.inputs[0].type
+    return [out(ops.irdft(ins[0], cx.ints([t.rank - 1]), cx.ints([_length(node)])))]

@@ -2,20 +2,26 @@
 
 NumPy accumulates integer sums and products in int64 (sum of int32 is
 int64); the CPU plugin would accumulate in int32, so those are refused.  Bool
-sums are counts and bool products are "all": both fit in int32 and are
-lowered exactly.  ReduceMax/ReduceMin ignore NaN where NumPy propagates it,
-so NaN is selected explicitly; argmax/argmin are built from comparisons so
-that ties and NaN pick the first index, as NumPy does.
+sums are counts and bool products are "all": both are lowered exactly.
+ReduceMax/ReduceMin run in float32 on integers (wrong beyond 2**24), so
+integer max/min/argmax/argmin are refused; on floats they ignore NaN where
+NumPy propagates it, so NaN is selected explicitly.  argmax/argmin are built
+from comparisons so that ties and NaN pick the first index, as NumPy does.
 """
 from __future__ import annotations
+
+from typing import Sequence
 
 import numpy as np
 import openvino.opset16 as ops
 
 from ...ir.graph import Node
-from .table import I32_MAX, Lowerer, Out, lowering, out
+from .table import Lowerer, Out, lowering, out
 
 __all__: list[str] = []
+
+# bool sums are counted in i32, which the plugin may accumulate in f32: exact to 2**24
+_EXACT_COUNT = 2 ** 24
 
 
 def _types(node: Node) -> str:
@@ -35,8 +41,8 @@ def _sum_prod_check(node: Node) -> str | None:
     if kind == "i":
         return (f"op '{node.op}' on {_types(node)}: NumPy accumulates integers in int64, the "
                 f"OpenVINO CPU plugin in int32")
-    if kind == "b" and _count(node) > I32_MAX:
-        return f"op '{node.op}' on {_types(node)}: a count over more than 2**31 - 1 elements"
+    if kind == "b" and _count(node) > _EXACT_COUNT:
+        return f"op '{node.op}' on {_types(node)}: a count over more than 2**24 elements"
     return None
 
 
@@ -45,7 +51,7 @@ def _reduce(build, x: Out, cx: Lowerer, axes, keepdims: bool) -> Out:
 
 
 @lowering("sum", "prod", check=_sum_prod_check, int64=True)
-def _sum_prod(cx, node, ins):
+def _sum_prod(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     x = ins[0]
     axes, keepdims = node.attrs["axes"], node.attrs["keepdims"]
     if node.inputs[0].type.dtype.kind == "b":
@@ -61,7 +67,7 @@ def _sum_prod(cx, node, ins):
 
 
 @lowering("mean")
-def _mean(cx, node, ins):
+def _mean(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     # integer and bool means are float64 (refused by support.py): inputs are floats here
     axes = node.attrs["axes"]
     if not axes:
@@ -69,8 +75,18 @@ def _mean(cx, node, ins):
     return [_reduce(ops.reduce_mean, ins[0], cx, axes, node.attrs["keepdims"])]
 
 
-@lowering("max", "min", int64=True)
-def _extremum(cx, node, ins):
+def _int_extremum_check(node: Node) -> str | None:
+    t = node.inputs[0].type
+    # max/min over no axes and argmax of a 0-d tensor reduce nothing: exact
+    reduces = bool(node.attrs["axes"]) if "axes" in node.attrs else t.rank > 0
+    if t.dtype.kind == "i" and reduces:
+        return (f"op '{node.op}' on {_types(node)}: the OpenVINO CPU plugin computes integer "
+                f"ReduceMax/ReduceMin in float32, which is wrong beyond 2**24")
+    return None
+
+
+@lowering("max", "min", check=_int_extremum_check, int64=True)
+def _extremum(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     x = ins[0]
     axes, keepdims = node.attrs["axes"], node.attrs["keepdims"]
     if not axes:
@@ -86,8 +102,8 @@ def _extremum(cx, node, ins):
     return [result]
 
 
-@lowering("argmax", "argmin", int64=True)
-def _argextremum(cx, node, ins):
+@lowering("argmax", "argmin", check=_int_extremum_check, int64=True)
+def _argextremum(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     x = ins[0]
     t = node.inputs[0].type
     keepdims = node.attrs["keepdims"]

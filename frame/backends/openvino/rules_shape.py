@@ -4,12 +4,15 @@ squeeze, concat, stack, split, slice, take, pad, flip) and of the creation ops
 
 These move or select values without computing new ones, so they keep int64
 values that fit in int32 exact and pass float16 values through unchanged
-(``computes=False``).  ``take`` checks its indices at run time: OpenVINO's
-Gather returns zeros for an out-of-range index where the reference raises,
-so an out-of-range index sends that call to the reference kernels, which
-raise the reference's error.
+(``computes=False``).  ``take`` and ``scatter_add`` check their indices at run
+time: OpenVINO's Gather returns zeros for an out-of-range index (and
+ScatterElementsUpdate throws) where the reference raises, so an out-of-range
+index sends that call to the reference kernels, which raise the reference's
+error.
 """
 from __future__ import annotations
+
+from typing import Sequence
 
 import numpy as np
 import openvino.opset16 as ops
@@ -19,7 +22,7 @@ from ...ops.registry import get_schema
 from .support import fits_int32
 from .table import Lowerer, Out, lowering, out
 
-__all__ = ["bounds_flag"]
+__all__ = ["checked_index"]
 
 # "through index 0" for a negative-step Slice: any stop below -dim means that
 _BEFORE_START = -(2 ** 62)
@@ -33,25 +36,31 @@ def _reshape_to(cx: Lowerer, x: Out, shape) -> Out:
     return out(ops.reshape(x, cx.ints(shape), False))
 
 
-def bounds_flag(cx: Lowerer, index: Out, low: int, high: int) -> None:
-    """Flag any index outside [low, high) (the reference kernel raises for those)."""
-    below = out(ops.less(index, cx.i32(low)))
-    above = out(ops.greater_equal(index, cx.i32(high)))
-    cx.flag(out(ops.logical_or(below, above)))
+def checked_index(cx: Lowerer, index: Out, low: int, high: int) -> Out:
+    """``index`` clamped into [low, high), with a run-time flag for any index
+    outside it (the reference kernel raises for those, so the call re-runs there).
+
+    Comparisons are exact integer ones (the plugin's Less on i32 runs in float32);
+    the clamp keeps Gather/GatherElements/ScatterElementsUpdate from reading out
+    of range or throwing before the flag is looked at."""
+    below = cx.int_less(index, cx.i32(low))
+    inside = cx.int_less(index, cx.i32(high))
+    cx.flag(out(ops.logical_or(below, out(ops.logical_not(inside)))))
+    return out(ops.minimum(out(ops.maximum(index, cx.i32(low))), cx.i32(high - 1)))
 
 
 @lowering("reshape", "expand_dims", "squeeze", int64=True, computes=False)
-def _reshape(cx, node, ins):
+def _reshape(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [_reshape_to(cx, ins[0], _shape_of(node))]
 
 
 @lowering("transpose", int64=True, computes=False)
-def _transpose(cx, node, ins):
+def _transpose(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [out(ops.transpose(ins[0], cx.ints(node.attrs["perm"])))]
 
 
 @lowering("broadcast_to", int64=True, computes=False)
-def _broadcast_to(cx, node, ins):
+def _broadcast_to(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [out(ops.broadcast(ins[0], cx.ints(node.attrs["shape"])))]
 
 
@@ -61,7 +70,7 @@ def _to_output_kind(cx: Lowerer, node: Node, ins) -> list[Out]:
 
 
 @lowering("concat", int64=True, computes=False)
-def _concat(cx, node, ins):
+def _concat(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     parts = _to_output_kind(cx, node, ins)
     if len(parts) == 1:
         return parts
@@ -69,7 +78,7 @@ def _concat(cx, node, ins):
 
 
 @lowering("stack", int64=True, computes=False)
-def _stack(cx, node, ins):
+def _stack(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     axis = node.attrs["axis"]
     parts = [out(ops.unsqueeze(x, cx.ints([axis]))) for x in _to_output_kind(cx, node, ins)]
     if len(parts) == 1:
@@ -78,7 +87,7 @@ def _stack(cx, node, ins):
 
 
 @lowering("split", int64=True, computes=False)
-def _split(cx, node, ins):
+def _split(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     sizes = node.attrs["sizes"]
     if len(sizes) == 1:
         return [ins[0]]
@@ -87,7 +96,7 @@ def _split(cx, node, ins):
 
 
 @lowering("slice", int64=True, computes=False)
-def _slice(cx, node, ins):
+def _slice(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     shape = node.inputs[0].type.shape
     axes, starts, stops, steps = [], [], [], []
     for axis, (s, e, k, d) in enumerate(zip(node.attrs["starts"], node.attrs["stops"],
@@ -106,7 +115,7 @@ def _slice(cx, node, ins):
 
 
 @lowering("flip", int64=True, computes=False)
-def _flip(cx, node, ins):
+def _flip(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     axes = node.attrs["axes"]
     if not axes:
         return [ins[0]]
@@ -116,17 +125,44 @@ def _flip(cx, node, ins):
 
 
 @lowering("take", int64=True, computes=False)
-def _take(cx, node, ins):
+def _take(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     x, index = ins
     axis = node.attrs["axis"]
     n = node.inputs[0].type.shape[axis]
-    bounds_flag(cx, index, -n, n)
+    index = checked_index(cx, index, -n, n)
     # Gather (v8) wraps negative indices from the end, as numpy.take does
     return [out(ops.gather(x, index, cx.i32(axis)))]
 
 
+@lowering("scatter_add")
+def _scatter_add(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    base, index, updates = ins
+    axis = node.attrs["axis"]
+    t = node.inputs[0].type
+    n = t.shape[axis]
+    index = checked_index(cx, index, -n, n)
+    # ScatterElementsUpdate pairs every update with an index of its own: flatten the
+    # index tensor and broadcast it along the other axes of the updates
+    k = node.inputs[1].type.size
+    upd_shape = t.shape[:axis] + (k,) + t.shape[axis + 1:]
+    updates = out(ops.reshape(updates, cx.ints(upd_shape), False))
+    flat = out(ops.reshape(index, cx.ints([k] + [1] * (t.rank - axis - 1)), False))
+    index_b = out(ops.broadcast(flat, cx.ints(upd_shape)))
+    # negative indices count from the end, as numpy.add.at does
+    return [out(ops.scatter_elements_update(base, index_b, updates, cx.i32(axis), "sum", True))]
+
+
+@lowering("conj", "real", int64=True, computes=False, complex64=True)
+def _conj_real(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    if node.inputs[0].type.dtype.kind != "c":
+        return [ins[0]]  # real values: both are the identity
+    if node.op == "real":  # the first of each (real, imaginary) pair
+        return [out(ops.gather(ins[0], cx.i32(0), cx.i32(-1)))]
+    return [out(ops.multiply(ins[0], cx.const(np.array([1.0, -1.0], np.float32), "f")))]
+
+
 @lowering("pad", int64=True, computes=False)
-def _pad(cx, node, ins):
+def _pad(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     t = node.inputs[0].type
     if t.rank == 0:
         return [ins[0]]
@@ -153,7 +189,7 @@ def _constant_check(node: Node) -> str | None:
 
 
 @lowering("constant", check=_constant_check, int64=True, computes=False)
-def _constant(cx, node, ins):
+def _constant(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [cx.const(node.const, node.outputs[0].type.dtype.kind)]
 
 
@@ -169,7 +205,7 @@ def _creation_check(node: Node) -> str | None:
 
 
 @lowering("full", "arange", check=_creation_check, int64=True, computes=False)
-def _creation(cx, node, ins):
+def _creation(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     # the reference kernel computes the values (exactly NumPy's, float16 steps included)
     values = cx.const(_creation_values(node), node.outputs[0].type.dtype.kind)
     if node.op == "full":

@@ -4,8 +4,9 @@ sentence naming the op and the dtype for every other node.
 
 What the CPU plugin does (measured, FACTS.md and tests/backends/openvino):
 
-- float64 is computed in float32, so nothing touching float64 is claimed;
-  complex dtypes have no element type here at all.
+- float64 is computed in float32, so nothing touching float64 (or
+  complex128) is claimed; complex64 has no element type of its own and is
+  lowered as float pairs for the few ops that know it (rfft, irfft, conj, real).
 - int64 is computed in int32, even when it only passes through a reshape
   (2**40 + 20 comes back as 20).  Inside a lowered model int64 values are
   therefore int32 on purpose, and an int64 value is claimed only while it
@@ -69,12 +70,12 @@ class Analysis:
         values = list(node.inputs) + list(node.outputs)
         for v in values:
             dt = v.type.dtype
-            if dt.is_complex:
-                return (f"op '{node.op}' on {_types(node)}: {dt.name} has no OpenVINO "
-                        f"element type in this backend")
-            if dt.name == "float64":
+            if dt.name in ("float64", "complex128"):
                 return (f"op '{node.op}' on {_types(node)}: the OpenVINO CPU plugin computes "
-                        f"float64 in float32")
+                        f"{dt.name} in {'complex64' if dt.is_complex else 'float32'}")
+            if dt.is_complex and not rule.complex64:
+                return (f"op '{node.op}' on {_types(node)}: {dt.name} is lowered only for the "
+                        f"fft ops, conj and real")
         if any(v.type.size == 0 for v in values):
             return f"op '{node.op}' on {_types(node)}: empty tensors are left to the reference kernels"
         uses_int64 = any(v.type.dtype is int64 for v in values)

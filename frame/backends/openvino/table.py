@@ -7,9 +7,10 @@ reads).  The rule files (``rules_*.py``) fill the table when imported.
 
 Inside a lowered model every value has one of three internal element types,
 chosen by its frame dtype's kind: floats are ``f32``, integers ``i32`` and
-bools ``boolean`` (see ``Lowerer``).  float16 and int64 exist only at the
-model's boundary: the CPU plugin computes them in f32 / i32 anyway (FACTS.md),
-so the model says so explicitly and ``support.py`` decides when that is exact.
+bools ``boolean`` (see ``Lowerer``); complex64 values are f32 pairs on a
+trailing axis.  float16 and int64 exist only at the model's boundary: the CPU
+plugin computes them in f32 / i32 anyway (FACTS.md), so the model says so
+explicitly and ``support.py`` decides when that is exact.
 """
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ import openvino.opset16 as ops
 from ...dtypes import DType
 from ...ir.graph import Node
 
-__all__ = ["Rule", "RULES", "lowering", "Lowerer", "Out", "internal_type", "I32_MIN", "I32_MAX"]
+__all__ = ["Rule", "RULES", "lowering", "Lowerer", "Out", "internal_type", "internal_shape",
+           "I32_MIN", "I32_MAX"]
 
 Out = ov.Output
 I32_MIN, I32_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -43,6 +45,8 @@ class Rule:
     comparison, index results); arithmetic ops leave it False.
     ``computes``: the op creates new values (False for pure data movement),
     so a float16 input that OpenVINO kept in f32 would change its result.
+    ``complex64``: the op takes or makes complex64 values, which live in a
+    model as f32 tensors with a trailing axis of 2 (real, imaginary).
     """
 
     op: str
@@ -50,29 +54,35 @@ class Rule:
     check: Check | None = None
     int64: bool = False
     computes: bool = True
+    complex64: bool = False
 
 
 RULES: dict[str, Rule] = {}
 
 
 def lowering(*names: str, check: Check | None = None, int64: bool = False,
-             computes: bool = True) -> Callable[[Build], Build]:
+             computes: bool = True, complex64: bool = False) -> Callable[[Build], Build]:
     """Register ``build`` as the lowering of the ops ``names``."""
     def deco(build: Build) -> Build:
         for name in names:
             if name in RULES:
                 raise ValueError(f"openvino lowering for '{name}' registered twice")
-            RULES[name] = Rule(name, build, check, int64, computes)
+            RULES[name] = Rule(name, build, check, int64, computes, complex64)
         return build
     return deco
 
 
-_INTERNAL = {"f": ov.Type.f32, "i": ov.Type.i32, "b": ov.Type.boolean}
+_INTERNAL = {"f": ov.Type.f32, "i": ov.Type.i32, "b": ov.Type.boolean, "c": ov.Type.f32}
 
 
 def internal_type(dtype: DType) -> ov.Type:
     """The element type a value of ``dtype`` has inside a lowered model."""
     return _INTERNAL[dtype.kind]
+
+
+def internal_shape(dtype: DType, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape it has there: complex values carry a trailing (real, imaginary) axis."""
+    return shape + (2,) if dtype.kind == "c" else shape
 
 
 def _np_internal(kind: str) -> np.dtype:
@@ -98,7 +108,9 @@ class Lowerer:
         target = _np_internal(kind)
         if arr.dtype != target:
             arr = arr.astype(target)
-        return ops.constant(np.ascontiguousarray(arr)).output(0)
+        if not arr.flags.c_contiguous:
+            arr = arr.copy()  # (np.ascontiguousarray would make a 0-d array 1-d)
+        return ops.constant(arr).output(0)
 
     def f32(self, value: float) -> Out:
         return self.const(np.float32(value), "f")
@@ -118,19 +130,33 @@ class Lowerer:
     def cast(self, x: Out, src: DType, dst: DType) -> Out:
         """Convert an internal value of ``src`` to ``dst`` with NumPy's ``astype``
         semantics (``support.py`` rejects the conversions this cannot do exactly)."""
-        if src.kind == dst.kind:
-            return x  # f16<->f32 and i32<->i64 share one internal type
-        if dst.kind == "b":
-            # NaN is truthy in NumPy; OpenVINO's Convert(f32 -> boolean) makes it False
-            return ops.not_equal(x, self.const(0, src.kind)).output(0)
-        return ops.convert(x, _INTERNAL[dst.kind]).output(0)
+        return self.to_kind(x, src, dst.kind)  # f16/f32 and i32/i64 share internal types
 
     def to_kind(self, x: Out, src: DType, kind: str) -> Out:
         if src.kind == kind:
             return x
-        if kind == "b":
-            return ops.not_equal(x, self.const(0, src.kind)).output(0)
+        if kind == "b" and src.kind == "f":
+            # NaN is truthy in NumPy; OpenVINO's Convert(f32 -> boolean) makes it False
+            return ops.not_equal(x, self.f32(0.0)).output(0)
+        # integers: Convert, never a comparison (see int_equal)
         return ops.convert(x, _INTERNAL[kind]).output(0)
+
+    # -- exact integer comparisons ---------------------------------------------------
+    # The CPU plugin evaluates Equal/Less/Greater/..., Clamp, Relu and ReduceMax/Min
+    # on i32 operands in float32 (16777217 == 16777216 is True there), and a fused
+    # kernel holding such an op converts all its integer operands to float32 too.
+    # Integer comparisons are therefore built from integer-only ops (xor, and,
+    # subtract, arithmetic shift, Convert), which the plugin computes exactly.
+    def int_equal(self, a: Out, b: Out) -> Out:
+        return ops.logical_not(ops.convert(ops.bitwise_xor(a, b), ov.Type.boolean)).output(0)
+
+    def int_less(self, a: Out, b: Out) -> Out:
+        """a < b for i32, including when a - b overflows: the sign of
+        (a - b) ^ ((a ^ b) & ((a - b) ^ a))."""
+        d = ops.subtract(a, b)
+        overflow_fix = ops.bitwise_and(ops.bitwise_xor(a, b), ops.bitwise_xor(d, a))
+        sign = ops.bitwise_right_shift(ops.bitwise_xor(d, overflow_fix), self.i32(31))
+        return ops.convert(sign, ov.Type.boolean).output(0)
 
     # -- run-time exactness checks -------------------------------------------------
     def flag(self, bad: Out) -> None:

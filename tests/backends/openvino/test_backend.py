@@ -1,0 +1,405 @@
+"""The openvino backend's contract: devices, the run path (threads, aliasing,
+binding), run-time exactness checks, partitioning around unsupported nodes,
+eager kernels, the model cache and the default backend choice."""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from ._helpers import OPTIONS, assert_matches, backend
+
+import frame  # noqa: E402
+from frame.backends import default_backend_name  # noqa: E402
+from frame.backends.openvino import executable as ov_executable  # noqa: E402
+from frame.backends.openvino.eager import EagerKernel  # noqa: E402
+from frame.backends.openvino.executable import OpenVinoExecutable  # noqa: E402
+from frame.backends.openvino.table import RULES  # noqa: E402
+from frame.hal import (CompileOptions, ErrorCode, FrameError, KernelInvocation,  # noqa: E402
+                       kernel_registry)
+from frame.ir import GraphBuilder  # noqa: E402
+from frame.ops.interpreter import evaluate  # noqa: E402
+from frame.runtime import compile as rc  # noqa: E402
+from frame.runtime.fallback import FallbackExecutable  # noqa: E402
+from frame.runtime.stats import reset_stats, stats  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    rc.clear_cache()
+    reset_stats()
+    yield
+    rc.clear_cache()
+
+
+def _mlp_like(shape=(4,)):
+    """relu(x + y) * 2 - tanh(x): a few fusable ops and a constant."""
+    b = GraphBuilder()
+    x = b.input(frame.float32, shape)
+    y = b.input(frame.float32, shape)
+    h = b.op("mul", b.op("relu", b.op("add", x, y)), b.scalar(2.0, like=x))
+    return b.build(b.op("sub", h, b.op("tanh", x)))
+
+
+def _rand(shape, seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).uniform(-2, 2, shape).astype(dtype)
+
+
+# --------------------------------------------------------------------------- devices
+
+@pytest.mark.parametrize("device", ["GPU", "NPU", "TPU"])
+def test_unavailable_device_is_not_found_listing_devices(device):
+    if device in backend().available_devices():
+        pytest.skip(f"{device} is present on this machine")
+    with pytest.raises(FrameError) as err:
+        backend().compile(_mlp_like(), CompileOptions(device=device))
+    assert err.value.code is ErrorCode.NOT_FOUND
+    for present in backend().available_devices():
+        assert present in str(err.value)
+    assert device in str(err.value)
+    # through the runtime it stays a hard error: no fallback for a missing device
+    with pytest.raises(FrameError) as err:
+        rc.compile(_mlp_like(), "openvino", CompileOptions(device=device))
+    assert err.value.code is ErrorCode.NOT_FOUND
+    assert stats().fallbacks == {}
+
+
+@pytest.mark.parametrize("device", ["CPU", "cpu", "AUTO"])
+def test_available_and_virtual_devices_compile(device):
+    g = _mlp_like()
+    ins = [_rand((4,), 1), _rand((4,), 2)]
+    got = backend().compile(g, CompileOptions(device=device)).run(ins)
+    assert_matches(got[0], evaluate(g, ins)[0], device)
+
+
+def test_bad_precision_is_invalid_argument():
+    with pytest.raises(FrameError) as err:
+        backend().compile(_mlp_like(), CompileOptions(precision="f99"))
+    assert err.value.code is ErrorCode.INVALID_ARGUMENT
+
+
+def test_precision_is_pinned_to_f32_by_default():
+    config = backend().config_for("CPU", CompileOptions())
+    assert config["INFERENCE_PRECISION_HINT"] == "f32"
+    assert backend().config_for("CPU", CompileOptions(precision="bf16"))["INFERENCE_PRECISION_HINT"] == "bf16"
+
+
+def test_thread_count_follows_graph_size():
+    small = backend().config_for("CPU", CompileOptions(), _mlp_like((4,)))
+    large = backend().config_for("CPU", CompileOptions(), _mlp_like((512, 512)))
+    assert small["INFERENCE_NUM_THREADS"] == 1
+    assert "INFERENCE_NUM_THREADS" not in large  # all cores
+    chosen = backend().config_for("CPU", CompileOptions(extra=(("INFERENCE_NUM_THREADS", "2"),)),
+                                  _mlp_like((4,)))
+    assert chosen["INFERENCE_NUM_THREADS"] == "2"
+
+
+# --------------------------------------------------------------------------- run path
+
+@pytest.mark.parametrize("shape", [(4,), (512, 512)], ids=["prebound", "shared"])
+def test_threads_share_one_executable(shape):
+    g = _mlp_like(shape)
+    exe = backend().compile(g, OPTIONS)
+    errors: list[str] = []
+
+    def worker(seed: int) -> None:
+        for k in range(20):
+            ins = [_rand(shape, seed * 100 + k), _rand(shape, seed * 100 + k + 50)]
+            got = exe.run(ins)[0]
+            want = evaluate(g, ins)[0]
+            if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
+                errors.append(f"thread {seed} run {k}")
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("shape", [(4,), (512, 512)], ids=["prebound", "shared"])
+def test_outputs_never_alias(shape):
+    b = GraphBuilder()
+    x = b.input(frame.float32, shape)
+    c = b.constant(np.full(shape, 3.0, np.float32))
+    r = b.op("relu", x)
+    g = b.build(r, x, c, r)
+    exe = backend().compile(g, OPTIONS)
+    xin = _rand(shape, 3)
+    first = exe.run([xin])
+    assert not np.shares_memory(first[1], xin)
+    assert not np.shares_memory(first[0], first[3])
+    kept = first[0].copy()
+    first[2][...] = 99.0  # must not reach the executable's constant
+    second = exe.run([_rand(shape, 4)])
+    np.testing.assert_array_equal(first[0], kept)  # the next run did not overwrite it
+    assert (second[2] == 3.0).all()
+    assert_matches(second[0], np.maximum(_rand(shape, 4), 0), "relu")
+
+
+def test_binding_mode_follows_the_measured_crossover():
+    small = backend().compile(_mlp_like((4,)), OPTIONS)
+    large = backend().compile(_mlp_like((512, 512)), OPTIONS)
+    assert not any(slot.share for slot in small._inputs)
+    assert all(slot.share for slot in large._inputs)
+    assert 4 * 512 * 512 >= ov_executable.SHARE_BYTES > 4 * 4
+
+
+def test_inputs_are_checked():
+    exe = backend().compile(_mlp_like(), OPTIONS)
+    with pytest.raises(FrameError):
+        exe.run([_rand((4,))])
+    with pytest.raises(FrameError):
+        exe.run([_rand((4,)), _rand((4,), dtype=np.float64)])
+    with pytest.raises(FrameError):
+        exe.run([_rand((5,)), _rand((5,))])
+
+
+def test_non_contiguous_and_scalar_inputs():
+    g = _mlp_like((512, 512))
+    exe = backend().compile(g, OPTIONS)
+    x = _rand((512, 512), 5).T  # a transposed view: not C-contiguous
+    y = _rand((512, 512), 6)
+    assert_matches(exe.run([x, y])[0], evaluate(g, [x, y])[0], "non-contiguous")
+    b = GraphBuilder()
+    s = b.input(frame.float32, ())
+    g0 = b.build(b.op("exp", s))
+    assert_matches(backend().compile(g0, OPTIONS).run([np.float32(0.5)])[0],
+                   np.exp(np.float32(0.5)), "0-d")
+
+
+def test_identity_outputs_come_back_right():
+    # a Result fed straight by a Parameter is garbage in the plugin when both
+    # tensors are bound: such outputs are copies of the input instead
+    b = GraphBuilder()
+    x = b.input(frame.int32, (3,))
+    f = b.input(frame.float32, (3,))
+    g = b.build(b.op("floor", x), b.op("sum", f, axes=()), b.op("abs", b.input(frame.bool_, (3,))))
+    ins = [np.array([5, -6, 7], np.int32), np.array([1.5, 2.5, -3.0], np.float32),
+           np.array([True, False, True])]
+    got = backend().compile(g, OPTIONS).run(ins)
+    for k, want in enumerate(evaluate(g, ins)):
+        np.testing.assert_array_equal(got[k], want)
+
+
+# --------------------------------------------------------------------------- run-time checks
+
+def test_out_of_range_index_raises_the_reference_error():
+    b = GraphBuilder()
+    x = b.input(frame.float32, (5, 3))
+    i = b.input(frame.int64, (4,))
+    g = b.build(b.op("take", x, i, axis=0))
+    exe = backend().compile(g, OPTIONS)
+    xin = _rand((5, 3))
+    ok = np.array([0, -1, 4, 2], np.int64)
+    np.testing.assert_array_equal(exe.run([xin, ok])[0], np.take(xin, ok, axis=0))
+    with pytest.raises(IndexError, match="out of bounds"):
+        exe.run([xin, np.array([0, 5, 1, 1], np.int64)])
+
+
+def test_embedding_and_labels_out_of_range_raise():
+    b = GraphBuilder()
+    w = b.input(frame.float32, (6, 2))
+    i = b.input(frame.int32, (3,))
+    g = b.build(b.op("embedding", i, w))
+    exe = backend().compile(g, OPTIONS)
+    with pytest.raises(ValueError, match="out of range"):
+        exe.run([_rand((6, 2)), np.array([0, 6, 1], np.int32)])
+    b = GraphBuilder()
+    logits = b.input(frame.float32, (2, 3))
+    labels = b.input(frame.int64, (2,))
+    g = b.build(b.op("cross_entropy", logits, labels))
+    exe = backend().compile(g, OPTIONS)
+    good = exe.run([_rand((2, 3)), np.array([2, 0], np.int64)])[0]
+    assert_matches(good, evaluate(g, [_rand((2, 3)), np.array([2, 0], np.int64)])[0], "ce", "cross_entropy")
+    with pytest.raises(ValueError, match="out of range"):
+        exe.run([_rand((2, 3)), np.array([3, 0], np.int64)])
+
+
+def test_int64_inputs_beyond_int32_are_exact():
+    b = GraphBuilder()
+    x = b.input(frame.int64, (4,))
+    y = b.input(frame.int64, (4,))
+    g = b.build(b.op("maximum", x, y), b.op("less", x, y), b.op("reshape", x, shape=(2, 2)))
+    exe = backend().compile(g, OPTIONS)
+    assert isinstance(exe, OpenVinoExecutable)
+    small = [np.array([1, -2, 3, 2 ** 31 - 1], np.int64), np.array([0, 5, -3, -2 ** 31], np.int64)]
+    big = [np.array([2 ** 40 + 20, -5, 3, -2 ** 50], np.int64), np.array([20, 2 ** 33, 3, 7], np.int64)]
+    for ins in (small, big, small):
+        for got, want in zip(exe.run(ins), evaluate(g, ins)):
+            np.testing.assert_array_equal(got, want)
+
+
+# --------------------------------------------------------------------------- honesty
+
+def test_reasons_name_op_and_dtype():
+    b = GraphBuilder()
+    d = b.input(frame.float64, (2,))
+    i = b.input(frame.int64, (2,))
+    h = b.input(frame.float16, (2,))
+    nodes = {
+        "float64": b.op("add", d, d),
+        "int64": b.op("mul", i, i),
+        "float16": b.op("exp", b.op("mul", h, h)),
+    }
+    for dtype, v in nodes.items():
+        why = backend().why_unsupported(v.producer)
+        assert why and f"'{v.producer.op}'" in why and dtype in why, why
+        assert not backend().supports(v.producer)
+
+
+def test_int32_comparisons_are_exact_beyond_float32():
+    # the plugin's own Equal/Less on i32 run in float32: 16777217 == 16777216 there
+    b = GraphBuilder()
+    x = b.input(frame.int32, (4,))
+    y = b.input(frame.int32, (4,))
+    g = b.build(b.op("equal", x, y), b.op("less", x, y), b.op("where", b.op("greater", x, y),
+                                                             b.op("add", x, y), b.op("sub", x, y)))
+    ins = [np.array([16777217, 2 ** 30 + 1, -2 ** 31, 5], np.int32),
+           np.array([16777216, 2 ** 30, 2 ** 31 - 1, 5], np.int32)]
+    with np.errstate(over="ignore"):
+        want = evaluate(g, ins)
+    for got, w in zip(rc.compile(g, "openvino").run(ins), want):
+        np.testing.assert_array_equal(got, w)
+    assert stats().fallbacks == {}
+
+
+# --------------------------------------------------------------------------- partitioning
+
+@pytest.fixture
+def tanh_refused(monkeypatch):
+    """Force the backend to refuse tanh (in graphs and as an eager kernel)."""
+    monkeypatch.setitem(RULES, "tanh", dataclasses.replace(
+        RULES["tanh"], check=lambda node: "op 'tanh' refused by this test"))
+    backend().eager.clear()
+    yield
+    backend().eager.clear()
+
+
+@pytest.mark.parametrize("fusion", [True, False])
+def test_unsupported_op_is_partitioned_around(tanh_refused, fusion, caplog):
+    caplog.set_level(logging.WARNING, logger="frame")
+    b = GraphBuilder()
+    x = b.input(frame.float32, (3, 4))
+    y = b.input(frame.float32, (3, 4))
+    s = b.op("add", b.op("mul", x, y), y)
+    t = b.op("tanh", s)
+    g = b.build(b.op("relu", b.op("sub", b.op("mul", t, y), x)))
+    exe = rc.compile(g, "openvino", CompileOptions(fusion=fusion))
+    assert isinstance(exe, FallbackExecutable)
+    parts = exe.partitions
+    assert parts[1] == "cpu:tanh", parts
+    assert parts[0].startswith("compiled[") and parts[2].startswith("compiled["), parts
+    assert len(parts) == 3
+    ins = [_rand((3, 4), 7), _rand((3, 4), 8)]
+    assert_matches(exe.run(ins)[0], evaluate(g, ins)[0], "partitioned", "fused")
+    assert stats().fallbacks == {("tanh", "openvino"): 1}
+    assert any("op 'tanh'" in r.getMessage() and "refused by this test" in r.getMessage()
+               for r in caplog.records)
+
+
+# --------------------------------------------------------------------------- eager kernels
+
+def test_launch_runs_one_op_models_and_caches_them():
+    be = backend()
+    a, c = _rand((2, 3), 1), _rand((3,), 2)
+    before = len(be.eager)
+    got = be.launch(KernelInvocation("add", [a, c], {}))
+    assert_matches(got[0], a + c, "eager add")
+    after_first = len(be.eager)
+    be.launch(KernelInvocation("add", [_rand((2, 3), 3), _rand((3,), 4)], {}))
+    assert len(be.eager) == after_first >= before  # the same model, no new compile
+    assert_matches(be.launch(KernelInvocation("sum", [a], {"axes": (1,), "keepdims": False}))[0],
+                   a.sum(axis=1), "eager sum", "sum")
+
+
+def test_launch_refuses_what_it_cannot_do_exactly():
+    with pytest.raises(FrameError) as err:
+        backend().launch(KernelInvocation("add", [np.ones(2), np.ones(2)], {}))
+    assert err.value.code is ErrorCode.UNIMPLEMENTED
+    assert "add" in str(err.value) and "float64" in str(err.value)
+
+
+def test_kernel_provider_and_accepts():
+    kernel = kernel_registry.get("add", "openvino")
+    assert isinstance(kernel, EagerKernel)
+    assert kernel_registry.get("floordiv", "openvino") is None  # refused for every dtype
+    b = GraphBuilder()
+    f = b.input(frame.float32, (2,))
+    d = b.input(frame.float64, (2,))
+    h = b.input(frame.float16, (2,))
+    ok, bad = b.op("add", f, f), b.op("add", d, d)
+    # inside a graph this mul would read an unrounded float16 value; on host arrays
+    # (an eager kernel's inputs) it is exact
+    chained = b.op("mul", b.op("exp", h), h)
+    assert kernel.accepts(ok.producer) and not kernel.accepts(bad.producer)
+    assert not backend().supports(chained.producer)
+    assert kernel_registry.get("mul", "openvino").accepts(chained.producer)
+    assert_matches(kernel([np.ones(2, np.float32), np.ones(2, np.float32)], {})[0],
+                   np.full(2, 2.0, np.float32), "kernel call")
+
+
+# --------------------------------------------------------------------------- cache, defaults
+
+_COMPILE_SCRIPT = """
+import sys, time, numpy as np, frame
+from frame.hal import get_backend
+from frame.ir import GraphBuilder
+b = GraphBuilder()
+x = b.input(frame.float32, (8, 8))
+v = x
+for k in range(10):
+    v = b.op("add", b.op("tanh", b.op("mul", v, b.scalar(1.0 + k / 10, like=x))), x)
+g = b.build(v)
+t0 = time.perf_counter()
+exe = get_backend("openvino").compile(g)
+print(time.perf_counter() - t0)
+print(float(exe.run([np.ones((8, 8), np.float32)])[0].sum()))
+"""
+
+
+def test_model_cache_lives_under_frame_cache_dir(tmp_path):
+    env = dict(os.environ, FRAME_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
+    runs = [subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT], env=env, cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
+            for _ in range(2)]
+    cache = tmp_path / "openvino"
+    assert cache.is_dir() and any(cache.iterdir()), "OpenVINO wrote no cache files"
+    assert runs[0][1] == runs[1][1]  # the cached model computes the same
+
+
+def test_cache_dir_setting(monkeypatch, tmp_path):
+    from frame.backends.openvino import model_cache_dir
+    monkeypatch.setenv("FRAME_CACHE_DIR", "")
+    assert model_cache_dir() is None
+    assert "CACHE_DIR" not in backend().config_for("CPU", CompileOptions())
+    monkeypatch.setenv("FRAME_CACHE_DIR", str(tmp_path))
+    assert backend().config_for("CPU", CompileOptions())["CACHE_DIR"] == str(tmp_path / "openvino")
+    monkeypatch.delenv("FRAME_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert model_cache_dir() == str(tmp_path / "xdg" / "frame" / "openvino")
+
+
+def test_default_backend_name(monkeypatch):
+    monkeypatch.delenv("FRAME_BACKEND", raising=False)
+    assert default_backend_name() == "openvino"  # importable here (the module did import it)
+    monkeypatch.setenv("FRAME_BACKEND", "cpu")
+    assert default_backend_name() == "cpu"
+
+
+def test_default_backend_name_does_not_import_openvino():
+    code = ("import sys, frame; from frame.backends import default_backend_name; "
+            "name = default_backend_name(); print(name, 'openvino' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "FRAME_BACKEND"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT, env=env).stdout.split()
+    assert out == ["openvino", "False"]
