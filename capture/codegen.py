@@ -9,8 +9,9 @@ One Python function per entry, generated as source and compiled once:
         except Exception:
             return __MISS
         __o = __run((x._data, y._data))       # graph inputs, extracted by source
-        __t0 = __wrap(__o[0])
-        <side-effect replay: tensor data, containers, attributes, globals>
+        __copyto(x._data, __o[1], ...)        # in-place tensor updates
+        __t0 = __wrap(__o[0])                 # outputs; NumPy views remade from their base
+        <containers, attributes, globals: their final state>
         return (__t0, x)                      # the return value, rebuilt
 
 Guards and extraction come from the same source expressions, so they cannot
@@ -31,12 +32,13 @@ from frame.tensor import Tensor
 
 from .errors import Unsupported
 from .guards import Guard, GuardSet
+from .sources import LocalSource
 from .translator import Translation
 from .variables.base import (NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable,
                              Variable)
-from .variables.callables import (BuiltinVariable, FrameApiVariable, NumpyFunctionVariable,
-                                  UserFunctionVariable)
-from .variables.containers import DictVariable, ListVariable, SliceVariable, TupleVariable
+from .variables.callables import BuiltinVariable, FrameApiVariable, NumpyFunctionVariable
+from .variables.containers import (DictVariable, ListVariable, NamedTupleVariable, SetVariable,
+                                   SliceVariable, TupleVariable)
 from .variables.objects import ClassVariable, ObjectVariable, PythonModuleVariable
 
 __all__ = ["MISS", "CacheEntry", "build_entry", "build_native_entry", "signature_source"]
@@ -61,6 +63,7 @@ class CacheEntry:
     executable: object = None
     native: bool = False        # runs the original function (capture could not)
     reason: object = None       # BreakReason for native entries
+    in_try: bool = False        # the reason is an exception a try block may catch
 
     def failing_guard(self, fn, args, kwargs) -> Guard | None:
         """The first guard that does not hold for these arguments (for logs)."""
@@ -127,6 +130,12 @@ def _defaults_guard(fn, pool: GuardSet) -> None:
         pool.add(f"__fn.__kwdefaults__ is {pool.const(fn.__kwdefaults__)}", "keyword defaults unchanged")
 
 
+def _closure_line(pool: GuardSet, rb) -> list[str]:
+    """Bind ``__C`` (the function's closure cells) when a guard or source reads it."""
+    texts = [g.expr for g in pool.guards] + (list(rb.sources) if rb is not None else [])
+    return ["    __C = __fn.__closure__"] if any("__C[" in t for t in texts) else []
+
+
 def _guard_block(pool: GuardSet) -> list[str]:
     if not pool.guards:
         return []
@@ -147,15 +156,20 @@ def _compile(src: str, namespace: dict):
 class _Rebuilder:
     """Expressions rebuilding Variables after the graph ran."""
 
-    def __init__(self, tr: Translation, pool: GuardSet, out_index: dict[int, int]):
+    def __init__(self, tr: Translation, pool: GuardSet, out_index: dict[int, int],
+                 needed: set[int] = frozenset()):
         self.tr = tr
+        self.needed = needed             # ids of the variables the result and replay use
         self.pool = pool
         self.out_index = out_index       # id(graph Value) -> output position
         self.prelude: list[str] = []
         self.temps: dict[int, str] = {}
+        self.used_outputs: set[int] = set()   # output positions the result or replay read
         self.sources: dict[str, str] = {}
 
     def source(self, var: Variable) -> str:
+        if isinstance(var.source, LocalSource):
+            return var.source.name  # the entry's own parameter
         expr = var.source.expr()
         name = self.sources.get(expr)
         if name is None:
@@ -169,10 +183,22 @@ class _Rebuilder:
         if var.source is not None:
             return self.source(var)
         name = self.temps.get(id(var))
+        if name is None and remade_from_parent(var, self.needed):
+            parent, fn, args, kwargs = var.recipe
+            call_args = "".join(f", {self.pool.const(a)}" for a in args)
+            call_args += "".join(f", {k}={self.pool.const(v)}" for k, v in kwargs.items())
+            name = self.temps[id(var)] = f"__t{len(self.temps)}"
+            self.prelude.append(f"    {name} = {self.pool.const(fn)}({self.tensor(parent)}{call_args})")
         if name is None:
             value = self.tr.tracer.values[id(var.meta)]
             i = self.out_index[id(value)]
             name = self.temps[id(var)] = f"__t{len(self.temps)}"
+            if i in self.used_outputs and var.kind != NPSCALAR:
+                # another variable already owns this array (same value, e.g. a copy)
+                self.prelude.append(f"    {name} = {'__wrap(' if var.kind == TENSOR else '('}"
+                                    f"__o[{i}].copy())")
+                return name
+            self.used_outputs.add(i)
             if var.kind == TENSOR:
                 self.prelude.append(f"    {name} = __wrap(__o[{i}])")
             elif var.kind == NDARRAY:
@@ -183,22 +209,23 @@ class _Rebuilder:
 
     def expr(self, var: Variable) -> str:
         if isinstance(var, TensorVariable):
+            var.check_fresh()
             return self.tensor(var)
         if isinstance(var, ConstantVariable):
             v = var.value
             if isinstance(v, _SAFE_REPR) or (type(v) is float and math.isfinite(v)):
                 return repr(v)
             return self.pool.const(v)
-        if isinstance(var, TupleVariable):
-            inner = "".join(self.expr(i) + ", " for i in var.items)
-            return f"({inner})"
-        if isinstance(var, (ListVariable, DictVariable)) and var.source is not None:
-            return self.source(var)
-        if isinstance(var, ListVariable):
-            return "[" + ", ".join(self.expr(i) for i in var.items) + "]"
-        if isinstance(var, DictVariable):
-            items = ", ".join(f"{self.expr(ConstantVariable(k))}: {self.expr(v)}" for k, v in var.items.items())
-            return "{" + items + "}"
+        if isinstance(var, (TupleVariable, ListVariable, DictVariable)):
+            if var.source is not None:  # the object itself (mutations are replayed into it)
+                return self.source(var)
+            return self._new_container(var)
+        if isinstance(var, SetVariable):
+            name = self.temps.get(id(var))
+            if name is None:
+                name = self.temps[id(var)] = f"__c{len(self.temps)}"
+                self.prelude.append(f"    {name} = set({self.pool.const(tuple(var.values))})")
+            return name
         if isinstance(var, SliceVariable) and var.is_constant():
             return self.pool.const(var.as_constant())
         if var.source is not None:
@@ -207,9 +234,58 @@ class _Rebuilder:
             return self.pool.const(var.cls if isinstance(var, ClassVariable) else var.module)
         if isinstance(var, (FrameApiVariable, NumpyFunctionVariable, BuiltinVariable)):
             return self.pool.const(var.fn)
-        if isinstance(var, UserFunctionVariable) and var.closure is None and var.made_defaults is None:
-            return self.pool.const(var.fn)
         raise Unsupported("unsupported_object", f"returning or storing {var!r}")
+
+    def _new_container(self, var: Variable) -> str:
+        """A container made during the call: built once (its identity is shared
+        by every place it is stored), created before it is filled so that it
+        may contain itself."""
+        name = self.temps.get(id(var))
+        if name is not None:
+            return name
+        name = self.temps[id(var)] = f"__c{len(self.temps)}"
+        if isinstance(var, TupleVariable):
+            if self._contains(var, var, set()):
+                raise Unsupported("unsupported_object", "a tuple that contains itself")
+            inner = "".join(self.expr(i) + ", " for i in var.items)
+            if isinstance(var, NamedTupleVariable):
+                self.prelude.append(f"    {name} = {self.pool.const(var.cls)}._make(({inner}))")
+            else:
+                self.prelude.append(f"    {name} = ({inner})")
+        elif isinstance(var, ListVariable):
+            self.prelude.append(f"    {name} = []")
+            items = ", ".join(self.expr(i) for i in var.items)
+            self.prelude.append(f"    {name}.extend(({items}{',' if var.items else ''}))")
+        else:
+            self.prelude.append(f"    {name} = {{}}")
+            items = ", ".join(f"{self.expr(ConstantVariable(k))}: {self.expr(v)}"
+                              for k, v in var.items.items())
+            self.prelude.append(f"    {name}.update({{{items}}})")
+        return name
+
+    def _contains(self, var, target, seen) -> bool:
+        if id(var) in seen:
+            return False
+        seen.add(id(var))
+        items = var.items.values() if isinstance(var, DictVariable) else getattr(var, "items", ())
+        for item in items if isinstance(var, (TupleVariable, ListVariable, DictVariable)) else ():
+            if item is target or self._contains(item, target, seen):
+                return True
+        return False
+
+
+def remade_from_parent(var: TensorVariable, needed: set[int]) -> bool:
+    """A view is remade from its parent at run time (sharing memory as in
+    NumPy) when its whole chain has recipes and its base is observable: an
+    input, or an array the result or the replay hands out too."""
+    if var.base is None:
+        return False
+    v = var
+    while v is not var.base:
+        if v.recipe is None:
+            return False
+        v = v.recipe[0]
+    return var.base.source is not None or id(var.base) in needed
 
 
 def _collect_tensors(var: Variable, out: list[TensorVariable], seen: set[int]) -> None:
@@ -254,8 +330,13 @@ def build_entry(tr: Translation, fn, result: Variable, backend: str, options=Non
             out_index[id(value)] = len(outputs)
             outputs.append(value)
 
+    needed_ids = {id(v) for v in needed}
     for tv in needed:
-        if tv.source is None:
+        if tv.base is not None and not remade_from_parent(tv, needed_ids) and (
+                tv.base.source is not None or id(tv.base) in needed_ids):
+            raise Unsupported("unsupported_object", "handing out a view of an array that capture "
+                                                    "cannot remake at run time")
+        if tv.source is None and not remade_from_parent(tv, needed_ids):
             want(tv)
     for tv in se.tensors.values():
         want(tv)
@@ -266,13 +347,13 @@ def build_entry(tr: Translation, fn, result: Variable, backend: str, options=Non
     if outputs:
         exe = runtime_compile(graph, backend, options)
 
-    rb = _Rebuilder(tr, pool, out_index)
-    body: list[str] = []
+    rb = _Rebuilder(tr, pool, out_index, needed_ids)
+    written: list[str] = []   # in-place tensor data first: views are remade from the new data
     replay: list[str] = []
     for tv in se.tensors.values():
         i = out_index[id(tr.tracer.values[id(tv.meta)])]
         target = rb.source(tv) + ("._data" if tv.kind == TENSOR else "")
-        replay.append(f"    __copyto({target}, __o[{i}], casting='same_kind')")
+        written.append(f"    __copyto({target}, __o[{i}], casting='same_kind')")
     for c in se.containers.values():
         if isinstance(c, ListVariable):
             replay.append(f"    {rb.source(c)}[:] = [{', '.join(rb.expr(i) for i in c.items)}]")
@@ -285,6 +366,7 @@ def build_entry(tr: Translation, fn, result: Variable, backend: str, options=Non
     for f_globals, name, value in se.globals.values():
         replay.append(f"    {pool.const(f_globals)}[{name!r}] = {rb.expr(value)}")
     ret = rb.expr(result)
+    _mutation_guards(tr)
 
     extract = []
     if exe is not None:
@@ -293,20 +375,65 @@ def build_entry(tr: Translation, fn, result: Variable, backend: str, options=Non
             extract.append(rb.source(tv) + ("._data" if tv.kind == TENSOR else ""))
 
     params, _ = signature_source(fn.__code__, fn, pool)
-    lines = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):",
-             "    __C = __fn.__closure__"]
+    lines = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
+    lines += _closure_line(pool, rb)
     lines += _guard_block(pool)
     lines += rb.source_lines()          # every source is read before anything is replayed
     if exe is not None:
         lines.append(f"    __o = __run(({''.join(e + ', ' for e in extract)}))")
+        lines += _distinct_outputs(outputs, rb.used_outputs)
+    lines += written
     lines += rb.prelude
     lines += replay
     lines.append(f"    return {ret}")
     src = "\n".join(lines) + "\n"
     namespace = {"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
+                 "__overlap": np.may_share_memory,
                  "__run": exe.run if exe is not None else None, **pool.consts}
     entry_fn = _compile(src, namespace)
     return CacheEntry(entry_fn, list(pool.guards), src, graph if exe is not None else None, exe)
+
+
+def _distinct_outputs(outputs, used: set[int]) -> list[str]:
+    """A backend may return one array for two outputs it found equal (common
+    subexpressions): every output the result uses must be its own array, so
+    later outputs of the same type are copied when they are the same object."""
+    lines, groups = [], {}
+    for i, v in enumerate(outputs):
+        if i in used:
+            groups.setdefault((v.type.dtype, tuple(v.type.shape)), []).append(i)
+    for group in groups.values():
+        for k, j in enumerate(group[1:], 1):
+            same = " or ".join(f"__o[{j}] is __o[{i}]" for i in group[:k])
+            lines.append(f"    if {same}:")
+            lines.append("        __o = list(__o)")
+            lines.append(f"        __o[{j}] = __o[{j}].copy()")
+    return lines
+
+
+def _mutation_guards(tr: Translation) -> None:
+    """What a trace that mutates inputs assumed about aliasing: each tensor it
+    writes in place is writeable and shares no memory with another tensor
+    input; each list, dict or object it mutates is none of the other inputs
+    of its type (the same object passed twice would see both mutations)."""
+    g, se = tr.guards, tr.side_effects
+    tensors = [v for v in tr.input_by_value.values()]
+    for w in se.tensors.values():
+        we = w.source.expr() + ("._data" if w.kind == TENSOR else "")
+        g.add(f"{we}.flags.writeable", f"{w.source.text()} is writeable")
+        for t in tensors:
+            if t is not w:
+                te = t.source.expr() + ("._data" if t.kind == TENSOR else "")
+                g.add(f"not __overlap({we}, {te})",
+                      f"{w.source.text()} shares no memory with {t.source.text()}")
+    mutated = list(se.containers.values()) + [obj for obj, _, _ in se.attrs.values()]
+    others = [v for v in tr.wrapped.values() if v.source is not None
+              and isinstance(v, (ListVariable, DictVariable, ObjectVariable))]
+    for m in mutated:
+        for o in others:
+            if o is not m and o.python_type() is m.python_type():
+                g.add(f"{m.source.expr()} is not {o.source.expr()}",
+                      f"{m.source.text()} is not {o.source.text()}")
 
 
 def _prune_unused_inputs(tr: Translation) -> None:
@@ -323,8 +450,8 @@ def build_native_entry(tr: Translation, fn, reason) -> CacheEntry:
     pool = tr.guards
     _defaults_guard(fn, pool)
     params, call = signature_source(fn.__code__, fn, pool)
-    lines = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):",
-             "    __C = __fn.__closure__"]
+    lines = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
+    lines += _closure_line(pool, None)
     lines += _guard_block(pool)
     lines.append(f"    return __native({call})")
     src = "\n".join(lines) + "\n"

@@ -28,11 +28,15 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "side_effect": ("a mutation capture cannot replay safely",
                     "mutate plain lists, dicts, attributes or globals only"),
     "exception": ("the traced code raises an exception", "the exception is raised by the native run"),
+    "caught_exception": ("the traced code raises an exception that the function catches",
+                         "avoid exceptions as control flow in jitted code; test the condition instead"),
     "recompile_limit": ("too many distinct guard failures for one function",
                         "avoid specialising on values that change every call"),
     "loop_limit": ("the simulated loop ran too many iterations to unroll",
                    "keep unrolled loops short, or move the loop outside"),
     "inline_limit": ("calls nested too deeply to inline", "flatten the call chain"),
+    "capture_error": ("capture itself failed on this code (a bug in frame's capture)",
+                      "please report it with the code; the function runs natively meanwhile"),
 }
 
 
@@ -64,6 +68,7 @@ class Unsupported(Exception):
         self.kind = kind
         self.reason = reason
         self.location: str | None = None
+        self.in_try = False    # raised where a try block of the function may catch it
 
 
 class GraphBreakError(FrameError):

@@ -8,13 +8,11 @@ in logs.  Objects a guard compares against by identity live in a constant pool
 from __future__ import annotations
 
 import dataclasses
-import math
-
 import numpy as np
 
 from frame.tensor import Tensor
 
-from .sources import Source
+from .sources import ConstSource, Source
 
 __all__ = ["Guard", "GuardSet"]
 
@@ -49,12 +47,12 @@ class GuardSet:
     # -- guard kinds -----------------------------------------------------------------
     def tensor(self, source: Source, value) -> None:
         e = source.expr()
-        if type(value) is Tensor:
-            data = value._data
-            self.add(f"type({e}) is {self.const(Tensor)} and {e}._data.shape == {data.shape!r} "
+        if isinstance(value, Tensor):
+            data, t = value._data, type(value)
+            self.add(f"type({e}) is {self.const(t)} and {e}._data.shape == {data.shape!r} "
                      f"and {e}._data.dtype == {self.const(data.dtype)} "
                      f"and {e}._requires_grad is {value._requires_grad!r}",
-                     f"{source.text()}: Tensor {data.dtype}{list(data.shape)}"
+                     f"{source.text()}: {t.__name__} {data.dtype}{list(data.shape)}"
                      f"{' requires_grad' if value._requires_grad else ''}")
         else:
             self.add(f"type({e}) is {self.const(np.ndarray)} and {e}.shape == {value.shape!r} "
@@ -66,9 +64,9 @@ class GuardSet:
         t = type(value)
         if value is None or t is bool:
             self.add(f"{e} is {value!r}", f"{source.text()} is {value!r}")
-        elif t is float and math.isnan(value):
-            self.add(f"type({e}) is float and {e} != {e}", f"{source.text()} is nan")
-        elif t in (int, float, str, bytes, complex):
+        elif isinstance(value, (float, np.floating, complex, np.complexfloating)) and value != value:
+            self.add(f"type({e}) is {self.const(t)} and {e} != {e}", f"{source.text()} is nan ({t.__name__})")
+        elif t in (int, str, bytes) or (t in (float, complex) and np.isfinite(value)):
             self.add(f"type({e}) is {t.__name__} and {e} == {value!r}",
                      f"{source.text()} == {value!r}")
         else:
@@ -77,6 +75,8 @@ class GuardSet:
                      f"{source.text()} == {value!r} ({t.__name__})")
 
     def identity(self, source: Source, value) -> None:
+        if isinstance(source, ConstSource):
+            return  # the pooled object itself
         name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None) or type(value).__name__
         self.add(f"{source.expr()} is {self.const(value)}", f"{source.text()} is {name}")
 
@@ -96,4 +96,6 @@ class GuardSet:
                  f"{source.text()}: {type(value).__qualname__} object")
 
     def alias(self, source: Source, other: Source) -> None:
+        if isinstance(source, ConstSource) or isinstance(other, ConstSource):
+            return
         self.add(f"{source.expr()} is {other.expr()}", f"{source.text()} is {other.text()}")

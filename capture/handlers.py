@@ -14,11 +14,11 @@ import operator
 import types
 
 from .errors import Unsupported
-from .translator import Cell, InstructionTranslator
+from .sources import GlobalSource
 from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable, Variable
 from .variables.callables import UserFunctionVariable
-from .variables.containers import (DictVariable, IteratorVariable, ListVariable, SliceVariable,
-                                   TupleVariable, unpack_constant_key)
+from .variables.containers import (DictVariable, IteratorVariable, ListVariable, SetVariable,
+                                   SliceVariable, TupleVariable, unpack_constant_key)
 from .variables.objects import ObjectVariable
 
 __all__ = ["HANDLERS", "BINARY_OPS"]
@@ -98,7 +98,8 @@ def STORE_FAST(tx, instr):
 
 @handler("DELETE_FAST")
 def DELETE_FAST(tx, instr):
-    tx.locals.pop(instr.argval, None)
+    if tx.locals.pop(instr.argval, None) is None:
+        raise Unsupported("exception", f"UnboundLocalError: {instr.argval!r} deleted before assignment")
 
 
 @handler("LOAD_GLOBAL")
@@ -153,6 +154,44 @@ def STORE_ATTR(tx, instr):
         obj.setattr(tx, instr.argval, value)
         return
     raise Unsupported("side_effect", f"setting attribute {instr.argval!r} on {obj!r}")
+
+
+@handler("IMPORT_NAME")
+def IMPORT_NAME(tx, instr):
+    """``import a.b`` / ``from a import b`` of a module that is already loaded
+    (a dict lookup in ``sys.modules``, guarded); anything else runs natively."""
+    import sys
+    fromlist = tx.pop()
+    level = tx.pop()
+    name = instr.argval
+    if not (level.is_constant() and level.as_constant() == 0):
+        raise Unsupported("unsupported_call", f"relative import of {name!r}")
+    wanted = name if fromlist.is_constant() and fromlist.as_constant() else name.partition(".")[0]
+    if name not in sys.modules or wanted not in sys.modules:
+        raise Unsupported("unsupported_call", f"import of {name!r}, which is not loaded yet")
+    g = tx.tr.guards
+    mods = g.const(sys.modules)
+    module = sys.modules[wanted]
+    g.add(f"{mods}.get({name!r}) is {g.const(sys.modules[name])}", f"module {name!r} is loaded")
+    tx.push(tx.wrap(module, GlobalSource(wanted, mods, "sys.modules")))
+
+
+@handler("IMPORT_FROM")
+def IMPORT_FROM(tx, instr):
+    module = tx.stack[-1]
+    tx.push(tx.getattr(module, instr.argval))
+
+
+@handler("LOAD_SUPER_ATTR")
+def LOAD_SUPER_ATTR(tx, instr):
+    from .variables.objects import SuperVariable
+    self_var = tx.pop()
+    cls_var = tx.pop()
+    tx.pop()  # the global ``super``
+    value = SuperVariable(cls_var, self_var).getattr(tx, instr.argval)
+    if getattr(instr, "method", False):
+        tx.push(NULL)
+    tx.push(value)
 
 
 @handler("LOAD_ASSERTION_ERROR")
@@ -298,22 +337,30 @@ def COMPARE_OP(tx, instr):
     tx.push(result)
 
 
-def _same_object(a: Variable, b: Variable) -> bool:
-    if a is b:
-        return True
-    if a.is_constant() and b.is_constant():
-        return a.as_constant() is b.as_constant()
-    if isinstance(a, ConstantVariable) != isinstance(b, ConstantVariable):
-        return False
-    ra, rb = getattr(a, "obj", a), getattr(b, "obj", b)
-    return ra is rb
+def identity_of(v: Variable):
+    """The Python object a Variable stands for, where it is one fixed object;
+    else the Variable itself (the identity map of ``Translation.wrap`` gives
+    distinct objects distinct Variables, and new objects new Variables)."""
+    if isinstance(v, ConstantVariable):
+        return v.value
+    for attr in ("cls", "module", "obj"):
+        if hasattr(v, attr):
+            return getattr(v, attr)
+    fn = getattr(v, "fn", None)
+    if fn is not None and getattr(v, "closure", None) is None and getattr(v, "made_defaults", None) is None:
+        return fn
+    return v
 
 
 @handler("IS_OP")
 def IS_OP(tx, instr):
     b = tx.pop()
     a = tx.pop()
-    same = _same_object(a, b)
+    same = a is b or identity_of(a) is identity_of(b)
+    if a.source is not None and b.source is not None and a is not b:
+        # both are objects of the frame: the outcome holds only for these objects
+        tx.tr.guards.add(f"({a.source.expr()} is {b.source.expr()}) is {same}",
+                         f"{a.source.text()} is{'' if same else ' not'} {b.source.text()}")
     tx.push(ConstantVariable(same != bool(instr.arg)))
 
 
@@ -323,11 +370,11 @@ def CONTAINS_OP(tx, instr):
     item = tx.pop()
     if isinstance(container, DictVariable):
         found = unpack_constant_key(item) in container.items
+    elif isinstance(container, SetVariable):
+        found = unpack_constant_key(item) in container.values
     elif isinstance(container, (ListVariable, TupleVariable)):
-        if isinstance(item, TensorVariable) or any(isinstance(i, TensorVariable) for i in container.items):
-            raise Unsupported("data_dependent", "'in' compares tensors by value")
-        found = any(i.is_constant() and item.is_constant() and i.as_constant() == item.as_constant()
-                    or i is item for i in container.items)
+        # CPython: identity first, then ==, element by element, stopping at a match
+        found = any(tx.structurally_equal(i, item) for i in container.items)
     elif container.is_constant() and item.is_constant():
         try:
             found = item.as_constant() in container.as_constant()
@@ -348,6 +395,25 @@ def BUILD_TUPLE(tx, instr):
 @handler("BUILD_LIST")
 def BUILD_LIST(tx, instr):
     tx.push(ListVariable(tx.popn(instr.arg)))
+
+
+@handler("BUILD_SET")
+def BUILD_SET(tx, instr):
+    tx.push(SetVariable(tx.popn(instr.arg)))
+
+
+@handler("SET_ADD")
+def SET_ADD(tx, instr):
+    value = tx.pop()
+    tx.stack[-instr.arg].add(value)
+
+
+@handler("SET_UPDATE")
+def SET_UPDATE(tx, instr):
+    other = tx.pop()
+    target = tx.stack[-instr.arg]
+    for item in other.iterate(tx):
+        target.add(item)
 
 
 @handler("BUILD_MAP")
@@ -590,8 +656,7 @@ def JUMP_IF_FALSE_OR_POP(tx, instr):
 
 @handler("GET_ITER")
 def GET_ITER(tx, instr):
-    v = tx.pop()
-    tx.push(v if isinstance(v, IteratorVariable) else IteratorVariable(v.iterate(tx)))
+    tx.push(tx.pop().get_iter(tx))
 
 
 @handler("FOR_ITER")
@@ -599,7 +664,7 @@ def FOR_ITER(tx, instr):
     it = tx.stack[-1]
     if not isinstance(it, IteratorVariable):
         raise Unsupported("unsupported_object", f"iterating {it!r}")
-    item = it.next()
+    item = it.next(tx)
     if item is None:
         tx.pop()
         tx.jump(instr)
@@ -612,12 +677,31 @@ def END_FOR(tx, instr):
     raise Unsupported("unsupported_opcode", "END_FOR reached by fall-through")
 
 
+@handler("RETURN_GENERATOR")
+def RETURN_GENERATOR(tx, instr):
+    # the generator object was handed out when the call was made (inline_call);
+    # its first resumption pushes the sent None, which the next POP_TOP drops
+    tx.push(ConstantVariable(None))
+
+
+@handler("YIELD_VALUE")
+def YIELD_VALUE(tx, instr):
+    tx.yielded = tx.pop()
+    tx.done = True  # paused: GeneratorVariable.next resumes the run loop
+
+
 @handler("RAISE_VARARGS")
 def RAISE_VARARGS(tx, instr):
-    shown = ""
+    from .variables.objects import ClassVariable, ExceptionVariable
+    shown = " (re-raise)"
     if instr.arg:
         exc = tx.stack[-instr.arg]
-        shown = f" {exc!r}"
+        if isinstance(exc, ExceptionVariable):
+            shown = f" {exc.describe()}"
+        elif isinstance(exc, ClassVariable):
+            shown = f" {exc.cls.__name__}"
+        else:
+            shown = f" {exc!r}"
     raise Unsupported("exception", f"the function raises{shown}")
 
 

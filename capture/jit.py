@@ -13,6 +13,7 @@ then on.
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import os
 import threading
@@ -33,32 +34,40 @@ CACHE_LIMIT = 8
 
 
 class CodeCache:
-    """The entries of one code object."""
+    """The entries of one code object, for one (backend, full_graph) request."""
 
     def __init__(self, code: types.CodeType):
         self.code = code
         self.entries: list[CacheEntry] = []
         self.native_forever = False
         self.warned: set[tuple] = set()
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()            # guards the entries list
+        self.translating = threading.RLock()    # one translation at a time
 
 
-_CACHES: dict[types.CodeType, CodeCache] = {}
+# (code, requested backend, full_graph) -> cache.  Entries hold executables of
+# one backend, and a native entry must not serve a full_graph wrapper.
+_CACHES: dict[tuple, CodeCache] = {}
 _CACHES_LOCK = threading.Lock()
 
 
-def cache_of(fn) -> CodeCache:
+def cache_of(fn, backend: str | None = None, full_graph: bool = False) -> CodeCache:
     code = getattr(fn, "__code__", fn)
-    cache = _CACHES.get(code)
+    key = (code, backend, full_graph)
+    cache = _CACHES.get(key)
     if cache is None:
         with _CACHES_LOCK:
-            cache = _CACHES.setdefault(code, CodeCache(code))
+            cache = _CACHES.setdefault(key, CodeCache(code))
     return cache
 
 
 def reset_caches() -> None:
     """Forget every cache entry (tests)."""
     with _CACHES_LOCK:
+        for cache in _CACHES.values():
+            cache.entries.clear()  # wrappers made earlier hold their cache object
+            cache.native_forever = False
+            cache.warned.clear()
         _CACHES.clear()
 
 
@@ -93,28 +102,35 @@ def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager:
     if not isinstance(fn, types.FunctionType):
         call = getattr(type(fn), "__call__", None)
         forward = getattr(type(fn), "forward", None)
+        if getattr(call, "__module__", None) == "frame.nn.module" and isinstance(forward, types.FunctionType):
+            # Module.__call__ only calls forward: jit each class's forward, so that
+            # every module class has its own code cache (and recompile limit)
+            call = None
         if isinstance(call, types.FunctionType) or isinstance(forward, types.FunctionType):
             target = call if isinstance(call, types.FunctionType) else forward
             return types.MethodType(jit(target, backend=backend, full_graph=full_graph, eager=eager), fn)
         raise TypeError(f"frame.jit expects a Python function, method or module, got {type(fn).__name__}")
 
-    cache = cache_of(fn)
+    cache = cache_of(fn, backend, full_graph)
     options = {"backend": backend, "full_graph": full_graph}
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        if eager or _eager_requested():
+    if eager or _eager_requested():  # FRAME_EAGER is read when the function is jitted
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
             return fn(*args, **kwargs)
-        entries = cache.entries
-        for i, entry in enumerate(entries):
-            result = entry.fn(fn, *args, **kwargs)
-            if result is not MISS:
-                if i:
-                    _promote(cache, entry)
-                return result
-        if cache.native_forever:
-            return fn(*args, **kwargs)
-        return _miss(cache, fn, args, kwargs, options)
+    else:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            entries = cache.entries
+            for i, entry in enumerate(entries):
+                result = entry.fn(fn, *args, **kwargs)
+                if result is not MISS:
+                    if i:
+                        _promote(cache, entry)
+                    return result
+            if cache.native_forever:
+                return fn(*args, **kwargs)
+            return _miss(cache, fn, args, kwargs, options)
 
     wrapper.__wrapped__ = fn
     wrapper.__frame_jit__ = True
@@ -131,6 +147,33 @@ def _promote(cache: CodeCache, entry: CacheEntry) -> None:
 
 def _miss(cache: CodeCache, fn, args, kwargs, options):
     name = getattr(fn, "__qualname__", fn.__name__)
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return fn(*args, **kwargs)  # raises the call's own TypeError; nothing to cache
+    bound.apply_defaults()
+    fresh = False
+    with cache.translating:  # one translation at a time per code object
+        for entry in cache.entries:
+            if entry.failing_guard(fn, args, kwargs) is None:
+                break  # another thread translated this case meanwhile
+        else:
+            entry = _translate_miss(cache, fn, name, bound.arguments, args, kwargs, options)
+            fresh = True
+    # the user's code runs outside the lock
+    if entry is None:  # the recompile limit was reached just now
+        return fn(*args, **kwargs)
+    if fresh and entry.native:
+        return _first_native_call(cache, entry, fn, args, kwargs, options)
+    result = entry.fn(fn, *args, **kwargs)
+    if result is MISS:  # cannot happen unless a guard reads something the call changes
+        raise RuntimeError(f"frame.jit: fresh entry for {name} rejected its own arguments")
+    return result
+
+
+def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, options):
+    """Translate a new entry (None past the recompile limit: the function then
+    runs natively from now on)."""
     if cache.entries:
         failing = cache.entries[0].failing_guard(fn, args, kwargs)
         shown = failing.text if failing is not None else "unknown"
@@ -142,27 +185,56 @@ def _miss(cache: CodeCache, fn, args, kwargs, options):
             if options["full_graph"]:
                 raise GraphBreakError(BreakReason("recompile_limit", f"last failing guard: {shown}",
                                                   _where(fn)))
-            return fn(*args, **kwargs)
+            return None
         record.count("recompiles")
         recompile_log.info("recompiling %s: guard failed: %s", name, shown)
-    entry = translate(fn, args, kwargs, options)
-    with cache.lock:
-        cache.entries.insert(0, entry)
-    if entry.native:
+    entry = translate(fn, arguments, options)
+    breaks = entry.native and (entry.reason.kind != "exception" or entry.in_try)
+    if not (breaks and options["full_graph"]):  # a full_graph break raises on every call
+        with cache.lock:
+            cache.entries.insert(0, entry)
+    return entry
+
+
+def _first_native_call(cache: CodeCache, entry: CacheEntry, fn, args, kwargs, options):
+    """Run a fresh native entry's call: log and count why, once per reason.
+
+    An exception the trace met outside any ``try`` of the function is the
+    function's own: the native run raises it, also under ``full_graph``.  One
+    met inside a ``try`` may be caught: under ``full_graph`` that is a break
+    (raised before running anything); otherwise, if the native run returns,
+    the entry is reclassified as ``caught_exception`` (or, outside any try,
+    as ``unsupported_call``: frame's model of a NumPy call failed where NumPy
+    does not)."""
+    reason = entry.reason
+    if reason.kind != "exception" or (entry.in_try and options["full_graph"]):
+        _report(cache, fn, reason)
         if options["full_graph"]:
-            raise GraphBreakError(entry.reason)
-        key = (entry.reason.kind, entry.reason.reason, entry.reason.location)
-        if key not in cache.warned:
-            cache.warned.add(key)
-            level = logging.INFO if entry.reason.kind == "exception" else logging.WARNING
-            log.log(level, "%s runs natively (%s at %s): %s", name, entry.reason.kind,
-                    entry.reason.location, entry.reason.reason)
-        record.graph_break(entry.reason.kind)
+            raise GraphBreakError(reason)
         return fn(*args, **kwargs)
-    result = entry.fn(fn, *args, **kwargs)
-    if result is MISS:  # cannot happen unless a guard reads something the call changes
-        raise RuntimeError(f"frame.jit: fresh entry for {name} rejected its own arguments")
+    try:
+        result = fn(*args, **kwargs)
+    except BaseException:
+        _report(cache, fn, reason)
+        raise
+    if entry.in_try:
+        reason = BreakReason("caught_exception", reason.reason, reason.location)
+    else:  # the trace's model (frame's op for a NumPy call) failed where Python does not
+        reason = BreakReason("unsupported_call", f"not modelled: {reason.reason}", reason.location)
+    entry.reason = reason
+    _report(cache, fn, reason)
     return result
+
+
+def _report(cache: CodeCache, fn, reason: BreakReason) -> None:
+    name = getattr(fn, "__qualname__", fn.__name__)
+    key = (reason.kind, reason.reason, reason.location)
+    if key not in cache.warned:
+        cache.warned.add(key)
+        level = logging.INFO if reason.kind == "exception" else logging.WARNING
+        log.log(level, "%s runs natively (%s at %s): %s", name, reason.kind, reason.location,
+                reason.reason)
+    record.graph_break(reason.kind)
 
 
 def _where(fn) -> str:
@@ -170,11 +242,11 @@ def _where(fn) -> str:
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
-def translate(fn, args, kwargs, options) -> CacheEntry:
-    """Simulate ``fn`` on these arguments and build a cache entry."""
+def translate(fn, arguments: dict, options) -> CacheEntry:
+    """Simulate ``fn`` on its bound ``arguments`` (parameter name -> value,
+    defaults applied) and build a cache entry."""
     from .sources import ClosureSource, LocalSource
-    from .translator import Cell, InstructionTranslator, Translation, bind_arguments
-    from .variables.base import ConstantVariable
+    from .translator import Cell, InstructionTranslator, Translation
 
     t0 = time.perf_counter()
     record.count("translations")
@@ -183,11 +255,8 @@ def translate(fn, args, kwargs, options) -> CacheEntry:
     try:
         from .codegen import signature_source
         signature_source(code, fn, tr.guards)  # rejects reserved parameter names early
-        import inspect
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-        bound.apply_defaults()
         f_locals = {}
-        for name, value in bound.arguments.items():
+        for name, value in arguments.items():
             f_locals[name] = tr.wrap(value, LocalSource(name))
         cells = {name: Cell() for name in code.co_cellvars}
         for i, (name, real) in enumerate(zip(code.co_freevars, fn.__closure__ or ())):
@@ -201,8 +270,6 @@ def translate(fn, args, kwargs, options) -> CacheEntry:
     except Unsupported as e:
         reason = BreakReason(e.kind, e.reason, e.location or _where(fn))
         entry = build_native_entry(tr, fn, reason)
-    except TypeError as e:  # the call itself does not bind: the native call raises it
-        reason = BreakReason("exception", str(e), _where(fn))
-        entry = build_native_entry(Translation(fn), fn, reason)
+        entry.in_try = e.in_try
     record.add_time("translation", time.perf_counter() - t0)
     return entry

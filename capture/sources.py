@@ -12,7 +12,7 @@ from __future__ import annotations
 import keyword
 
 __all__ = ["Source", "LocalSource", "GlobalSource", "ClosureSource", "AttrSource", "ItemSource",
-           "DefaultSource", "is_safe_key"]
+           "DefaultSource", "ConstSource", "is_safe_key"]
 
 
 class Source:
@@ -169,3 +169,24 @@ class DefaultSource(Source):
 
     def _key(self):
         return (self.index, self.kw)
+
+
+class ConstSource(Source):
+    """An object the trace reached through something already guarded (a method
+    of a guarded class), bound in the guard constant pool as ``name``.  Its
+    identity needs no guard; what is read from it (a function's defaults and
+    closure cells) is guarded through it."""
+    __slots__ = ("name", "shown")
+
+    def __init__(self, name: str, shown: str):
+        self.name = name
+        self.shown = shown
+
+    def expr(self) -> str:
+        return self.name
+
+    def text(self) -> str:
+        return self.shown
+
+    def _key(self):
+        return (self.name,)

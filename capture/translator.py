@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import logging
 import operator
 import types
 
@@ -18,154 +19,25 @@ import numpy as np
 from frame.tensor import Tensor
 
 from .errors import Unsupported
-from .guards import GuardSet
 from .instructions import decode
 from .side_effects import SideEffects
-from .sources import (AttrSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source)
-from .tracer import Tracer, UntracedArray
+from .sources import AttrSource, GlobalSource, ItemSource, Source
+from .tracer import UntracedArray
+from .translation import Cell, Translation
 from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable,
                              TensorVariable, Variable)
 from .variables.callables import (BuiltinVariable, FrameApiVariable, NumpyFunctionVariable,
-                                  UserFunctionVariable, is_frame_api)
-from .variables.containers import (DictVariable, IteratorVariable, ListVariable, SliceVariable,
-                                   TupleVariable)
-from .variables.objects import ClassVariable, ObjectVariable, PythonModuleVariable
+                                  UserFunctionVariable)
+from .variables.containers import (DictVariable, ListVariable, SetVariable, SliceVariable,
+                                   TupleVariable, unpack_constant_key)
+from .variables.objects import ClassVariable
 
-__all__ = ["Translation", "InstructionTranslator", "Cell"]
+__all__ = ["Translation", "InstructionTranslator", "Cell", "bind_arguments"]
+
+log = logging.getLogger("frame.capture")
 
 MAX_INLINE_DEPTH = 48
 MAX_INSTRUCTIONS = 500_000
-
-
-class Cell:
-    """A closure cell during simulation: symbolic contents, or a real cell read
-    through its source."""
-    __slots__ = ("value", "real", "source")
-
-    def __init__(self, value: Variable | None = None, real=None, source: Source | None = None):
-        self.value = value
-        self.real = real
-        self.source = source
-
-
-class Translation:
-    def __init__(self, fn: types.FunctionType, device: str = "cpu"):
-        self.fn = fn
-        self.tracer = Tracer(device)
-        self.guards = GuardSet()
-        self.side_effects = SideEffects()
-        self.wrapped: dict[int, Variable] = {}
-        self.keepalive: list = []
-        self.instruction_count = 0
-        self.input_by_value: dict[int, TensorVariable] = {}  # id(graph input Value) -> variable
-
-    # -- wrapping real objects into Variables, with guards -----------------------------
-    def wrap(self, value, source: Source) -> Variable:
-        """The Variable for an existing object reached through ``source``."""
-        known = self.wrapped.get(id(value))
-        if known is not None and not isinstance(known, ConstantVariable):
-            if known.source is not None and known.source != source:
-                self.guards.alias(source, known.source)
-            return known
-        var = self._build(value, source)
-        if not isinstance(var, ConstantVariable):
-            self.wrapped[id(value)] = var
-            self.keepalive.append(value)
-        return var
-
-    def _build(self, value, source: Source) -> Variable:
-        g = self.guards
-        t = type(value)
-        if t is Tensor or t is np.ndarray:
-            data = value._data if t is Tensor else value
-            from frame.dtypes import from_numpy
-            try:
-                from_numpy(data.dtype)
-            except TypeError as e:
-                raise Unsupported("unsupported_object", str(e)) from e
-            g.tensor(source, value)
-            meta = self.tracer.input_for(data, source.text())
-            var = TensorVariable(meta, TENSOR if t is Tensor else NDARRAY, source,
-                                 requires_grad=value._requires_grad if t is Tensor else False)
-            self.input_by_value[id(self.tracer.values[id(meta)])] = var
-            return var
-        if isinstance(value, np.generic):
-            g.constant(source, value)
-            return ConstantVariable(value, source)
-        if t in (int, float, bool, str, bytes, complex, type(None)):
-            g.constant(source, value)
-            return ConstantVariable(value, source)
-        if t in (range, slice, type(Ellipsis)):
-            g.add(f"type({source.expr()}) is {g.const(t)} and {source.expr()} == {g.const(value)}",
-                  f"{source.text()} == {value!r}")
-            return ConstantVariable(value, source)
-        if t is tuple:
-            g.type_and_len(source, value)
-            return TupleVariable([self.wrap(v, ItemSource(source, i)) for i, v in enumerate(value)], source)
-        if t is list:
-            g.type_and_len(source, value)
-            return ListVariable([self.wrap(v, ItemSource(source, i)) for i, v in enumerate(value)], source)
-        if t is dict:
-            from .sources import is_safe_key
-            if not all(is_safe_key(k) for k in value):
-                raise Unsupported("unsupported_object", "dict with keys that are not str/int/tuple")
-            g.dict_keys(source, value)
-            return DictVariable({k: self.wrap(v, ItemSource(source, k)) for k, v in value.items()}, source)
-        static = self._static(value, source)
-        if static is not None:
-            g.identity(source, value)
-            return static
-        if isinstance(value, type):
-            g.identity(source, value)
-            return ClassVariable(value, source)
-        g.type_is(source, value)
-        return ObjectVariable(value, source)
-
-    def _static(self, value, source: Source | None) -> Variable | None:
-        """Variables for functions, modules and other objects guarded by identity."""
-        from frame.dtypes import DType
-        if isinstance(value, DType):
-            return ConstantVariable(value, source)
-        if isinstance(value, types.ModuleType):
-            return PythonModuleVariable(value, source)
-        if isinstance(value, (np.ufunc,)) or (callable(value) and _is_numpy(value)):
-            if isinstance(value, type):
-                return None
-            return NumpyFunctionVariable(value, source)
-        if isinstance(value, types.FunctionType):
-            if is_frame_api(value):
-                return FrameApiVariable(value, source)
-            return UserFunctionVariable(value, source)
-        if isinstance(value, types.BuiltinFunctionType) or value in _BUILTIN_CALLABLES:
-            return BuiltinVariable(value, source)
-        if isinstance(value, np.dtype):
-            return ConstantVariable(value, source)
-        return None
-
-    def wrap_static(self, value) -> Variable:
-        """A Variable for an object the trace depends on only through something
-        already guarded (a method of a guarded class, a constant result)."""
-        if isinstance(value, CONSTANT_TYPES) or isinstance(value, np.dtype):
-            return ConstantVariable(value)
-        if type(value) is tuple:
-            return TupleVariable([self.wrap_static(v) for v in value])
-        static = self._static(value, None)
-        if static is not None:
-            return static
-        if isinstance(value, type):
-            return ClassVariable(value)
-        raise Unsupported("unsupported_object", f"object {value!r} without a source")
-
-
-_BUILTIN_CALLABLES = {len, isinstance, range, enumerate, zip, reversed, iter, next, list, tuple,
-                      dict, min, max, sum, abs, int, float, str, repr, round, bool, getattr,
-                      hasattr, sorted, all, any, slice, callable, divmod, pow, type, print,
-                      chr, ord, issubclass, set, frozenset, map, filter, id, hash, open, input}
-
-
-def _is_numpy(value) -> bool:
-    mod = getattr(value, "__module__", None) or ""
-    return mod == "numpy" or mod.startswith("numpy.")
 
 
 def _location(code: types.CodeType, lineno) -> str:
@@ -195,6 +67,7 @@ class InstructionTranslator:
         self.current = None
         self.result: Variable | None = None
         self.done = False
+        self.yielded: Variable | None = None   # set by YIELD_VALUE (generator frames)
 
     # -- the run loop ------------------------------------------------------------------
     def run(self) -> Variable:
@@ -215,12 +88,28 @@ class InstructionTranslator:
                 handler(self, instr)
             except Unsupported as e:
                 self._fail(e)
+            except Exception as e:  # a bug of capture: never guess, run the function natively
+                log.debug("capture error in %s", self.location(), exc_info=True)
+                self._fail(Unsupported("capture_error", f"{instr.opname}: {type(e).__name__}: {e}"))
         return self.result
 
     def _fail(self, e: Unsupported):
         if e.location is None:
             e.location = self.location()
+            e.in_try = self._inside_try()
         raise e
+
+    def _inside_try(self) -> bool:
+        """Whether an exception raised now could be caught by a ``try`` of a
+        simulated frame (user handlers start with PUSH_EXC_INFO; the cleanup
+        handlers of 3.12+ inlined comprehensions re-raise and do not count)."""
+        tx = self
+        while tx is not None:
+            h = tx.current.handler if tx.current is not None else None
+            if h is not None and tx.instructions[h.target].opname == "PUSH_EXC_INFO":
+                return True
+            tx = tx.parent
+        return False
 
     def location(self) -> str:
         lineno = getattr(self.current, "lineno", None)
@@ -296,6 +185,7 @@ class InstructionTranslator:
     # Python <-> Variable conversion for calls that run for real on meta arrays
     def to_python(self, v: Variable):
         if isinstance(v, TensorVariable):
+            v.check_fresh()
             return Tensor._wrap(v.meta)
         if isinstance(v, ConstantVariable):
             return v.value
@@ -313,29 +203,62 @@ class InstructionTranslator:
             return v.fn
         raise Unsupported("unsupported_object", f"{v!r} cannot be passed to a frame function")
 
-    def from_python(self, value, kind: str) -> Variable:
+    def from_python(self, value, kind: str, passed: dict[int, Variable] | None = None,
+                    constant_ok: bool = False) -> Variable:
+        """The Variable for what a frame function returned.  ``passed`` maps the
+        Python objects handed to it to their Variables: a function returning one
+        of its arguments returns that very object (``Tensor.__pos__``), which
+        matters for frame Tensors; NumPy semantics always make a new array.
+        ``constant_ok``: the call had no tensor arguments, so an array that is
+        not a meta array is a constant it computed (``frame.tensor([1, 2])``)."""
         tracer = self.tr.tracer
+        if passed and id(value) in passed and kind == TENSOR:
+            return passed[id(value)]
         if isinstance(value, Tensor) or type(value) is np.ndarray:
             data = value._data if isinstance(value, Tensor) else value
+            if isinstance(value, Tensor) and value._requires_grad:
+                raise Unsupported("unsupported_object", "a tensor that requires grad made under capture")
             if not tracer.is_meta(data):
-                raise Unsupported("unsupported_object", "a frame function returned data computed "
-                                                        "outside frame's ops")
+                if not constant_ok or not isinstance(value, Tensor):
+                    raise Unsupported("unsupported_object", "a frame function returned data computed "
+                                                            "outside frame's ops")
+                from frame.dtypes import from_numpy
+                try:
+                    from_numpy(data.dtype)
+                    data = tracer.meta(tracer.value_of(data))
+                except (TypeError, UntracedArray) as e:
+                    raise Unsupported("unsupported_object", str(e)) from e
             if kind == TENSOR:
                 return TensorVariable(data, TENSOR)
             return TensorVariable(data, NPSCALAR if data.ndim == 0 else NDARRAY)
         if isinstance(value, tuple):
-            return TupleVariable([self.from_python(v, kind) for v in value])
+            return TupleVariable([self.from_python(v, kind, passed, constant_ok) for v in value])
         if isinstance(value, list):
-            return ListVariable([self.from_python(v, kind) for v in value])
-        if isinstance(value, CONSTANT_TYPES) or isinstance(value, np.generic):
+            return ListVariable([self.from_python(v, kind, passed, constant_ok) for v in value])
+        if value is None or (constant_ok and (isinstance(value, CONSTANT_TYPES)
+                                              or isinstance(value, np.generic))):
             return ConstantVariable(value)
-        raise Unsupported("unsupported_object", f"a frame function returned {type(value).__name__}")
+        # a number computed from tensor arguments outside the graph (NumPy
+        # running on meta arrays) would be a made-up value
+        raise Unsupported("unsupported_object", f"a frame function returned {type(value).__name__} "
+                                                f"computed from tensors outside frame's ops")
 
-    def call_real(self, fn, args, kwargs, numpy_semantics: bool = False) -> Variable:
+    def call_real(self, fn, args, kwargs, numpy_semantics: bool = False, numpy_ref=None) -> Variable:
         """Run ``fn`` (frame API, or a NumPy function dispatching to frame) for
-        real on meta arrays under the tracer; its ops become graph nodes."""
-        py_args = [self.to_python(a) for a in args]
-        py_kwargs = {k: self.to_python(v) for k, v in kwargs.items()}
+        real on meta arrays under the tracer; its ops become graph nodes.
+
+        With ``numpy_semantics`` and no frame Tensor among the arguments the
+        call stands for NumPy code (``numpy_ref``, default ``fn``): when frame
+        raises, NumPy itself is asked on the meta arrays whether the call
+        raises, to tell the function's own exception from a NumPy feature
+        frame does not model."""
+        if _tracks_grad(args, kwargs) and eager_records_autograd():
+            raise Unsupported("unsupported_object", "an op on a tensor that requires grad: eager "
+                                                    "records it for autograd, which capture does not "
+                                                    "model yet")
+        passed: dict[int, Variable] = {}
+        py_args = [self._to_python_arg(a, passed) for a in args]
+        py_kwargs = {k: self._to_python_arg(v, passed) for k, v in kwargs.items()}
         kind = TENSOR
         if numpy_semantics and not self._any_tensor_kind(args, kwargs):
             kind = NDARRAY
@@ -347,38 +270,56 @@ class InstructionTranslator:
         except UntracedArray as e:
             raise Unsupported("unsupported_object", str(e)) from e
         except Exception as e:  # the same error is raised again by the native run
-            raise Unsupported("exception", f"{getattr(fn, '__name__', fn)}() raises "
-                                           f"{type(e).__name__}: {e}") from e
-        return self.from_python(result, kind)
+            name = getattr(fn, "__name__", fn)
+            if kind == NDARRAY and not self._numpy_raises(numpy_ref or fn, args, kwargs):
+                raise Unsupported("unsupported_call", f"NumPy's {name}() here is not modelled by "
+                                                      f"frame ({type(e).__name__}: {e})") from e
+            raise Unsupported("exception", f"{name}() raises {type(e).__name__}: {e}") from e
+        return self.from_python(result, kind, passed, constant_ok=not passed)
+
+    def _numpy_raises(self, fn, args, kwargs) -> bool:
+        """Does NumPy raise for this call?  Meta arrays are real (zero-filled,
+        read-only) ndarrays of the right dtypes and shapes."""
+        def raw(v):
+            if isinstance(v, TensorVariable):
+                return v.meta if v.kind == NDARRAY else v.meta[()]
+            if isinstance(v, (TupleVariable, ListVariable)):
+                items = [raw(i) for i in v.items]
+                return tuple(items) if isinstance(v, TupleVariable) else items
+            return self.to_python(v)
+        try:
+            with np.errstate(all="ignore"):
+                fn(*[raw(a) for a in args], **{k: raw(v) for k, v in kwargs.items()})
+        except Exception:  # noqa: BLE001 - any error counts as raising
+            return True
+        return False
+
+    def _to_python_arg(self, v: Variable, passed: dict[int, Variable]):
+        obj = self.to_python(v)
+        _register_passed(v, obj, passed)
+        return obj
 
     def call_constant(self, fn, args, kwargs) -> Variable:
         """Run a pure function on constant arguments at trace time."""
-        if not all(a.is_constant() for a in args) or not all(v.is_constant() for v in kwargs.values()):
+        from .variables.containers import constant_value, is_constant_value
+        if not all(is_constant_value(a) for a in args) or \
+                not all(is_constant_value(v) for v in kwargs.values()):
             raise Unsupported("unsupported_call", f"{getattr(fn, '__name__', fn)}() with non-constant arguments")
         try:
-            result = fn(*[a.as_constant() for a in args], **{k: v.as_constant() for k, v in kwargs.items()})
+            result = fn(*[constant_value(a) for a in args],
+                        **{k: constant_value(v) for k, v in kwargs.items()})
         except Exception as e:
             raise Unsupported("exception", f"{getattr(fn, '__name__', fn)}() raises "
                                            f"{type(e).__name__}: {e}") from e
-        if type(result) is np.ndarray:
-            from frame.dtypes import from_numpy
-            try:
-                from_numpy(result.dtype)
-            except TypeError as e:
-                raise Unsupported("unsupported_object", str(e)) from e
-            tracer = self.tr.tracer
-            meta = tracer.meta(tracer.value_of(result))
-            return TensorVariable(meta, NDARRAY)
-        if isinstance(result, CONSTANT_TYPES) or isinstance(result, (np.generic, np.dtype)):
-            return ConstantVariable(result)
-        if isinstance(result, tuple) and all(isinstance(r, CONSTANT_TYPES) for r in result):
-            return TupleVariable([ConstantVariable(r) for r in result])
-        raise Unsupported("unsupported_object", f"{getattr(fn, '__name__', fn)}() returned "
-                                                f"{type(result).__name__}")
+        return self.wrap_result(result)
 
     # -- operators ------------------------------------------------------------------------
     def binary_op(self, fn, a: Variable, b: Variable) -> Variable:
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+            if fn in _BOOL_BITWISE and _numpy_bools(a) and _numpy_bools(b):
+                import frame
+                return self.call_real(_BOOL_BITWISE[fn](frame), [a, b], {}, numpy_semantics=True,
+                                      numpy_ref=fn)
             return self.call_real(fn, [a, b], {}, numpy_semantics=True)
         if a.is_constant() and b.is_constant():
             try:
@@ -395,13 +336,56 @@ class InstructionTranslator:
             return type(a)(a.items * b.as_constant())
         if fn is operator.mul and isinstance(b, seq) and a.is_constant():
             return type(b)(b.items * a.as_constant())
-        if fn in (operator.eq, operator.ne) and (a.source is not None or b.source is not None):
-            same = a is b
+        if fn in _SET_OPS and (isinstance(a, SetVariable) or isinstance(b, SetVariable)):
+            values = [set(unpack_constant_key(i) for i in v.iterate(self)) for v in (a, b)]
+            if not all(isinstance(v, (SetVariable, ConstantVariable)) for v in (a, b)):
+                raise Unsupported("unsupported_object", f"operator {fn.__name__} on {a!r} and {b!r}")
+            out = SetVariable()
+            out.values = fn(*values)
+            return out
+        if fn in (operator.eq, operator.ne):
+            same = self.structurally_equal(a, b)
             return ConstantVariable(same if fn is operator.eq else not same)
         raise Unsupported("unsupported_object", f"operator {fn.__name__} on {a!r} and {b!r}")
 
+    def structurally_equal(self, a: Variable, b: Variable) -> bool:
+        """``a == b`` for containers of constants (element identity first, as
+        CPython's container comparison does)."""
+        containers = (ListVariable, TupleVariable, DictVariable)
+        if a is b:
+            return True
+        a, b = (self.wrap_result(v.value) if isinstance(v, ConstantVariable) and type(v.value) is tuple
+                else v for v in (a, b))
+        if isinstance(a, containers) or isinstance(b, containers):
+            kinds = [ListVariable if isinstance(v, ListVariable) else TupleVariable
+                     if isinstance(v, TupleVariable) else type(v) for v in (a, b)]
+            if kinds[0] is not kinds[1]:  # a namedtuple equals a tuple of equal items
+                if isinstance(a, containers + (ConstantVariable,)) and \
+                        isinstance(b, containers + (ConstantVariable,)):
+                    return False  # e.g. [1] == (1,) and [] == None
+                raise Unsupported("unsupported_object", f"comparing {a!r} with {b!r}")
+            if isinstance(a, DictVariable):
+                if list(a.items) != list(b.items) and set(a.items) != set(b.items):
+                    return False
+                return all(self.structurally_equal(a.items[k], b.items[k]) for k in a.items)
+            if len(a.items) != len(b.items):
+                return False
+            return all(self.structurally_equal(x, y) for x, y in zip(a.items, b.items))
+        if a.is_constant() and b.is_constant():
+            try:
+                return bool(a.as_constant() == b.as_constant())
+            except Exception as e:
+                raise Unsupported("exception", f"== raises {type(e).__name__}: {e}") from e
+        if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+            raise Unsupported("data_dependent", "comparing containers of tensors compares their values")
+        raise Unsupported("unsupported_object", f"comparing {a!r} with {b!r}")
+
     def binary_or_unary(self, fn, *args: Variable) -> Variable:
         if any(isinstance(a, TensorVariable) for a in args):
+            (x, *_) = args
+            if fn is operator.pos and isinstance(x, TensorVariable) and x.kind != TENSOR \
+                    and x.meta.dtype == np.bool_:
+                raise Unsupported("exception", "numpy.positive is not defined for booleans")
             return self.call_real(fn, list(args), {}, numpy_semantics=True)
         if all(a.is_constant() for a in args):
             try:
@@ -415,6 +399,7 @@ class InstructionTranslator:
         same_kind casting, fixed shape); everything else rebinds."""
         if isinstance(a, TensorVariable) and a.kind in (TENSOR, NDARRAY):
             result = self.binary_op(fn, a, b)
+            self.tr.written_in_place(a)
             if result.shape != a.shape:
                 raise Unsupported("exception", f"in-place result of shape {list(result.shape)} does "
                                                f"not fit a tensor of shape {list(a.shape)}")
@@ -434,12 +419,23 @@ class InstructionTranslator:
         return self.binary_op(fn, a, b)
 
     def wrap_result(self, value) -> Variable:
+        """A Variable for a value computed at trace time from constants."""
         if isinstance(value, CONSTANT_TYPES) or isinstance(value, np.generic):
             return ConstantVariable(value)
+        if type(value) is np.ndarray:  # a constant of the graph; each call gets a fresh copy
+            from frame.dtypes import from_numpy
+            try:
+                from_numpy(value.dtype)
+            except TypeError as e:
+                raise Unsupported("unsupported_object", str(e)) from e
+            tracer = self.tr.tracer
+            return TensorVariable(tracer.meta(tracer.value_of(np.array(value, copy=True))), NDARRAY)
         if type(value) is tuple:
             return TupleVariable([self.wrap_result(v) for v in value])
         if type(value) is list:
             return ListVariable([self.wrap_result(v) for v in value])
+        if type(value) is dict and all(type(k) in (int, str, bool, type(None)) for k in value):
+            return DictVariable({k: self.wrap_result(v) for k, v in value.items()})
         return self.wrap_static(value)
 
     # -- calls --------------------------------------------------------------------------------
@@ -449,9 +445,9 @@ class InstructionTranslator:
     def inline_call(self, fn_var: UserFunctionVariable, args, kwargs) -> Variable:
         fn = fn_var.fn
         code = fn.__code__
-        if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+        if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
                             | inspect.CO_ITERABLE_COROUTINE):
-            raise Unsupported("unsupported_call", f"calling generator/coroutine function {fn.__qualname__}")
+            raise Unsupported("unsupported_call", f"calling coroutine function {fn.__qualname__}")
         if self.depth + 1 > MAX_INLINE_DEPTH:
             raise Unsupported("inline_limit", f"inlining {fn.__qualname__} past depth {MAX_INLINE_DEPTH}")
         defaults = self._defaults(fn_var)
@@ -459,12 +455,24 @@ class InstructionTranslator:
         cells = self._cells_for(fn_var)
         child = InstructionTranslator(self.tr, code, fn.__globals__, f_locals, cells,
                                       self.depth + 1, self)
+        if code.co_flags & inspect.CO_GENERATOR:
+            from .variables.containers import GeneratorVariable
+            return GeneratorVariable(child)  # runs lazily, one yield per next()
         return child.run()
 
     def _defaults(self, fn_var: UserFunctionVariable):
         if getattr(fn_var, "made_defaults", None) is not None:
             return fn_var.made_defaults
         fn = fn_var.fn
+        if fn_var.source is None:
+            raise Unsupported("unsupported_object", f"defaults of {fn.__qualname__} without a source")
+        g, e = self.tr.guards, fn_var.source.expr()
+        if fn.__defaults__:
+            g.add(f"{e}.__defaults__ is {g.const(fn.__defaults__)}",
+                  f"{fn_var.source.text()}.__defaults__ unchanged")
+        if fn.__kwdefaults__:
+            g.add(f"{e}.__kwdefaults__ is {g.const(fn.__kwdefaults__)}",
+                  f"{fn_var.source.text()}.__kwdefaults__ unchanged")
         pos = [self.wrap_static_default(d) for d in (fn.__defaults__ or ())]
         kw = {k: self.wrap_static_default(v) for k, v in (fn.__kwdefaults__ or {}).items()}
         return pos, kw
@@ -521,6 +529,54 @@ class InstructionTranslator:
             src = GlobalSource(name, g.const(self.f_builtins), "B")
             return self.wrap(self.f_builtins[name], src)
         raise Unsupported("exception", f"name {name!r} is not defined")
+
+
+_SET_OPS = (operator.or_, operator.and_, operator.sub, operator.xor)
+
+def _tracks_grad(args, kwargs) -> bool:
+    def tracked(v):
+        if isinstance(v, TensorVariable):
+            return v.kind == TENSOR and v.requires_grad
+        if isinstance(v, (TupleVariable, ListVariable)):
+            return any(tracked(i) for i in v.items)
+        return False
+    return any(tracked(a) for a in args) or any(tracked(v) for v in kwargs.values())
+
+
+def eager_records_autograd() -> bool:
+    """Does eager frame, here and now, record an op on a tensor that requires
+    grad (its result requiring grad too)?  Asked of eager itself, outside any
+    tracer, so the answer follows frame's autograd (and ``no_grad`` blocks)."""
+    try:
+        probe = Tensor._wrap(np.ones((), dtype=np.float32)).requires_grad_(True)
+        return bool((-probe).requires_grad)
+    except Exception:  # noqa: BLE001 - if eager cannot tell, assume it records
+        return True
+
+
+# &, |, ^ on NumPy bool arrays are the logical ops (frame Tensors have no bitwise ops)
+_BOOL_BITWISE = {operator.and_: lambda frame: frame.logical_and,
+                 operator.or_: lambda frame: frame.logical_or,
+                 operator.xor: lambda frame: frame.not_equal}
+
+
+def _numpy_bools(v: Variable) -> bool:
+    if isinstance(v, TensorVariable):
+        return v.kind != TENSOR and v.meta.dtype == np.bool_
+    return isinstance(v, ConstantVariable) and type(v.value) in (bool, np.bool_)
+
+
+def _register_passed(v: Variable, obj, passed: dict[int, Variable]) -> None:
+    """Record the Python objects made for tensor Variables (and the containers
+    holding them) in a call's arguments."""
+    if isinstance(v, TensorVariable):
+        passed[id(obj)] = v
+    elif isinstance(v, (TupleVariable, ListVariable)):
+        for item, o in zip(v.items, obj):
+            _register_passed(item, o, passed)
+    elif isinstance(v, DictVariable):
+        for k, item in v.items.items():
+            _register_passed(item, obj[k], passed)
 
 
 def bind_arguments(code: types.CodeType, qualname: str, args: list[Variable],

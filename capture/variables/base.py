@@ -50,6 +50,11 @@ class Variable:
     def iterate(self, tx) -> list["Variable"]:
         raise Unsupported("unsupported_object", f"iterating over {self!r}")
 
+    def get_iter(self, tx) -> "Variable":
+        """``iter(self)``: an IteratorVariable."""
+        from .containers import IteratorVariable
+        return IteratorVariable(self.iterate(tx))
+
     def __repr__(self) -> str:
         src = f" from {self.source}" if self.source is not None else ""
         return f"<{type(self).__name__}{src}>"
@@ -80,7 +85,7 @@ class ConstantVariable(Variable):
         return wrap_constant_attr(tx, self, name)
 
     def iterate(self, tx) -> list[Variable]:
-        if isinstance(self.value, (str, bytes, range, tuple)):
+        if isinstance(self.value, (str, bytes, range, tuple, frozenset)):
             return [ConstantVariable(v) for v in self.value]
         return super().iterate(tx)
 
@@ -102,8 +107,13 @@ NULL = NullVariable()
 class TensorVariable(Variable):
     """A graph value.  ``meta`` is the tracer's meta array for it; ``kind`` is
     the Python type plain code would have produced: a frame Tensor, an ndarray,
-    or a NumPy scalar (0-d NumPy results)."""
-    __slots__ = ("meta", "kind", "requires_grad")
+    or a NumPy scalar (0-d NumPy results).
+
+    ``base`` is the variable whose memory this one may share (a NumPy view,
+    ``frame.from_numpy``), else None; ``stale`` is set when that memory was
+    written in place after the view was taken: the view's meta no longer holds
+    its value, so any later use of it is unsupported."""
+    __slots__ = ("meta", "kind", "requires_grad", "base", "stale", "recipe", "pytype")
 
     def __init__(self, meta: np.ndarray, kind: str, source: Source | None = None,
                  requires_grad: bool = False):
@@ -111,6 +121,18 @@ class TensorVariable(Variable):
         self.meta = meta
         self.kind = kind
         self.requires_grad = requires_grad
+        self.base: TensorVariable | None = None
+        self.stale = False
+        # for a view: (parent variable, fn, args, kwargs) with fn(parent, *args, **kwargs)
+        # remaking it from its parent at run time (so it shares memory as NumPy's does)
+        self.recipe: tuple | None = None
+        self.pytype: type | None = None  # a Tensor subclass (frame.nn.Parameter) of an input
+
+    def check_fresh(self) -> None:
+        """Refuse to use a view whose memory was overwritten in place."""
+        if self.stale:
+            raise Unsupported("side_effect", "a NumPy view used after its base array was updated "
+                                             "in place")
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -124,7 +146,7 @@ class TensorVariable(Variable):
     def python_type(self) -> type:
         if self.kind == TENSOR:
             from frame.tensor import Tensor
-            return Tensor
+            return self.pytype or Tensor
         if self.kind == NDARRAY:
             return np.ndarray
         return self.meta.dtype.type
@@ -144,10 +166,24 @@ class TensorVariable(Variable):
         return tensor_getattr(tx, self, name)
 
     def iterate(self, tx) -> list[Variable]:
+        return self.get_iter(tx).iterate(tx)
+
+    def get_iter(self, tx) -> Variable:
+        """Rows are read when the loop asks for them (``Tensor.__iter__`` and
+        NumPy iterate lazily: an in-place update in the loop body shows)."""
         if not self.shape:
-            raise Unsupported("unsupported_object", "iteration over a 0-d tensor")
+            raise Unsupported("exception", "TypeError: iteration over a 0-d tensor")
+        from .containers import LazyIteratorVariable
         from .tensor_ops import tensor_getitem
-        return [tensor_getitem(tx, self, ConstantVariable(i)) for i in range(self.shape[0])]
+        position = [0]
+        length = self.shape[0]
+
+        def row(tx):
+            if position[0] >= length:
+                return None
+            position[0] += 1
+            return tensor_getitem(tx, self, ConstantVariable(position[0] - 1))
+        return LazyIteratorVariable(row, type(iter(())))
 
     def __repr__(self) -> str:
         return f"Tensor({self.kind} {self.meta.dtype}{list(self.shape)})"

@@ -12,8 +12,9 @@ import operator
 
 from ..errors import Unsupported
 from .base import ConstantVariable, TensorVariable, Variable
-from .containers import (DictVariable, IteratorVariable, ListVariable, SliceVariable,
-                         TupleVariable)
+from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyIteratorVariable,
+                         ListVariable, SetVariable, SliceVariable, TupleVariable, constant_value,
+                         is_constant_value)
 
 __all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS"]
 
@@ -23,17 +24,20 @@ EFFECTFUL_BUILTINS = {builtins.print, builtins.input, builtins.open, builtins.ex
 
 
 def _const_args(args, kwargs):
-    if all(a.is_constant() for a in args) and all(v.is_constant() for v in kwargs.values()):
-        return [a.as_constant() for a in args], {k: v.as_constant() for k, v in kwargs.items()}
+    if all(is_constant_value(a) for a in args) and all(is_constant_value(v) for v in kwargs.values()):
+        return [constant_value(a) for a in args], {k: constant_value(v) for k, v in kwargs.items()}
     return None
 
 
-def _run_constant(fn, args, kwargs):
+def _run_constant(tx, fn, args, kwargs):
+    """Run a pure function on constants at trace time; its result becomes
+    Variables (new lists and arrays are new objects on every call)."""
     try:
-        return ConstantVariable(fn(*args, **kwargs))
+        result = fn(*args, **kwargs)
     except Exception as e:  # the native run raises it again, at the user's line
         raise Unsupported("exception", f"{getattr(fn, '__name__', fn)}() raises "
                                        f"{type(e).__name__}: {e}") from e
+    return tx.wrap_result(result)
 
 
 def _items(tx, var: Variable) -> list[Variable]:
@@ -44,19 +48,31 @@ def _len(tx, args, kwargs):
     (x,) = args
     if isinstance(x, (ListVariable, TupleVariable, DictVariable)):
         return ConstantVariable(len(x.items))
+    if isinstance(x, DictViewVariable):
+        return ConstantVariable(len(x.d.items))
+    if isinstance(x, SetVariable):
+        return ConstantVariable(len(x.values))
     if isinstance(x, TensorVariable):
         if not x.shape:
             raise Unsupported("exception", "len() of a 0-d tensor")
         return ConstantVariable(x.shape[0])
     if x.is_constant():
-        return _run_constant(len, [x.as_constant()], {})
+        return _run_constant(tx, len, [x.as_constant()], {})
     raise Unsupported("unsupported_object", f"len() of {x!r}")
 
 
 def _isinstance(tx, args, kwargs):
     obj, cls = args
-    classes = cls.as_constant() if cls.is_constant() else tx.real_value(cls)
-    return ConstantVariable(isinstance_of(obj.python_type(), classes))
+    return ConstantVariable(isinstance_of(obj.python_type(), _classes(tx, cls)))
+
+
+def _classes(tx, v: Variable):
+    if isinstance(v, TupleVariable):
+        return tuple(_classes(tx, i) for i in v.items)
+    value = v.as_constant() if v.is_constant() else tx.real_value(v)
+    if not isinstance(value, (type, tuple)):
+        raise Unsupported("exception", "TypeError: isinstance() arg 2 must be a type or tuple of types")
+    return value
 
 
 def isinstance_of(t: type, classes) -> bool:
@@ -74,41 +90,88 @@ def _range(tx, args, kwargs):
     c = _const_args(args, kwargs)
     if c is None:
         raise Unsupported("data_dependent", "range() bounds that are not Python constants")
-    return _run_constant(range, *c)
+    return _run_constant(tx, range, *c)
 
 
 def _enumerate(tx, args, kwargs):
     start = kwargs.get("start", args[1] if len(args) > 1 else ConstantVariable(0)).as_constant()
-    items = _items(tx, args[0])
-    return IteratorVariable(TupleVariable([ConstantVariable(start + i), v]) for i, v in enumerate(items))
+    it = args[0].get_iter(tx)
+    count = [start]
+
+    def gen(tx):
+        item = it.next(tx)
+        if item is None:
+            return None
+        count[0] += 1
+        return TupleVariable([ConstantVariable(count[0] - 1), item])
+    return LazyIteratorVariable(gen, enumerate)
 
 
 def _zip(tx, args, kwargs):
-    if kwargs.get("strict", ConstantVariable(False)).as_constant():
-        lens = {len(_items(tx, a)) for a in args}
-        if len(lens) > 1:
-            raise Unsupported("exception", "zip(strict=True) over arguments of different lengths")
-    columns = [_items(tx, a) for a in args]
-    return IteratorVariable(TupleVariable(list(row)) for row in zip(*columns))
+    strict = kwargs.get("strict", ConstantVariable(False)).as_constant()
+    its = [a.get_iter(tx) for a in args]
+
+    def gen(tx):
+        row = []
+        for k, it in enumerate(its):
+            item = it.next(tx)
+            if item is None:
+                if strict and (k > 0 or any(o.next(tx) is not None for o in its[1:])):
+                    raise Unsupported("exception", "ValueError: zip() arguments have different lengths")
+                return None
+            row.append(item)
+        return TupleVariable(row)
+    return LazyIteratorVariable(gen, zip)
+
+
+def _map(tx, args, kwargs):
+    if kwargs or len(args) < 2:
+        raise Unsupported("exception", "map() must have at least two arguments")
+    fn, its = args[0], [a.get_iter(tx) for a in args[1:]]
+
+    def gen(tx):
+        row = []
+        for it in its:
+            item = it.next(tx)
+            if item is None:
+                return None
+            row.append(item)
+        return fn.call(tx, row, {})
+    return LazyIteratorVariable(gen, map)
+
+
+def _filter(tx, args, kwargs):
+    fn, it = args[0], args[1].get_iter(tx)
+    keep_truthy = fn.is_constant() and fn.as_constant() is None
+
+    def gen(tx):
+        while True:
+            item = it.next(tx)
+            if item is None:
+                return None
+            test = item if keep_truthy else fn.call(tx, [item], {})
+            if tx.truth(test):
+                return item
+    return LazyIteratorVariable(gen, filter)
 
 
 def _reversed(tx, args, kwargs):
     (x,) = args
+    if isinstance(x, IteratorVariable):
+        raise Unsupported("exception", f"TypeError: '{x.python_type().__name__}' object is not reversible")
     return IteratorVariable(list(reversed(_items(tx, x))))
 
 
 def _iter(tx, args, kwargs):
     (x,) = args
-    if isinstance(x, IteratorVariable):
-        return x
-    return IteratorVariable(_items(tx, x))
+    return x.get_iter(tx)
 
 
 def _next(tx, args, kwargs):
     it = args[0]
     if not isinstance(it, IteratorVariable):
         raise Unsupported("unsupported_object", f"next() on {it!r}")
-    item = it.next()
+    item = it.next(tx)
     if item is None:
         if len(args) > 1:
             return args[1]
@@ -118,6 +181,10 @@ def _next(tx, args, kwargs):
 
 def _list(tx, args, kwargs):
     return ListVariable(_items(tx, args[0]) if args else [])
+
+
+def _set(tx, args, kwargs):
+    return SetVariable(_items(tx, args[0]) if args else [])
 
 
 def _tuple(tx, args, kwargs):
@@ -141,24 +208,23 @@ def _dict(tx, args, kwargs):
 
 def _minmax(fn):
     def handler(tx, args, kwargs):
-        c = _const_args(args, kwargs)
-        if c is not None:
-            return _run_constant(fn, *c)
-        if len(args) == 1 and not kwargs:
-            values = _items(tx, args[0])
-        else:
-            values = list(args)
-        if all(v.is_constant() for v in values):
-            return _run_constant(fn, [v.as_constant() for v in values], {})
-        raise Unsupported("data_dependent", f"{fn.__name__}() over tensors compares their values; "
-                                            f"use frame.maximum / frame.max")
+        values = _items(tx, args[0]) if len(args) == 1 else list(args)
+        if all(v.is_constant() for v in values) and all(v.is_constant() for v in kwargs.values()):
+            c_kwargs = {k: v.as_constant() for k, v in kwargs.items()}
+            if len(args) == 1:
+                return _run_constant(tx, fn, [[v.as_constant() for v in values]], c_kwargs)
+            return _run_constant(tx, fn, [v.as_constant() for v in values], c_kwargs)
+        if any(isinstance(v, TensorVariable) for v in values):
+            raise Unsupported("data_dependent", f"{fn.__name__}() over tensors compares their values; "
+                                                f"use frame.maximum / frame.max")
+        raise Unsupported("unsupported_call", f"{fn.__name__}() of non-constant values")
     return handler
 
 
 def _sum(tx, args, kwargs):
     c = _const_args(args, kwargs)
     if c is not None:
-        return _run_constant(sum, *c)
+        return _run_constant(tx, sum, *c)
     values = _items(tx, args[0])
     total = args[1] if len(args) > 1 else kwargs.get("start", ConstantVariable(0))
     for v in values:
@@ -170,7 +236,7 @@ def _abs(tx, args, kwargs):
     (x,) = args
     if isinstance(x, TensorVariable):
         return tx.binary_or_unary(operator.abs, x)
-    return _run_constant(abs, [x.as_constant()], {})
+    return _run_constant(tx, abs, [x.as_constant()], {})
 
 
 def _scalar_conversion(fn):
@@ -180,7 +246,7 @@ def _scalar_conversion(fn):
         c = _const_args(args, kwargs)
         if c is None:
             raise Unsupported("unsupported_object", f"{fn.__name__}() of {args!r}")
-        return _run_constant(fn, *c)
+        return _run_constant(tx, fn, *c)
     return handler
 
 
@@ -213,15 +279,25 @@ def _hasattr(tx, args, kwargs):
 
 def _sorted(tx, args, kwargs):
     values = _items(tx, args[0])
-    if all(v.is_constant() for v in values) and all(v.is_constant() for v in kwargs.values()):
-        out = sorted((v.as_constant() for v in values), **{k: v.as_constant() for k, v in kwargs.items()})
-        return ListVariable([ConstantVariable(v) for v in out])
-    raise Unsupported("data_dependent", "sorted() over non-constant values")
+    if all(is_constant_value(v) for v in values) and all(is_constant_value(v) for v in kwargs.values()):
+        return _run_constant(tx, sorted, [[constant_value(v) for v in values]],
+                             {k: constant_value(v) for k, v in kwargs.items()})
+    if any(isinstance(v, TensorVariable) for v in values):
+        raise Unsupported("data_dependent", "sorted() over tensors compares their values")
+    raise Unsupported("unsupported_call", "sorted() over non-constant values")
 
 
 def _all_any(fn):
+    stop_at = fn is any  # any() stops at the first true item, all() at the first false one
+
     def handler(tx, args, kwargs):
-        return ConstantVariable(fn(tx.truth(v) for v in _items(tx, args[0])))
+        it = args[0].get_iter(tx)
+        while True:
+            item = it.next(tx)
+            if item is None:
+                return ConstantVariable(not stop_at)
+            if tx.truth(item) is stop_at:
+                return ConstantVariable(stop_at)
     return handler
 
 
@@ -242,9 +318,10 @@ SUPPORTED_BUILTINS = {
     int: _scalar_conversion(int), float: _scalar_conversion(float), str: _scalar_conversion(str),
     repr: _scalar_conversion(repr), round: _scalar_conversion(round), bool: _bool,
     getattr: _getattr, hasattr: _hasattr, sorted: _sorted, all: _all_any(all), any: _all_any(any),
-    slice: _slice, callable: _callable, divmod: _scalar_conversion(divmod),
+    slice: _slice, callable: _callable, map: _map, filter: _filter, set: _set, divmod: _scalar_conversion(divmod),
     pow: _scalar_conversion(pow), chr: _scalar_conversion(chr), ord: _scalar_conversion(ord),
-    issubclass: _scalar_conversion(issubclass),
+    issubclass: lambda tx, args, kwargs: ConstantVariable(
+        isinstance_of(_classes(tx, args[0]), _classes(tx, args[1]))),
 }
 
 
@@ -260,5 +337,5 @@ def call_builtin(tx, fn, args, kwargs) -> Variable:
             raise Unsupported("data_dependent", f"math.{name}() of a tensor reads its value")
         c = _const_args(args, kwargs)
         if c is not None:
-            return _run_constant(fn, *c)
+            return _run_constant(tx, fn, *c)
     raise Unsupported("unsupported_call", f"builtin {name}()")

@@ -2,16 +2,13 @@
 meta arrays under the tracer), NumPy functions, builtins, methods."""
 from __future__ import annotations
 
-import math
-import operator
 import types
 
 import numpy as np
 
 from ..errors import Unsupported
-from ..sources import AttrSource, Source
-from .base import CONSTANT_TYPES, ConstantVariable, TensorVariable, Variable
-from .containers import DictVariable, IteratorVariable, ListVariable, TupleVariable
+from ..sources import Source
+from .base import CONSTANT_TYPES, TENSOR, ConstantVariable, TensorVariable, Variable
 
 __all__ = ["UserFunctionVariable", "FrameApiVariable", "NumpyFunctionVariable", "BuiltinVariable",
            "MethodVariable", "BoundBuiltinMethod", "wrap_constant_attr", "is_frame_api"]
@@ -71,6 +68,13 @@ class FrameApiVariable(Variable):
         name = getattr(self.fn, "__name__", "")
         if name in _IMPURE_FRAME:
             raise Unsupported("unsupported_call", f"frame.{name} draws random numbers")
+        from frame.tensor import from_numpy, tensor
+        if self.fn is tensor:
+            from .tensor_ops import construct_tensor
+            return construct_tensor(tx, args, kwargs)
+        if self.fn is from_numpy:
+            from .tensor_ops import from_numpy_view
+            return from_numpy_view(tx, args, kwargs)
         return tx.call_real(self.fn, args, kwargs)
 
     def __repr__(self) -> str:
@@ -85,6 +89,9 @@ def _numpy_tables():
 
 _PURE_NUMPY_CONSTRUCTORS = {np.zeros, np.ones, np.full, np.arange, np.linspace, np.eye,
                             np.array, np.asarray, np.zeros_like, np.ones_like, np.full_like}
+# NumPy functions whose result may be a view of their first argument
+_NUMPY_VIEW_FUNCTIONS = {np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to,
+                         np.flip, np.split, np.swapaxes, np.ravel, np.moveaxis}
 
 
 class NumpyFunctionVariable(Variable):
@@ -104,10 +111,14 @@ class NumpyFunctionVariable(Variable):
         ufuncs, functions = _numpy_tables()
         if tx.contains_tensor(args, kwargs):
             if self.fn in ufuncs or self.fn in functions:
-                return tx.call_real(self.fn, args, kwargs, numpy_semantics=True)
+                result = tx.call_real(self.fn, args, kwargs, numpy_semantics=True)
+                if self.fn in _NUMPY_VIEW_FUNCTIONS and args and isinstance(args[0], TensorVariable) \
+                        and args[0].kind != TENSOR:
+                    tx.tr.mark_view(result, args[0], self.fn, args[1:], kwargs)
+                return result
             raise Unsupported("unsupported_call",
                               f"numpy.{getattr(self.fn, '__name__', self.fn)} on a tensor has no frame op")
-        if isinstance(self.fn, np.ufunc) or self.fn in _PURE_NUMPY_CONSTRUCTORS:
+        if isinstance(self.fn, np.ufunc) or self.fn in _PURE_NUMPY_CONSTRUCTORS or self.fn in functions:
             return tx.call_constant(self.fn, args, kwargs)
         raise Unsupported("unsupported_call", f"numpy.{getattr(self.fn, '__name__', self.fn)}")
 
@@ -161,7 +172,7 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> Variable:
         attr = getattr(value, name)
     except AttributeError as e:
         raise Unsupported("exception", f"{type(value).__name__!r} has no attribute {name!r}") from e
-    if isinstance(attr, CONSTANT_TYPES):
+    if isinstance(attr, CONSTANT_TYPES) or isinstance(attr, (np.generic, np.dtype)):
         return ConstantVariable(attr)
     if isinstance(attr, (types.BuiltinMethodType, types.MethodWrapperType)):
         return BoundBuiltinMethod(var, name)

@@ -7,9 +7,9 @@ back after the graph runs.
 from __future__ import annotations
 
 from ..errors import Unsupported
-from .base import ConstantVariable, TensorVariable, Variable
-from .containers import (DictVariable, IteratorVariable, ListVariable, TupleVariable,
-                         unpack_constant_key)
+from .base import ConstantVariable, Variable
+from .containers import (DictViewVariable, DictVariable, ListVariable, SetVariable, TupleVariable,
+                         constant_value, is_constant_value, unpack_constant_key)
 
 __all__ = ["call_container_method"]
 
@@ -20,12 +20,8 @@ def _const(v: Variable):
 
 def _index_of(tx, items, target, name):
     for i, item in enumerate(items):
-        if item is target:
+        if tx.structurally_equal(item, target):
             return i
-        if item.is_constant() and target.is_constant() and item.as_constant() == target.as_constant():
-            return i
-        if isinstance(item, TensorVariable) or isinstance(target, TensorVariable):
-            raise Unsupported("data_dependent", f"list.{name}() compares tensors by value")
     return -1
 
 
@@ -71,12 +67,8 @@ def _list_method(tx, lst: ListVariable, name: str, args, kwargs) -> Variable:
 
 def _dict_method(tx, d: DictVariable, name: str, args, kwargs) -> Variable:
     items = d.items
-    if name == "keys":
-        return IteratorVariable([ConstantVariable(k) for k in items])
-    if name == "values":
-        return IteratorVariable(list(items.values()))
-    if name == "items":
-        return IteratorVariable([TupleVariable([ConstantVariable(k), v]) for k, v in items.items()])
+    if name in ("keys", "values", "items") and not args and not kwargs:
+        return DictViewVariable(d, name)
     if name == "get":
         key = unpack_constant_key(args[0])
         default = args[1] if len(args) > 1 else ConstantVariable(None)
@@ -113,7 +105,36 @@ def _dict_method(tx, d: DictVariable, name: str, args, kwargs) -> Variable:
     raise Unsupported("unsupported_call", f"dict.{name}()")
 
 
+def _set_method(tx, st: SetVariable, name: str, args, kwargs) -> Variable:
+    if kwargs:
+        raise Unsupported("unsupported_call", f"set.{name}() with keyword arguments")
+    if name == "add":
+        st.add(args[0])
+    elif name in ("discard", "remove"):
+        key = unpack_constant_key(args[0])
+        if name == "remove" and key not in st.values:
+            raise Unsupported("exception", f"KeyError: {key!r}")
+        st.values.discard(key)
+    elif name == "update":
+        for other in args:
+            for item in other.iterate(tx):
+                st.add(item)
+    elif name == "clear":
+        st.values.clear()
+    else:  # pure: union, intersection, difference, is*, copy
+        others = [{unpack_constant_key(i) for i in a.iterate(tx)} for a in args]
+        result = getattr(st.values, name)(*others)
+        if isinstance(result, set):
+            out = SetVariable()
+            out.values = result
+            return out
+        return ConstantVariable(result)
+    return ConstantVariable(None)
+
+
 def call_container_method(tx, obj: Variable, name: str, args, kwargs) -> Variable:
+    if isinstance(obj, SetVariable):
+        return _set_method(tx, obj, name, args, kwargs)
     if isinstance(obj, ListVariable):
         return _list_method(tx, obj, name, args, kwargs)
     if isinstance(obj, DictVariable):
@@ -121,15 +142,17 @@ def call_container_method(tx, obj: Variable, name: str, args, kwargs) -> Variabl
     if isinstance(obj, TupleVariable) and name in ("index", "count"):
         return _list_method(tx, ListVariable(obj.items), name, args, kwargs)
     if obj.is_constant():
-        if not all(a.is_constant() for a in args) or not all(v.is_constant() for v in kwargs.values()):
+        if not all(is_constant_value(a) for a in args) or \
+                not all(is_constant_value(v) for v in kwargs.values()):
             raise Unsupported("unsupported_call", f"{type(obj.as_constant()).__name__}.{name}() "
                                                   f"with non-constant arguments")
         method = getattr(obj.as_constant(), name)
         try:
-            return ConstantVariable(method(*[a.as_constant() for a in args],
-                                           **{k: v.as_constant() for k, v in kwargs.items()}))
+            result = method(*[constant_value(a) for a in args],
+                            **{k: constant_value(v) for k, v in kwargs.items()})
         except Exception as e:  # raised again by the native run
             raise Unsupported("exception", f"{name}() raises {type(e).__name__}: {e}") from e
+        return tx.wrap_result(result)
     from .callables import NumpyFunctionVariable
     if isinstance(obj, NumpyFunctionVariable) and name == "reduce":
         return tx.call_real(obj.fn.reduce, args, kwargs, numpy_semantics=True)

@@ -11,7 +11,10 @@ from ..errors import Unsupported
 from ..sources import Source
 from .base import ConstantVariable, Variable
 
-__all__ = ["TupleVariable", "ListVariable", "DictVariable", "IteratorVariable", "SliceVariable"]
+__all__ = ["TupleVariable", "NamedTupleVariable", "ListVariable", "DictVariable", "SetVariable",
+           "SliceVariable", "IteratorVariable", "ListIteratorVariable", "DictIteratorVariable",
+           "DictViewVariable", "LazyIteratorVariable", "GeneratorVariable", "is_namedtuple_class",
+           "constant_value", "is_constant_value", "unpack_constant_key"]
 
 
 class TupleVariable(Variable):
@@ -46,6 +49,39 @@ class TupleVariable(Variable):
         return f"Tuple{self.items!r}"
 
 
+class NamedTupleVariable(TupleVariable):
+    """A ``collections.namedtuple`` (or ``typing.NamedTuple``): a tuple whose
+    items are also attributes."""
+    __slots__ = ("cls",)
+
+    def __init__(self, cls: type, items, source: Source | None = None):
+        super().__init__(items, source)
+        self.cls = cls
+
+    def python_type(self) -> type:
+        return self.cls
+
+    def getattr(self, tx, name: str) -> Variable:
+        fields = self.cls._fields
+        if name in fields:
+            return self.items[fields.index(name)]
+        if name == "_fields":
+            return TupleVariable([ConstantVariable(f) for f in fields])
+        return super().getattr(tx, name)
+
+    def __repr__(self) -> str:
+        return f"{self.cls.__name__}{self.items!r}"
+
+
+def is_namedtuple_class(cls) -> bool:
+    """A plain namedtuple class: a tuple subclass with ``_fields`` and nothing
+    that changes indexing or iteration."""
+    return (isinstance(cls, type) and issubclass(cls, tuple) and cls is not tuple
+            and isinstance(getattr(cls, "_fields", None), tuple)
+            and cls.__getitem__ is tuple.__getitem__ and cls.__iter__ is tuple.__iter__
+            and cls.__len__ is tuple.__len__ and cls.__eq__ is tuple.__eq__)
+
+
 class ListVariable(Variable):
     __slots__ = ("items", "mutated")
 
@@ -62,6 +98,9 @@ class ListVariable(Variable):
 
     def iterate(self, tx):
         return list(self.items)
+
+    def get_iter(self, tx) -> IteratorVariable:
+        return ListIteratorVariable(self)
 
     def getattr(self, tx, name: str) -> Variable:
         from .callables import BoundBuiltinMethod
@@ -92,6 +131,9 @@ class DictVariable(Variable):
     def iterate(self, tx):
         return [ConstantVariable(k) for k in self.items]
 
+    def get_iter(self, tx) -> IteratorVariable:
+        return DictIteratorVariable(self)
+
     def getattr(self, tx, name: str) -> Variable:
         from .callables import BoundBuiltinMethod
         if name in ("keys", "values", "items", "get", "pop", "update", "setdefault", "clear",
@@ -103,16 +145,52 @@ class DictVariable(Variable):
         return f"Dict{self.items!r}"
 
 
+class SetVariable(Variable):
+    """A set made in the function, of hashable constants.  A real set of the
+    values keeps CPython's iteration order for the same insertions."""
+    __slots__ = ("values",)
+
+    def __init__(self, values=()):
+        super().__init__(None)
+        self.values = set()
+        for v in values:
+            self.add(v)
+
+    def add(self, v: Variable) -> None:
+        self.values.add(unpack_constant_key(v))
+
+    def python_type(self) -> type:
+        return set
+
+    def truth(self, tx) -> bool:
+        return bool(self.values)
+
+    def iterate(self, tx):
+        return [ConstantVariable(v) for v in self.values]
+
+    def getattr(self, tx, name: str) -> Variable:
+        from .callables import BoundBuiltinMethod
+        if name in ("add", "discard", "remove", "update", "union", "intersection", "difference",
+                    "issubset", "issuperset", "isdisjoint", "copy", "clear"):
+            return BoundBuiltinMethod(self, name)
+        return super().getattr(tx, name)
+
+    def __repr__(self) -> str:
+        return f"Set{self.values!r}"
+
+
 class IteratorVariable(Variable):
-    """An iterator over items known at trace time (range, list, zip, enumerate...)."""
+    """An iterator over items known when it is made (tuples, ranges, strings,
+    a tensor's first axis).  ``next(tx)`` returns the next item, or None when
+    exhausted; ``iterate(tx)`` consumes the rest."""
     __slots__ = ("items", "pos")
 
-    def __init__(self, items):
+    def __init__(self, items=()):
         super().__init__(None)
         self.items = list(items)
         self.pos = 0
 
-    def next(self):
+    def next(self, tx):
         if self.pos >= len(self.items):
             return None
         item = self.items[self.pos]
@@ -120,12 +198,139 @@ class IteratorVariable(Variable):
         return item
 
     def iterate(self, tx):
-        rest = self.items[self.pos:]
-        self.pos = len(self.items)
-        return rest
+        rest = []
+        while True:
+            item = self.next(tx)
+            if item is None:
+                return rest
+            rest.append(item)
+
+    def get_iter(self, tx) -> "IteratorVariable":
+        return self
 
     def python_type(self) -> type:
         return type(iter(()))
+
+
+class ListIteratorVariable(IteratorVariable):
+    """``iter(lst)``: live, like CPython's list iterator (items appended
+    during the loop are visited)."""
+    __slots__ = ("lst",)
+
+    def __init__(self, lst: "ListVariable"):
+        super().__init__()
+        self.lst = lst
+
+    def next(self, tx):
+        if self.pos < 0 or self.pos >= len(self.lst.items):
+            self.pos = -1  # exhausted stays exhausted, even if the list grows later
+            return None
+        item = self.lst.items[self.pos]
+        self.pos += 1
+        return item
+
+    def python_type(self) -> type:
+        return type(iter([]))
+
+
+class DictIteratorVariable(IteratorVariable):
+    """Iteration over a dict's keys, values or items; changing the dict's size
+    while iterating raises, as in CPython."""
+    __slots__ = ("d", "mode", "size")
+
+    def __init__(self, d: "DictVariable", mode: str = "keys"):
+        super().__init__(list(d.items))
+        self.d = d
+        self.mode = mode
+        self.size = len(d.items)
+
+    def next(self, tx):
+        if len(self.d.items) != self.size:
+            raise Unsupported("exception", "RuntimeError: dictionary changed size during iteration")
+        key = super().next(tx)
+        if key is None:
+            return None
+        if key not in self.d.items:
+            raise Unsupported("exception", "RuntimeError: dictionary keys changed during iteration")
+        if self.mode == "keys":
+            return ConstantVariable(key)
+        if self.mode == "values":
+            return self.d.items[key]
+        return TupleVariable([ConstantVariable(key), self.d.items[key]])
+
+    def python_type(self) -> type:
+        return type(iter({}))
+
+
+class DictViewVariable(Variable):
+    """``d.keys()``, ``d.values()``, ``d.items()``: live, re-iterable views."""
+    __slots__ = ("d", "mode")
+
+    def __init__(self, d: "DictVariable", mode: str):
+        super().__init__(None)
+        self.d = d
+        self.mode = mode
+
+    def get_iter(self, tx) -> IteratorVariable:
+        return DictIteratorVariable(self.d, self.mode)
+
+    def iterate(self, tx):
+        return DictIteratorVariable(self.d, self.mode).iterate(tx)
+
+    def truth(self, tx) -> bool:
+        return bool(self.d.items)
+
+    def python_type(self) -> type:
+        return type(getattr({}, self.mode)())
+
+
+class LazyIteratorVariable(IteratorVariable):
+    """An iterator computed on demand: ``gen(tx)`` returns the next Variable or
+    None.  ``enumerate``, ``zip`` and ``map`` over other iterators stay lazy,
+    so side effects interleave as in CPython."""
+    __slots__ = ("gen", "kind")
+
+    def __init__(self, gen, kind: type):
+        super().__init__()
+        self.gen = gen        # callable tx -> next Variable or None
+        self.kind = kind
+
+    def next(self, tx):
+        return self.gen(tx)
+
+    def python_type(self) -> type:
+        return self.kind
+
+
+class GeneratorVariable(IteratorVariable):
+    """A generator function's frame (generator expressions included), run by
+    its own translator up to each ``yield``."""
+    __slots__ = ("tx", "started", "finished")
+
+    def __init__(self, child_tx):
+        super().__init__()
+        self.tx = child_tx
+        self.started = False
+        self.finished = False
+
+    def next(self, tx):
+        if self.finished:
+            return None
+        child = self.tx
+        if self.started:
+            child.push(ConstantVariable(None))  # the value of the yield expression
+        self.started = True
+        child.yielded = None
+        child.done = False
+        child.run()
+        if child.yielded is not None:
+            return child.yielded
+        self.finished = True
+        return None
+
+    def python_type(self) -> type:
+        import types
+        return types.GeneratorType
 
 
 class SliceVariable(Variable):
@@ -144,6 +349,25 @@ class SliceVariable(Variable):
 
     def python_type(self) -> type:
         return slice
+
+
+def constant_value(var: Variable):
+    """A fresh Python value for a Variable made only of constants (lists and
+    dicts too: the callee gets new objects, as a pure function needs)."""
+    if isinstance(var, (TupleVariable, ListVariable)):
+        items = [constant_value(i) for i in var.items]
+        return tuple(items) if isinstance(var, TupleVariable) else items
+    if isinstance(var, DictVariable):
+        return {k: constant_value(v) for k, v in var.items.items()}
+    return var.as_constant()
+
+
+def is_constant_value(var: Variable) -> bool:
+    if isinstance(var, (TupleVariable, ListVariable)):
+        return all(is_constant_value(i) for i in var.items)
+    if isinstance(var, DictVariable):
+        return all(is_constant_value(v) for v in var.items.values())
+    return var.is_constant()
 
 
 def unpack_constant_key(var: Variable):

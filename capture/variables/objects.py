@@ -10,10 +10,10 @@ from __future__ import annotations
 import types
 
 from ..errors import Unsupported
-from ..sources import AttrSource, Source
-from .base import ConstantVariable, Variable
+from ..sources import AttrSource, ConstSource, Source
+from .base import Variable
 
-__all__ = ["ObjectVariable", "PythonModuleVariable", "ClassVariable"]
+__all__ = ["ObjectVariable", "PythonModuleVariable", "ClassVariable", "ExceptionVariable"]
 
 _MISSING = object()
 
@@ -48,32 +48,33 @@ class ObjectVariable(Variable):
             return pending
         cls = type(self.obj)
         static = _class_lookup(cls, name)
-        if static is not _MISSING:
-            if isinstance(static, types.FunctionType):
-                if name in self.obj.__dict__ if hasattr(self.obj, "__dict__") else False:
-                    pass  # an instance attribute shadows the method (below)
-                else:
-                    func = tx.wrap_static(static)
-                    return _bind(func, self)
-            elif isinstance(static, staticmethod):
-                return tx.wrap_static(static.__func__)
-            elif isinstance(static, classmethod):
-                return _bind(tx.wrap_static(static.__func__), tx.wrap_static(cls))
-            elif isinstance(static, property):
+        inst_dict = getattr(self.obj, "__dict__", None)
+        if isinstance(static, (types.FunctionType, staticmethod, classmethod, property)):
+            data_descriptor = isinstance(static, property)
+            if data_descriptor or inst_dict is None or name not in inst_dict:
+                guard_class_attr(tx, cls, name, static)
+                if not data_descriptor and inst_dict is not None and self.source is not None:
+                    g = tx.tr.guards
+                    g.add(f"{name!r} not in {self.source.expr()}.__dict__",
+                          f"{self.source.text()} has no instance attribute {name!r}")
+                if isinstance(static, types.FunctionType):
+                    return _bind(tx.wrap_static(static), self)
+                if isinstance(static, staticmethod):
+                    return tx.wrap_static(static.__func__)
+                if isinstance(static, classmethod):
+                    return _bind(tx.wrap_static(static.__func__), tx.wrap_static(cls))
                 if static.fget is None:
                     raise Unsupported("exception", f"unreadable property {name!r}")
                 return tx.wrap_static(static.fget).call(tx, [self], {})
-            elif hasattr(type(static), "__get__") and (hasattr(type(static), "__set__")
-                                                     or hasattr(type(static), "__delete__")):
-                raise Unsupported("unsupported_object", f"data descriptor {cls.__name__}.{name}")
-        inst_dict = getattr(self.obj, "__dict__", None)
+        elif static is not _MISSING and hasattr(type(static), "__get__") and (
+                hasattr(type(static), "__set__") or hasattr(type(static), "__delete__")):
+            raise Unsupported("unsupported_object", f"data descriptor {cls.__name__}.{name}")
         if inst_dict is not None and name in inst_dict:
             return tx.wrap(inst_dict[name], AttrSource(self.source, name))
         if static is not _MISSING:
-            if isinstance(static, (types.FunctionType, staticmethod, classmethod, property)):
-                pass
-            else:
-                return tx.wrap(static, AttrSource(self.source, name))
+            if hasattr(type(static), "__get__"):
+                raise Unsupported("unsupported_object", f"descriptor {cls.__name__}.{name}")
+            return tx.wrap(static, AttrSource(self.source, name))
         if _class_lookup(cls, "__getattr__") is not _MISSING:
             raise Unsupported("unsupported_object", f"{cls.__name__} defines __getattr__")
         raise Unsupported("exception", f"{cls.__name__!r} object has no attribute {name!r}")
@@ -92,11 +93,26 @@ class ObjectVariable(Variable):
     def call(self, tx, args, kwargs):
         call = _class_lookup(type(self.obj), "__call__")
         if isinstance(call, types.FunctionType):
+            guard_class_attr(tx, type(self.obj), "__call__", call)
             return tx.wrap_static(call).call(tx, [self, *args], kwargs)
         raise Unsupported("unsupported_call", f"calling a {type(self.obj).__name__} object")
 
     def __repr__(self) -> str:
         return f"Object({type(self.obj).__name__} from {self.source})"
+
+
+def guard_class_attr(tx, cls: type, name: str, static) -> None:
+    """Guard that ``cls.name`` still resolves to what the trace used (classes
+    are guarded by identity or by ``type(obj) is cls``; their attributes can
+    still be reassigned)."""
+    g = tx.tr.guards
+    k = g.const(cls)
+    if isinstance(static, classmethod):
+        g.add(f"{k}.{name}.__func__ is {g.const(static.__func__)}",
+              f"{cls.__qualname__}.{name} unchanged")
+    else:
+        value = static.__func__ if isinstance(static, staticmethod) else static
+        g.add(f"{k}.{name} is {g.const(value)}", f"{cls.__qualname__}.{name} unchanged")
 
 
 def _bind(func: Variable, self_var: Variable) -> Variable:
@@ -119,8 +135,10 @@ class PythonModuleVariable(Variable):
             value = getattr(self.module, name)
         except AttributeError as e:
             raise Unsupported("exception", f"module {self.module.__name__!r} has no attribute {name!r}") from e
-        source = AttrSource(self.source, name) if self.source is not None else None
-        return tx.wrap(value, source) if source is not None else tx.wrap_static(value)
+        base = self.source
+        if base is None:
+            base = ConstSource(tx.tr.guards.const(self.module), self.module.__name__)
+        return tx.wrap(value, AttrSource(base, name))
 
     def __repr__(self) -> str:
         return f"Module({self.module.__name__})"
@@ -144,22 +162,123 @@ class ClassVariable(Variable):
 
     def getattr(self, tx, name: str) -> Variable:
         static = _class_lookup(self.cls, name)
+        if static is _MISSING and name in ("__name__", "__qualname__", "__module__", "__doc__"):
+            base = self.source or ConstSource(tx.tr.guards.const(self.cls), self.cls.__qualname__)
+            return tx.wrap(getattr(self.cls, name), AttrSource(base, name))
         if static is _MISSING:
             raise Unsupported("exception", f"type object {self.cls.__name__!r} has no attribute {name!r}")
-        if isinstance(static, staticmethod):
-            return tx.wrap_static(static.__func__)
-        if isinstance(static, classmethod):
-            return _bind(tx.wrap_static(static.__func__), self)
-        return tx.wrap_static(static)
+        if isinstance(static, (types.FunctionType, staticmethod, classmethod)):
+            guard_class_attr(tx, self.cls, name, static)
+            if isinstance(static, staticmethod):
+                return tx.wrap_static(static.__func__)
+            if isinstance(static, classmethod):
+                return _bind(tx.wrap_static(static.__func__), self)
+            return tx.wrap_static(static)
+        if hasattr(type(static), "__get__"):
+            raise Unsupported("unsupported_object", f"descriptor {self.cls.__qualname__}.{name}")
+        base = self.source
+        if base is None:
+            base = ConstSource(tx.tr.guards.const(self.cls), self.cls.__qualname__)
+        return tx.wrap(getattr(self.cls, name), AttrSource(base, name))
 
     def call(self, tx, args, kwargs):
+        if issubclass(self.cls, BaseException) and self.cls.__module__ == "builtins":
+            return ExceptionVariable(self.cls, args, kwargs)
+        if self.cls is super:
+            return SuperVariable.from_call(tx, args, kwargs)
+        from .containers import NamedTupleVariable, is_namedtuple_class
+        if is_namedtuple_class(self.cls) and self.cls.__new__.__module__.startswith("namedtuple_"):
+            fields = self.cls._fields
+            values = dict(zip(fields, args))
+            if len(args) > len(fields) or set(kwargs) - set(fields) or set(values) & set(kwargs):
+                raise Unsupported("exception", f"TypeError: bad arguments for {self.cls.__name__}()")
+            values.update(kwargs)
+            defaults = self.cls._field_defaults
+            missing = [f for f in fields if f not in values and f not in defaults]
+            if missing:
+                raise Unsupported("exception", f"TypeError: {self.cls.__name__}() missing {missing}")
+            return NamedTupleVariable(self.cls, [values[f] if f in values else tx.wrap_result(defaults[f])
+                                                 for f in fields])
         mod = getattr(self.cls, "__module__", "") or ""
         if mod == "numpy" or mod.startswith("numpy."):
             return tx.call_constant(self.cls, args, kwargs)
-        if mod.startswith("frame.") and self.cls.__name__ == "Tensor":
-            from frame.tensor import tensor
-            return tx.call_real(tensor, args, kwargs)
+        from frame.tensor import Tensor
+        if self.cls is Tensor:
+            from .tensor_ops import construct_tensor
+            return construct_tensor(tx, args, kwargs)
         raise Unsupported("unsupported_call", f"creating a {self.cls.__qualname__} object")
 
     def __repr__(self) -> str:
         return f"Class({self.cls.__qualname__})"
+
+
+class ExceptionVariable(Variable):
+    """A builtin exception made during the trace; raising it ends the trace
+    (the native run raises the real one)."""
+    __slots__ = ("cls", "args", "kwargs")
+
+    def __init__(self, cls: type, args, kwargs):
+        super().__init__(None)
+        self.cls = cls
+        self.args = list(args)
+        self.kwargs = dict(kwargs)
+
+    def python_type(self) -> type:
+        return self.cls
+
+    def describe(self) -> str:
+        shown = ", ".join(repr(a.as_constant()) if a.is_constant() else "..." for a in self.args)
+        return f"{self.cls.__name__}({shown})"
+
+    def __repr__(self) -> str:
+        return f"Exception({self.describe()})"
+
+
+class SuperVariable(Variable):
+    """``super()`` / ``super(C, obj)`` for a user object: attribute lookup in
+    ``type(obj).__mro__`` after ``C``."""
+    __slots__ = ("cls_var", "self_var")
+
+    def __init__(self, cls_var: Variable, self_var: Variable):
+        super().__init__(None)
+        self.cls_var = cls_var
+        self.self_var = self_var
+
+    @staticmethod
+    def from_call(tx, args, kwargs) -> "SuperVariable":
+        if kwargs or len(args) not in (0, 2):
+            raise Unsupported("unsupported_call", "super() with these arguments")
+        if len(args) == 2:
+            return SuperVariable(args[0], args[1])
+        code = tx.code  # zero-argument form: the __class__ cell and the first argument
+        if "__class__" not in tx.cells or not code.co_argcount:
+            raise Unsupported("exception", "RuntimeError: super(): no arguments")
+        return SuperVariable(tx.load_cell("__class__"), tx.locals[code.co_varnames[0]])
+
+    def getattr(self, tx, name: str) -> Variable:
+        cls = self.cls_var.as_constant() if isinstance(self.cls_var, ClassVariable) else None
+        if not isinstance(self.self_var, ObjectVariable) or not isinstance(cls, type):
+            raise Unsupported("unsupported_object", f"super() of {self.self_var!r}")
+        mro = type(self.self_var.obj).__mro__
+        if cls not in mro:
+            raise Unsupported("exception", "TypeError: super(type, obj): obj must be an instance "
+                                           "or subtype of type")
+        for klass in mro[mro.index(cls) + 1:]:
+            if name in klass.__dict__:
+                static = klass.__dict__[name]
+                break
+        else:
+            raise Unsupported("exception", f"'super' object has no attribute {name!r}")
+        if isinstance(static, types.FunctionType):
+            guard_class_attr(tx, klass, name, static)
+            return _bind(tx.wrap_static(static), self.self_var)
+        if isinstance(static, staticmethod):
+            guard_class_attr(tx, klass, name, static)
+            return tx.wrap_static(static.__func__)
+        if isinstance(static, classmethod):
+            guard_class_attr(tx, klass, name, static)
+            return _bind(tx.wrap_static(static.__func__), tx.wrap_static(type(self.self_var.obj)))
+        raise Unsupported("unsupported_object", f"super().{name} is a {type(static).__name__}")
+
+    def __repr__(self) -> str:
+        return f"Super({self.cls_var!r}, {self.self_var!r})"

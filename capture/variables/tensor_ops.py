@@ -9,6 +9,8 @@ data dependent.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..errors import Unsupported
@@ -22,6 +24,8 @@ _DATA_READS = {"item", "numpy", "tolist", "__array__", "__float__", "__int__", "
 NDARRAY_METHODS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin", "reshape",
                    "transpose", "squeeze", "astype", "clip", "take", "flatten", "ravel", "copy",
                    "swapaxes"}
+# ...and those whose result may be a view of the array (NumPy documents "may")
+NDARRAY_VIEW_METHODS = {"reshape", "transpose", "squeeze", "ravel", "swapaxes"}
 
 
 class TensorMethodVariable(Variable):
@@ -36,8 +40,14 @@ class TensorMethodVariable(Variable):
         t = self.tensor
         if self.name in _DATA_READS:
             raise Unsupported("data_dependent", f".{self.name}() reads the tensor's values")
-        if self.name in ("zero_",) or self.name.startswith("__i"):
+        if self.name.endswith("_") and not self.name.endswith("__") or self.name.startswith("__i") \
+                or self.name in ("__setitem__", "__setattr__", "__delattr__", "__delitem__"):
             raise Unsupported("side_effect", f"in-place tensor method .{self.name}()")
+        if self.name == "detach" and t.kind == TENSOR and not args and not kwargs:
+            # shares memory with the tensor (a view for in-place purposes)
+            from frame.tensor import Tensor
+            t.check_fresh()
+            return tx.tr.mark_view(TensorVariable(t.meta, TENSOR), t, Tensor.detach)
         if t.kind == TENSOR:
             from frame.tensor import Tensor
             method = getattr(Tensor, self.name, None)
@@ -54,18 +64,39 @@ def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
     import frame
     if name not in NDARRAY_METHODS:
         raise Unsupported("unsupported_call", f"ndarray.{name}() has no frame op")
+    orig_args = args
+    if name in ("flatten", "ravel", "swapaxes"):
+        if kwargs or not all(a.is_constant() for a in args):
+            raise Unsupported("unsupported_call", f"ndarray.{name}() with these arguments")
+        orig = [a.as_constant() for a in args]
+
+        def numpy_ref(arr, *_, **__):  # the real method, on the original arguments
+            return getattr(arr, name)(*orig)
+    else:
+        numpy_ref = getattr(np.ndarray, name)
     if name in ("flatten", "ravel"):
+        if args:  # order='F' and friends
+            raise Unsupported("unsupported_call", f"ndarray.{name}() with an order")
         fn, args = frame.reshape, [ConstantVariable(-1)]
     elif name == "copy":
-        return t  # values are immutable inside the graph; a new output is a new array
+        # values are immutable inside the graph: a new variable on the same value
+        # is a new array (in-place updates of either replace only its own meta)
+        t.check_fresh()
+        return TensorVariable(t.meta, NPSCALAR if t.kind == NPSCALAR else NDARRAY)
     elif name == "swapaxes":
-        a, b = (x.as_constant() for x in args)
         perm = list(range(len(t.shape)))
-        perm[a], perm[b] = perm[b], perm[a]
+        try:
+            a, b = (operator.index(x) for x in orig)
+            perm[a], perm[b] = perm[b], perm[a]
+        except (TypeError, ValueError, IndexError) as e:
+            raise Unsupported("exception", f"swapaxes{tuple(orig)}: {e}") from e
         fn, args = frame.transpose, [ConstantVariable(p) for p in perm]
     else:
         fn = getattr(frame, name)
-    return tx.call_real(fn, [t, *args], kwargs, numpy_semantics=True)
+    result = tx.call_real(fn, [t, *args], kwargs, numpy_semantics=True, numpy_ref=numpy_ref)
+    if name in NDARRAY_VIEW_METHODS:
+        tx.tr.mark_view(result, t, getattr(np.ndarray, name), orig_args, kwargs)
+    return result
 
 
 def tensor_getattr(tx, t: TensorVariable, name: str) -> Variable:
@@ -81,7 +112,8 @@ def tensor_getattr(tx, t: TensorVariable, name: str) -> Variable:
         return tx.wrap_static(t.meta.dtype)
     if name == "T":
         import frame
-        return tx.call_real(frame.transpose, [t], {}, numpy_semantics=t.kind != TENSOR)
+        result = tx.call_real(frame.transpose, [t], {}, numpy_semantics=t.kind != TENSOR)
+        return tx.tr.mark_view(result, t, np.transpose) if t.kind != TENSOR else result
     if name == "requires_grad" and t.kind == TENSOR:
         return ConstantVariable(t.requires_grad)
     if name in ("grad",):
@@ -93,10 +125,78 @@ def tensor_getattr(tx, t: TensorVariable, name: str) -> Variable:
         if name == "nbytes":
             return ConstantVariable(t.meta.dtype.itemsize * int(np.prod(t.shape, dtype=np.int64)))
         raise Unsupported("unsupported_object", f"tensor attribute .{name}")
+    import inspect
+    attr = inspect.getattr_static(t.python_type(), name, _MISSING)
+    if attr is _MISSING:
+        raise Unsupported("exception", f"AttributeError: {t.python_type().__name__!r} object has no "
+                                       f"attribute {name!r}")
+    if isinstance(attr, (int, float, str, bool, type(None))):
+        return ConstantVariable(attr)
+    if isinstance(attr, (property, staticmethod, classmethod)) or not callable(attr):
+        raise Unsupported("unsupported_object", f"tensor attribute .{name}")
     return TensorMethodVariable(t, name)
 
 
+_MISSING = object()
+
+
 def tensor_getitem(tx, t: TensorVariable, index: Variable) -> Variable:
-    """``t[index]`` through frame's indexing (the same lowering eager uses)."""
-    import operator
-    return tx.call_real(operator.getitem, [t, index], {}, numpy_semantics=t.kind != TENSOR)
+    """``t[index]`` through frame's indexing (the same lowering eager uses).
+    NumPy basic indexing (ints, slices, None, ...) returns a view."""
+    result = tx.call_real(operator.getitem, [t, index], {}, numpy_semantics=t.kind != TENSOR)
+    if t.kind != TENSOR and _is_basic_index(index):
+        tx.tr.mark_view(result, t, operator.getitem, [index])
+    return result
+
+
+def _is_basic_index(index: Variable) -> bool:
+    from .containers import SliceVariable, TupleVariable
+    parts = index.items if isinstance(index, TupleVariable) else [index]
+    for p in parts:
+        if isinstance(p, SliceVariable):
+            continue
+        if not p.is_constant():
+            return False
+        v = p.as_constant()
+        if not (v is None or v is Ellipsis or isinstance(v, (int, slice, np.integer))) or isinstance(v, bool):
+            return False
+    return True
+
+
+def construct_tensor(tx, args, kwargs) -> Variable:
+    """``frame.tensor(data, dtype=None, requires_grad=False)`` / ``frame.Tensor(...)``:
+    a copy of a traced tensor is a new variable on the same value."""
+    import frame
+    from frame.tensor import tensor
+    names = ("data", "dtype", "requires_grad")
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    data = bound.get("data")
+    if not isinstance(data, TensorVariable):
+        return tx.call_real(tensor, args, kwargs)
+    flag = bound.get("requires_grad", ConstantVariable(False))
+    if len(args) > 3 or set(kwargs) - set(names) or not flag.is_constant() or flag.as_constant():
+        raise Unsupported("unsupported_call", "frame.tensor(...) with requires_grad or extra "
+                                              "arguments under capture")
+    data.check_fresh()
+    out = TensorVariable(data.meta, TENSOR)
+    dtype = bound.get("dtype")
+    if dtype is not None and not (dtype.is_constant() and dtype.as_constant() is None):
+        cast = tx.call_real(frame.astype, [out, dtype], {})
+        out = cast if cast is not out else TensorVariable(data.meta, TENSOR)
+    return out
+
+
+def from_numpy_view(tx, args, kwargs) -> Variable:
+    """``frame.from_numpy(array)`` shares memory: a Tensor view of an input array."""
+    from frame.tensor import from_numpy
+    (array,) = args if not kwargs else (kwargs.get("array"),)
+    if not isinstance(array, TensorVariable) or array.kind != NDARRAY:
+        return tx.call_real(from_numpy, args, kwargs)
+    if array.source is None or array.base is not None:
+        raise Unsupported("unsupported_call", "frame.from_numpy of an array computed in the "
+                                              "function (its memory layout is unknown)")
+    g = tx.tr.guards
+    g.add(f"{array.source.expr()}.flags.c_contiguous", f"{array.source.text()} is C-contiguous")
+    array.check_fresh()
+    return tx.tr.mark_view(TensorVariable(array.meta, TENSOR), array, from_numpy)

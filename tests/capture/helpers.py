@@ -13,6 +13,9 @@ objects, the arguments and globals after the call, and the exception raised
 (type and message).  By default it also asserts that the call was captured
 (no native entry) unless the native call raised; pass ``captured=False`` when
 the function is expected to run natively, ``captured=None`` to not check.
+Results and inputs are also compared for memory sharing (NumPy views of an
+input must stay views; two results must not share a buffer the native ones do
+not share).
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ from frame.runtime import compile as runtime_compile
 from frame.runtime.stats import record, stats
 
 __all__ = ["assert_same_as_eager", "assert_captured", "assert_same", "CompileCounter",
-           "last_entry", "graph_count", "run_jitted"]
+           "last_entry", "graph_count", "array", "tensor"]
 
 _ABSENT = object()
 # (rtol, atol) by dtype kind / itemsize; the compiled cpu backend may reassociate
@@ -66,7 +69,7 @@ def assert_same(native, jitted, path: str = "result", _seen: set | None = None) 
     seen.add(key)
     tn, tj = type(native), type(jitted)
     assert tn is tj, f"{path}: type {tj.__name__} (jitted) != {tn.__name__} (native)"
-    if tn is frame.Tensor:
+    if isinstance(native, frame.Tensor):  # Tensor, or a subclass such as nn.Parameter
         _arrays_equal(native._data, jitted._data, path)
         assert native.requires_grad == jitted.requires_grad, f"{path}: requires_grad differs"
     elif tn is np.ndarray:
@@ -78,7 +81,7 @@ def assert_same(native, jitted, path: str = "result", _seen: set | None = None) 
     elif tn is complex:
         _floats_equal(native.real, jitted.real, path + ".real")
         _floats_equal(native.imag, jitted.imag, path + ".imag")
-    elif tn in (tuple, list):
+    elif isinstance(native, (tuple, list)):  # namedtuples too (their type was compared)
         assert len(native) == len(jitted), f"{path}: length {len(jitted)} (jitted) != {len(native)} (native)"
         for i, (a, b) in enumerate(zip(native, jitted)):
             assert_same(a, b, f"{path}[{i}]", seen)
@@ -122,6 +125,40 @@ def _identities(result, inputs) -> list[tuple[str, str | None]]:
     return sorted((path, where.get(i)) for i, path in found.items())
 
 
+def _arrays(obj, path: str, out: list, seen: set[int]) -> None:
+    """(path, array) of every Tensor's data and ndarray reachable from ``obj``."""
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, frame.Tensor):
+        out.append((path, obj._data))
+    elif isinstance(obj, np.ndarray):
+        out.append((path, obj))
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            _arrays(v, f"{path}[{i}]", out, seen)
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            _arrays(v, f"{path}[{k!r}]", out, seen)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, (type, types.FunctionType, types.ModuleType)):
+        for k, v in vars(obj).items():
+            _arrays(v, f"{path}.{k}", out, seen)
+
+
+def _shared_memory(result, inputs) -> list[tuple[str, str]]:
+    """Pairs of distinct arrays (by path) that share memory."""
+    arrays: list = []
+    seen: set[int] = set()
+    _arrays(result, "result", arrays, seen)
+    _arrays(inputs, "inputs", arrays, seen)
+    pairs = []
+    for i, (pa, a) in enumerate(arrays):
+        for pb, b in arrays[i + 1:]:
+            if a is not b and np.shares_memory(a, b):
+                pairs.append((pa, pb))
+    return sorted(pairs)
+
+
 # -- running ---------------------------------------------------------------------------------------
 
 def _run(fn, args, kwargs):
@@ -158,15 +195,11 @@ def graph_count(jitted) -> int:
     return 0 if entry.native or entry.graph is None else 1
 
 
-def run_jitted(fn, *args, backend: str = "cpu", **kwargs):
-    jitted = frame.jit(fn, backend=backend)
-    return jitted, jitted(*args, **kwargs)
-
-
 def assert_same_as_eager(fn, *args, globals_to_check=(), captured: bool | None = True,
                          backend: str = "cpu", **kwargs):
     """Run ``fn`` natively and jitted on deep copies of the inputs and compare
-    everything plain Python code can observe.  Returns the jitted result."""
+    everything plain Python code can observe.  Returns the jitted function
+    (its ``_frame_cache.entries[0]`` served the call)."""
     globals_to_check = list(globals_to_check)
     originals = [d.get(name, _ABSENT) for d, name in globals_to_check]
     try:
@@ -191,13 +224,17 @@ def assert_same_as_eager(fn, *args, globals_to_check=(), captured: bool | None =
             f"jitted raised {type(jitted_exc).__name__}, native {type(native_exc).__name__}"
         assert str(jitted_exc) == str(native_exc), \
             f"messages differ:\n native: {native_exc}\n jitted: {jitted_exc}"
-        if captured is not None:
-            assert last_entry(jitted_fn).native, "an exception must come from a native run"
+        entries = jitted_fn._frame_cache.entries
+        if captured is not None and entries:  # no entry: the arguments did not bind
+            assert entries[0].native, "an exception must come from a native run"
     else:
         assert_same(native, jitted)
         n_ids = _identities(native, (n_args, n_kwargs, n_globals))
         j_ids = _identities(jitted, (j_args, j_kwargs, j_globals))
         assert n_ids == j_ids, f"results alias inputs differently:\n native: {n_ids}\n jitted: {j_ids}"
+        n_mem = _shared_memory(native, (n_args, n_kwargs, n_globals))
+        j_mem = _shared_memory(jitted, (j_args, j_kwargs, j_globals))
+        assert n_mem == j_mem, f"memory sharing differs:\n native: {n_mem}\n jitted: {j_mem}"
         if captured is not None:
             entry = last_entry(jitted_fn)
             if captured:
@@ -210,7 +247,7 @@ def assert_same_as_eager(fn, *args, globals_to_check=(), captured: bool | None =
         assert (a is _ABSENT) == (b is _ABSENT), f"global {name!r}: presence differs"
         if a is not _ABSENT:
             assert_same(a, b, f"global {name!r}")
-    return jitted
+    return jitted_fn
 
 
 def assert_captured(fn, *args, graphs: int = 1, backend: str = "cpu", **kwargs):
@@ -258,3 +295,25 @@ class CompileCounter:
     def __repr__(self) -> str:
         return (f"CompileCounter(translations={self.translations}, compiles={self.compiles}, "
                 f"recompiles={self.recompiles}, graph_breaks={self.graph_breaks})")
+
+
+# -- inputs ---------------------------------------------------------------------------------------
+
+def array(shape=(2, 3), dtype="float32", seed: int = 0, positive: bool = False) -> np.ndarray:
+    """Deterministic test data: floats in about [-3, 3] (or (0.5, 3.5) when
+    ``positive``), ints in [1, 5), bools half true."""
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        data = rng.uniform(0.5, 3.5, shape) if positive else rng.uniform(-3, 3, shape)
+    elif dt.kind in "iu":
+        data = rng.integers(1, 5, shape)
+    elif dt.kind == "b":
+        data = rng.integers(0, 2, shape).astype(bool)
+    else:
+        raise ValueError(f"no test data for {dt}")
+    return np.ascontiguousarray(data.astype(dt))
+
+
+def tensor(shape=(2, 3), dtype="float32", seed: int = 0, positive: bool = False) -> frame.Tensor:
+    return frame.tensor(array(shape, dtype, seed, positive))

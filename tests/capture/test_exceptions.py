@@ -1,0 +1,230 @@
+"""Exceptions under capture: what the original raises, the jitted function
+raises (same type, same message: the call runs natively); ``full_graph=True``
+turns a graph break into ``frame.GraphBreakError`` naming the reason and the
+user's file:line, but still lets the function's own exceptions through."""
+from __future__ import annotations
+
+import logging
+import os
+
+import numpy as np
+import pytest
+
+import frame
+from capture.errors import CATALOGUE, BreakReason, GraphBreakError, Unsupported
+
+from .helpers import array, assert_same_as_eager, tensor
+
+HERE = os.path.basename(__file__)
+
+
+def _line_of(fn, text: str) -> int:
+    import inspect
+    lines, start = inspect.getsourcelines(fn)
+    for i, line in enumerate(lines):
+        if text in line:
+            return start + i
+    raise AssertionError(f"{text!r} not in {fn.__name__}")
+
+
+def test_shape_mismatch_in_an_op():
+    assert_same_as_eager(lambda x, y: x @ y, tensor((2, 3)), tensor((2, 3), seed=1))
+
+
+def test_raise_value_error_on_a_python_condition():
+    def f(x, n):
+        if n > 2:
+            raise ValueError(f"n is too large: {n}")
+        return x * n
+    assert_same_as_eager(f, tensor(), 5)
+    assert_same_as_eager(f, tensor(), 1)
+
+
+def test_raise_exception_class_without_arguments():
+    def f(x, flag):
+        if flag:
+            raise KeyError
+        return x
+    assert_same_as_eager(f, tensor(), True)
+
+
+def test_exception_in_inlined_function():
+    def check(n):
+        if n < 0:
+            raise ValueError("negative")
+        return n
+
+    def f(x, n):
+        return x * check(n)
+    assert_same_as_eager(f, tensor(), -1)
+
+
+def test_exception_from_frame_function_argument_check():
+    assert_same_as_eager(lambda x: frame.clip(x), tensor())
+
+
+def test_exception_from_indexing():
+    assert_same_as_eager(lambda x: x[5], tensor((2, 3)))
+
+
+def test_type_error_from_python_operator():
+    assert_same_as_eager(lambda x, s: x * 2 + s, tensor(), "text")
+
+
+def test_numpy_shape_error_on_ndarrays():
+    assert_same_as_eager(lambda a, b: a + b, array((2, 3)), array((3, 2), seed=1))
+
+
+def test_exception_entry_is_cached_and_raises_again(compile_counter):
+    def f(x, n):
+        if n > 2:
+            raise ValueError("big")
+        return x
+    g = frame.jit(f, backend="cpu")
+    for _ in range(2):
+        with pytest.raises(ValueError, match="big"):
+            g(tensor(), 3)
+    assert compile_counter.translations == 1
+
+
+def test_exception_logs_info_not_warning(caplog):
+    def f(x):
+        raise RuntimeError("boom")
+    g = frame.jit(f, backend="cpu")
+    with caplog.at_level(logging.INFO, logger="frame.capture"):
+        with pytest.raises(RuntimeError):
+            g(tensor())
+    assert all(r.levelno == logging.INFO for r in caplog.records)
+
+
+def test_full_graph_print_of_tensor_raises_graph_break_error():
+    def f(x):
+        y = x * 2
+        print(y)
+        return y
+    g = frame.jit(f, backend="cpu", full_graph=True)
+    with pytest.raises(frame.GraphBreakError) as info:
+        g(tensor())
+    message = str(info.value)
+    assert "print" in message
+    assert f"{HERE}:{_line_of(f, 'print(y)')}" in message
+    assert info.value.break_reason.kind == "unsupported_call"
+    assert info.value.break_reason.location == f"{HERE}:{_line_of(f, 'print(y)')}"
+
+
+def test_full_graph_data_dependent_branch_names_its_line():
+    def f(x):
+        if x.sum() > 0:
+            return x
+        return -x
+    g = frame.jit(f, backend="cpu", full_graph=True)
+    with pytest.raises(GraphBreakError, match=f"data_dependent.*{HERE}:{_line_of(f, 'if x.sum()')}"):
+        g(tensor())
+
+
+def test_full_graph_break_inside_inlined_function_names_the_inner_line():
+    def inner(x):
+        return x.item()
+
+    def f(x):
+        return inner(x) + 1
+    g = frame.jit(f, backend="cpu", full_graph=True)
+    with pytest.raises(GraphBreakError, match=f"{HERE}:{_line_of(inner, 'x.item()')}"):
+        g(tensor((1,)))
+
+
+def test_full_graph_still_raises_the_functions_own_exception():
+    def f(x, n):
+        if n > 2:
+            raise ValueError("too large")
+        return x
+    g = frame.jit(f, backend="cpu", full_graph=True)
+    with pytest.raises(ValueError, match="too large"):
+        g(tensor(), 3)
+
+
+def test_full_graph_caught_exception_is_a_break():
+    def f(x, d):
+        try:
+            return x * d["k"]
+        except KeyError:
+            return x
+    g = frame.jit(f, backend="cpu", full_graph=True)
+    with pytest.raises(GraphBreakError):
+        g(tensor(), {})
+
+
+def test_full_graph_succeeds_on_capturable_function():
+    g = frame.jit(lambda x: (x * 2).relu(), backend="cpu", full_graph=True)
+    assert g(tensor()).shape == (2, 3)
+
+
+def test_graph_break_without_full_graph_warns_once(caplog):
+    def f(x):
+        print("side")
+        return x
+    g = frame.jit(f, backend="cpu")
+    with caplog.at_level(logging.WARNING, logger="frame.capture"):
+        g(tensor())
+        g(tensor())
+    assert len(caplog.records) == 1
+    assert "unsupported_call" in caplog.records[0].getMessage()
+
+
+def test_caught_exception_is_reclassified():
+    def f(x, d):
+        try:
+            return x * d["k"]
+        except KeyError:
+            return x
+    g = frame.jit(f, backend="cpu")
+    g(tensor(), {})
+    assert g._frame_cache.entries[0].reason.kind == "caught_exception"
+
+
+def test_break_reasons_are_catalogued():
+    reason = BreakReason("data_dependent", "if on a tensor", "f.py:3")
+    assert reason.explanation and reason.hint
+    assert str(reason) == "data_dependent at f.py:3: if on a tensor"
+    err = GraphBreakError(reason)
+    assert "f.py:3" in str(err) and "Hint:" in str(err)
+    with pytest.raises(ValueError):
+        Unsupported("not_a_kind", "x")
+    assert {"unsupported_call", "data_dependent", "exception", "recompile_limit"} <= set(CATALOGUE)
+
+
+def test_graph_break_error_is_a_frame_error():
+    assert issubclass(frame.GraphBreakError, frame.FrameError)
+    np.testing.assert_equal(frame.GraphBreakError, GraphBreakError)
+
+
+def test_full_graph_break_raises_on_every_call():
+    g = frame.jit(lambda x: print(x), backend="cpu", full_graph=True)
+    for _ in range(3):
+        with pytest.raises(GraphBreakError):
+            g(tensor())
+    assert g._frame_cache.entries == []
+
+
+def test_full_graph_exception_inside_comprehension_is_the_users():
+    def f(x, n):
+        return [x * (10 // (i - n)) for i in range(3)]
+    g = frame.jit(f, backend="cpu", full_graph=True)
+    with pytest.raises(ZeroDivisionError):
+        g(tensor(), 1)
+
+
+def test_exception_inside_generator_expression():
+    assert_same_as_eager(lambda x, d: sum(x * d[k] for k in ("a", "b")), tensor(), {"a": 1})
+
+
+def test_capture_error_falls_back_to_a_native_run(monkeypatch):
+    from capture import handlers
+
+    def broken(tx, instr):
+        raise KeyError("bug in a handler")
+    monkeypatch.setitem(handlers.HANDLERS, "BINARY_OP", broken)
+    g = frame.jit(lambda x: x * 2, backend="cpu")
+    x = tensor()
+    np.testing.assert_allclose(g(x).numpy(), (x * 2).numpy())
+    assert g._frame_cache.entries[0].reason.kind == "capture_error"
