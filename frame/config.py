@@ -1,0 +1,113 @@
+"""frame.config: every setting, with its environment variable (DESIGN §10).
+
+    frame.config.backend = "cpu"        # same as FRAME_BACKEND=cpu
+    with frame.config.override(eager=True):
+        ...
+
+Environment variables are read once, when frame is imported; assigning an
+attribute afterwards wins.  Unknown attributes are an error (typos do not pass
+silently).
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from typing import Any
+
+__all__ = ["Config", "config", "LOG_CHANNELS"]
+
+LOG_CHANNELS = ("graph_breaks", "recompiles", "guards", "graph", "bytecode", "fallbacks")
+
+
+def _default_cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "frame")
+
+
+def _flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() not in ("0", "false", "no", "off")
+
+
+def _float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return float(value) if value not in (None, "") else default
+
+
+def _int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return int(value) if value not in (None, "") else default
+
+
+@dataclasses.dataclass
+class Config:
+    eager: bool = False                 # FRAME_EAGER: frame.jit runs functions natively
+    backend: str | None = None          # FRAME_BACKEND: None = openvino if installed, else cpu
+    report: bool = False                # FRAME_REPORT: print frame.report() at exit
+    log: tuple[str, ...] = ()           # FRAME_LOG: comma list of LOG_CHANNELS
+    dump_ir_after: str | None = None    # FRAME_DUMP_IR_AFTER: a pass name
+    cache_dir: str = dataclasses.field(default_factory=_default_cache_dir)  # FRAME_CACHE_DIR
+    cache: bool = True                  # FRAME_CACHE: the persistent on-disk compile cache
+    cache_max_bytes: int = 1 << 30      # FRAME_CACHE_MAX_BYTES
+    tiered: bool = True                 # FRAME_TIERED: cpu tier first, slow tier in background
+    hot_threshold: int = 2              # FRAME_HOT_THRESHOLD: calls before the slow tier compiles
+    max_pending: int = 4                # FRAME_MAX_PENDING: background compiles in flight
+    compile_timeout_s: float = 60.0     # FRAME_COMPILE_TIMEOUT_S
+    min_graph_ops: int = 1              # FRAME_MIN_GRAPH_OPS: smaller graphs run eagerly
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self.__dataclass_fields__:
+            raise AttributeError(f"frame.config has no setting {name!r}; "
+                                 f"settings: {', '.join(self.__dataclass_fields__)}")
+        if name == "log":
+            value = _channels(value)
+        object.__setattr__(self, name, value)
+
+    @contextlib.contextmanager
+    def override(self, **changes):
+        """Temporarily change settings (tests, benchmarks)."""
+        old = {k: getattr(self, k) for k in changes}
+        for k, v in changes.items():
+            setattr(self, k, v)
+        try:
+            yield self
+        finally:
+            for k, v in old.items():
+                setattr(self, k, v)
+
+    @classmethod
+    def from_env(cls) -> "Config":
+        return cls(
+            eager=_flag("FRAME_EAGER", False),
+            backend=os.environ.get("FRAME_BACKEND") or None,
+            report=_flag("FRAME_REPORT", False),
+            log=_channels(os.environ.get("FRAME_LOG", "")),
+            dump_ir_after=os.environ.get("FRAME_DUMP_IR_AFTER") or None,
+            cache_dir=os.environ.get("FRAME_CACHE_DIR") or _default_cache_dir(),
+            cache=_flag("FRAME_CACHE", True),
+            cache_max_bytes=_int("FRAME_CACHE_MAX_BYTES", 1 << 30),
+            tiered=_flag("FRAME_TIERED", True),
+            hot_threshold=_int("FRAME_HOT_THRESHOLD", 2),
+            max_pending=_int("FRAME_MAX_PENDING", 4),
+            compile_timeout_s=_float("FRAME_COMPILE_TIMEOUT_S", 60.0),
+            min_graph_ops=_int("FRAME_MIN_GRAPH_OPS", 1),
+        )
+
+
+def _channels(value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        items = [v.strip() for v in value.split(",") if v.strip()]
+    else:
+        items = list(value)
+    if "all" in items:
+        return LOG_CHANNELS
+    unknown = [v for v in items if v not in LOG_CHANNELS]
+    if unknown:
+        raise ValueError(f"unknown FRAME_LOG channel(s) {unknown}; channels: {', '.join(LOG_CHANNELS)}")
+    return tuple(items)
+
+
+config = Config.from_env()
