@@ -18,13 +18,15 @@ from .functions import *  # noqa: F401,F403
 from . import functions as _functions
 from . import _tensor_methods, _numpy_interop  # noqa: F401  (operators, methods, NumPy protocols)
 from . import autograd, fft, nn, optim  # noqa: E402  (autograd registers gradient rules)
+from .autograd import grad, value_and_grad, no_grad  # noqa: E402
 from .runtime.stats import stats, reset_stats  # noqa: E402
+from .settings import config  # noqa: E402
 
 __all__ = [
     "__version__", "DType", "float16", "float32", "float64", "int32", "int64", "bool_",
     "complex64", "complex128", "ErrorCode", "FrameError", "FrameValueError", "FrameTypeError",
     "FrameAxisError", "Tensor", "tensor", "from_numpy", "fft", "nn", "optim", "jit", "GraphBreakError",
-    "stats", "reset_stats",
+    "stats", "reset_stats", "config", "grad", "value_and_grad", "no_grad",
     *_functions.__all__,
 ]
 
