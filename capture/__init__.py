@@ -5,6 +5,7 @@ function's bytecode into a guarded, cached graph, and runs what it cannot
 capture natively.
 """
 from .errors import BreakReason, GraphBreakError
+from .explain import ExplainOutput, explain
 from .jit import jit, reset_caches
 
-__all__ = ["jit", "GraphBreakError", "BreakReason", "reset_caches"]
+__all__ = ["jit", "explain", "ExplainOutput", "GraphBreakError", "BreakReason", "reset_caches"]

@@ -15,9 +15,10 @@ One Python function per entry, generated as source and compiled once:
         return (__t0, x)                      # the return value, rebuilt
 
 Guards and extraction come from the same source expressions, so they cannot
-disagree.  Resume functions at graph breaks (a later issue) are built with the
-``bytecode`` package instead; an entry needs no bytecode of its own because it
-is called with the original arguments and returns the original's result.
+disagree.  At a graph break the entry ends instead by rebuilding the live
+stack and locals, running the breaking instruction and returning a ``Tail`` to
+a resume function (``breaks.py``); resume functions, which continue the
+original frame, are built with the ``bytecode`` package (``resume.py``).
 """
 from __future__ import annotations
 
@@ -62,6 +63,7 @@ class CacheEntry:
     graph: object = None        # the captured frame.ir.Graph (None when no tensor work)
     executable: object = None
     native: bool = False        # runs the original function (capture could not)
+    breaks: bool = False        # ends in a graph break (returns a Tail to a resume function)
     reason: object = None       # BreakReason for native entries
     in_try: bool = False        # the reason is an exception a try block may catch
 
@@ -215,7 +217,13 @@ class _Rebuilder:
             v = var.value
             if isinstance(v, _SAFE_REPR) or (type(v) is float and math.isfinite(v)):
                 return repr(v)
+            from .translation import Cell
+            if isinstance(v, Cell):
+                raise Unsupported("unsupported_object", "a closure cell on the stack")
             return self.pool.const(v)
+        rebuilt = self._callable_or_iterator(var)
+        if rebuilt is not None:
+            return rebuilt
         if isinstance(var, (TupleVariable, ListVariable, DictVariable)):
             if var.source is not None:  # the object itself (mutations are replayed into it)
                 return self.source(var)
@@ -235,6 +243,40 @@ class _Rebuilder:
         if isinstance(var, (FrameApiVariable, NumpyFunctionVariable, BuiltinVariable)):
             return self.pool.const(var.fn)
         raise Unsupported("unsupported_object", f"returning or storing {var!r}")
+
+    def _callable_or_iterator(self, var: Variable) -> str | None:
+        """Bound methods and iterators, which live on the stack at graph breaks."""
+        from .variables.callables import BoundBuiltinMethod, MethodVariable
+        from .variables.containers import IteratorVariable, ListIteratorVariable
+        from .variables.tensor_ops import TensorMethodVariable
+        if isinstance(var, TensorMethodVariable):
+            return f"{self.expr(var.tensor)}.{var.name}"
+        if isinstance(var, BoundBuiltinMethod):
+            return f"{self.expr(var.obj)}.{var.name}"
+        if isinstance(var, MethodVariable) and var.source is None:
+            return f"{self.pool.const(types.MethodType)}({self.expr(var.func)}, {self.expr(var.self_var)})"
+        if isinstance(var, ListIteratorVariable):
+            name = self.temps.get(id(var))
+            if name is None:
+                name = self.temps[id(var)] = f"__c{len(self.temps)}"
+                if var.pos < 0:  # exhausted stays exhausted
+                    self.prelude.append(f"    {name} = iter(())")
+                else:
+                    self.prelude.append(f"    {name} = iter({self.expr(var.lst)})")
+                    self.prelude.append(f"    {name}.__setstate__({var.pos})")
+            return name
+        if type(var) is IteratorVariable:
+            name = self.temps.get(id(var))
+            if name is None:
+                rest = var.items[var.pos:]
+                if all(isinstance(i, ConstantVariable) for i in rest):
+                    inner = self.pool.const(tuple(i.value for i in rest))
+                else:
+                    inner = "(" + "".join(self.expr(i) + ", " for i in rest) + ")"
+                name = self.temps[id(var)] = f"__c{len(self.temps)}"
+                self.prelude.append(f"    {name} = iter({inner})")
+            return name
+        return None
 
     def _new_container(self, var: Variable) -> str:
         """A container made during the call: built once (its identity is shared
@@ -300,20 +342,43 @@ def _collect_tensors(var: Variable, out: list[TensorVariable], seen: set[int]) -
     elif isinstance(var, DictVariable):
         for i in var.items.values():
             _collect_tensors(i, out, seen)
+    else:
+        from .variables.callables import BoundBuiltinMethod, MethodVariable
+        from .variables.containers import IteratorVariable, ListIteratorVariable
+        from .variables.tensor_ops import TensorMethodVariable
+        if isinstance(var, ListIteratorVariable):
+            _collect_tensors(var.lst, out, seen)
+        elif type(var) is IteratorVariable:
+            for i in var.items[var.pos:]:
+                _collect_tensors(i, out, seen)
+        elif isinstance(var, MethodVariable):
+            _collect_tensors(var.self_var, out, seen)
+        elif isinstance(var, TensorMethodVariable):
+            _collect_tensors(var.tensor, out, seen)
+        elif isinstance(var, BoundBuiltinMethod):
+            _collect_tensors(var.obj, out, seen)
 
 
-def build_entry(tr: Translation, fn, result: Variable, backend: str, options=None) -> CacheEntry:
-    """Compile the captured graph and generate the entry function."""
-    from frame.runtime.compile import compile as runtime_compile
+def build_entry(tr: Translation, fn, result: Variable | None, backend: str, options=None,
+                brk=None, requested_backend: str | None = None) -> CacheEntry:
+    """Compile the captured graph and generate the entry function.
 
+    ``brk`` (a ``BreakPoint``) makes it a graph-break entry: instead of
+    returning ``result`` it rebuilds the frame's live stack and locals, runs
+    the breaking instruction natively and returns a ``Tail`` to the resume
+    function that continues the frame."""
     pool = tr.guards
     se = tr.side_effects
     _defaults_guard(fn, pool)
 
-    # every tensor the return value and the side effects need
+    # every tensor the return value (or the live state at a break) and the side effects need
     needed: list[TensorVariable] = []
     seen: set[int] = set()
-    _collect_tensors(result, needed, seen)
+    if brk is not None:
+        for v in brk.values():
+            _collect_tensors(v, needed, seen)
+    else:
+        _collect_tensors(result, needed, seen)
     for c in se.containers.values():
         _collect_tensors(c, needed, seen)
     for _, _, v in se.attrs.values():
@@ -343,9 +408,7 @@ def build_entry(tr: Translation, fn, result: Variable, backend: str, options=Non
     graph.set_outputs(outputs)
     _prune_unused_inputs(tr)
 
-    exe = None
-    if outputs:
-        exe = runtime_compile(graph, backend, options)
+    exe = _executable(graph, backend, options) if outputs else None
 
     rb = _Rebuilder(tr, pool, out_index, needed_ids)
     written: list[str] = []   # in-place tensor data first: views are remade from the new data
@@ -365,7 +428,11 @@ def build_entry(tr: Translation, fn, result: Variable, backend: str, options=Non
         replay.append(f"    setattr({rb.source(obj)}, {name!r}, {rb.expr(value)})")
     for f_globals, name, value in se.globals.values():
         replay.append(f"    {pool.const(f_globals)}[{name!r}] = {rb.expr(value)}")
-    ret = rb.expr(result)
+    if brk is not None:
+        from .breaks import break_lines
+        tail_lines, tail_consts = break_lines(rb, brk, fn, requested_backend)
+    else:
+        ret = rb.expr(result)
     _mutation_guards(tr)
 
     extract = []
@@ -385,13 +452,52 @@ def build_entry(tr: Translation, fn, result: Variable, backend: str, options=Non
     lines += written
     lines += rb.prelude
     lines += replay
-    lines.append(f"    return {ret}")
+    if brk is not None:
+        lines += tail_lines
+    else:
+        lines.append(f"    return {ret}")
     src = "\n".join(lines) + "\n"
     namespace = {"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
                  "__overlap": np.may_share_memory,
                  "__run": exe.run if exe is not None else None, **pool.consts}
+    if brk is not None:
+        namespace.update(tail_consts)
     entry_fn = _compile(src, namespace)
-    return CacheEntry(entry_fn, list(pool.guards), src, graph if exe is not None else None, exe)
+    entry = CacheEntry(entry_fn, list(pool.guards), src, graph if exe is not None else None, exe)
+    entry.breaks = brk is not None
+    return entry
+
+
+class _EagerExecutable:
+    """A graph below ``frame.config.min_graph_ops``: its ops run one by one
+    through the eager launch path instead of being compiled."""
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    def run(self, inputs):
+        from frame.runtime.eager import run_op
+        env = {id(v): a for v, a in zip(self.graph.inputs, inputs)}
+        for node in self.graph.nodes:
+            if node.const is not None:
+                outs = [node.const]
+            else:
+                outs = run_op(node.op, [env[id(v)] for v in node.inputs], node.attrs)
+            for v, a in zip(node.outputs, outs):
+                env[id(v)] = a
+        return [env[id(v)] for v in self.graph.outputs]
+
+
+def _executable(graph, backend: str, options):
+    from frame.runtime.compile import compile as runtime_compile
+    try:
+        from frame import config
+        minimum = int(getattr(config, "min_graph_ops", 1))
+    except ImportError:
+        minimum = 1
+    if len(graph.nodes) < minimum and all(n.body is None for n in graph.nodes):
+        return _EagerExecutable(graph)
+    return runtime_compile(graph, backend, options)
 
 
 def _distinct_outputs(outputs, used: set[int]) -> list[str]:

@@ -1,9 +1,11 @@
 """Why capture stopped: structured, not strings (kind, reason, location, hint).
 
 ``Unsupported`` is raised inside the executor when it meets something it
-cannot trace.  In this version any Unsupported makes the whole call run
-natively (counted, WARN once per code object and reason); with
-``full_graph=True`` it becomes ``frame.GraphBreakError``.
+cannot trace.  ``jit.translate`` turns it into a graph break (graph so far,
+the instruction run natively, a resume function for the rest) where one can be
+placed, else the call runs natively; either way it is counted by kind and
+logged at WARN once per site.  With ``full_graph=True`` it becomes
+``frame.GraphBreakError``.
 """
 from __future__ import annotations
 
@@ -35,6 +37,9 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "loop_limit": ("the simulated loop ran too many iterations to unroll",
                    "keep unrolled loops short, or move the loop outside"),
     "inline_limit": ("calls nested too deeply to inline", "flatten the call chain"),
+    "resume_loop": ("a loop whose body broke the graph continues one iteration at a time "
+                    "(internal: the iterator is a real object; not counted as a break)",
+                    "none needed"),
     "capture_error": ("capture itself failed on this code (a bug in frame's capture)",
                       "please report it with the code; the function runs natively meanwhile"),
 }
@@ -69,6 +74,9 @@ class Unsupported(Exception):
         self.reason = reason
         self.location: str | None = None
         self.in_try = False    # raised where a try block of the function may catch it
+        self.depth = 0         # inlining depth of the frame that raised it
+        self.top_step: int | None = None    # the top frame's step (instructions run) then
+        self.top_index: int | None = None   # and its instruction index
 
 
 class GraphBreakError(FrameError):

@@ -102,12 +102,24 @@ def DELETE_FAST(tx, instr):
         raise Unsupported("exception", f"UnboundLocalError: {instr.argval!r} deleted before assignment")
 
 
+def _push_with_null(tx, instr, value: Variable, with_null: bool) -> None:
+    """Push ``value`` and, when the instruction pushes one, a NULL where CPython
+    puts it (below on 3.11/3.12, above on 3.13): a graph break rebuilds the
+    real stack from the virtual one."""
+    if not with_null:
+        tx.push(value)
+    elif instr.null_first:
+        tx.push(NULL)
+        tx.push(value)
+    else:
+        tx.push(value)
+        tx.push(NULL)
+
+
 @handler("LOAD_GLOBAL")
 def LOAD_GLOBAL(tx, instr):
     value = tx.load_global(instr.argval)
-    if getattr(instr, "push_null", False):
-        tx.push(NULL)
-    tx.push(value)
+    _push_with_null(tx, instr, value, getattr(instr, "push_null", False))
 
 
 @handler("STORE_GLOBAL")
@@ -141,9 +153,7 @@ def LOAD_CLOSURE(tx, instr):
 def LOAD_ATTR(tx, instr):
     obj = tx.pop()
     value = tx.getattr(obj, instr.argval)
-    if getattr(instr, "method", False):
-        tx.push(NULL)
-    tx.push(value)
+    _push_with_null(tx, instr, value, getattr(instr, "method", False))
 
 
 @handler("STORE_ATTR")
@@ -189,9 +199,7 @@ def LOAD_SUPER_ATTR(tx, instr):
     cls_var = tx.pop()
     tx.pop()  # the global ``super``
     value = SuperVariable(cls_var, self_var).getattr(tx, instr.argval)
-    if getattr(instr, "method", False):
-        tx.push(NULL)
-    tx.push(value)
+    _push_with_null(tx, instr, value, getattr(instr, "method", False))
 
 
 @handler("LOAD_ASSERTION_ERROR")
@@ -663,6 +671,11 @@ def GET_ITER(tx, instr):
 def FOR_ITER(tx, instr):
     it = tx.stack[-1]
     if not isinstance(it, IteratorVariable):
+        if isinstance(it, ObjectVariable) and it.source is not None \
+                and hasattr(type(it.obj), "__next__"):
+            # a real iterator handed to a resume function (a loop whose body broke
+            # the graph): the entry advances it natively, one iteration at a time
+            raise Unsupported("resume_loop", "next() of a loop's iterator")
         raise Unsupported("unsupported_object", f"iterating {it!r}")
     item = it.next(tx)
     if item is None:

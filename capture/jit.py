@@ -20,12 +20,14 @@ import threading
 import time
 import types
 
+from frame.runtime import logs as frame_logs  # FRAME_LOG guards/bytecode (frame/runtime/logs.py)
 from frame.runtime.stats import record
 
 from .codegen import MISS, CacheEntry, build_entry, build_native_entry
 from .errors import BreakReason, GraphBreakError, Unsupported
+from .resume import Tail
 
-__all__ = ["jit", "CodeCache", "cache_of", "CACHE_LIMIT", "reset_caches"]
+__all__ = ["jit", "CodeCache", "cache_of", "CACHE_LIMIT", "reset_caches", "run_intercepted"]
 
 log = logging.getLogger("frame.capture")
 recompile_log = logging.getLogger("frame.recompiles")
@@ -49,15 +51,25 @@ class CodeCache:
 # one backend, and a native entry must not serve a full_graph wrapper.
 _CACHES: dict[tuple, CodeCache] = {}
 _CACHES_LOCK = threading.Lock()
+# frame.explain runs a function with fresh caches of its own (explain.py)
+_local = threading.local()
+# graph-break sites already logged: (kind, reason, location)
+_WARNED: set[tuple] = set()
+# graph-break kinds that are not breaks the user sees (see errors.CATALOGUE)
+_INTERNAL = frozenset({"resume_loop"})
+_NOT_BREAKABLE = frozenset({"capture_error", "loop_limit", "inline_limit", "recompile_limit"})
 
 
 def cache_of(fn, backend: str | None = None, full_graph: bool = False) -> CodeCache:
     code = getattr(fn, "__code__", fn)
     key = (code, backend, full_graph)
-    cache = _CACHES.get(key)
+    caches = getattr(_local, "caches", None)
+    if caches is None:
+        caches = _CACHES
+    cache = caches.get(key)
     if cache is None:
         with _CACHES_LOCK:
-            cache = _CACHES.setdefault(key, CodeCache(code))
+            cache = caches.setdefault(key, CodeCache(code))
     return cache
 
 
@@ -69,6 +81,7 @@ def reset_caches() -> None:
             cache.native_forever = False
             cache.warned.clear()
         _CACHES.clear()
+        _WARNED.clear()
 
 
 def _eager_requested() -> bool:
@@ -127,15 +140,50 @@ def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager:
                 if result is not MISS:
                     if i:
                         _promote(cache, entry)
+                    if type(result) is Tail:  # the frame broke: run its continuations
+                        return _trampoline(result)
                     return result
             if cache.native_forever:
                 return fn(*args, **kwargs)
-            return _miss(cache, fn, args, kwargs, options)
+            result = _miss(cache, fn, args, kwargs, options)
+            if type(result) is Tail:
+                return _trampoline(result)
+            return result
 
     wrapper.__wrapped__ = fn
     wrapper.__frame_jit__ = True
     wrapper._frame_cache = cache
     return wrapper
+
+
+def _dispatch(cache: CodeCache, fn, args, kwargs, options):
+    """One intercepted call: an entry's result (possibly a ``Tail``), or a miss."""
+    for i, entry in enumerate(cache.entries):
+        result = entry.fn(fn, *args, **kwargs)
+        if result is not MISS:
+            if i:
+                _promote(cache, entry)
+            return result
+    if cache.native_forever:
+        return fn(*args, **kwargs)
+    return _miss(cache, fn, args, kwargs, options)
+
+
+def _trampoline(result):
+    """Run resume functions until the frame returns (no Python recursion per
+    break, so a loop with a break in its body can run any number of times)."""
+    while type(result) is Tail:
+        options = {"backend": result.backend, "full_graph": False}
+        result = _dispatch(cache_of(result.fn, result.backend, False), result.fn, result.args, {},
+                           options)
+    return result
+
+
+def run_intercepted(fn, backend, args, kwargs):
+    """Call ``fn`` as an intercepted frame (a user function called natively at a
+    graph break, or a resume function)."""
+    options = {"backend": backend, "full_graph": False}
+    return _trampoline(_dispatch(cache_of(fn, backend, False), fn, args, kwargs, options))
 
 
 def _promote(cache: CodeCache, entry: CacheEntry) -> None:
@@ -165,6 +213,8 @@ def _miss(cache: CodeCache, fn, args, kwargs, options):
         return fn(*args, **kwargs)
     if fresh and entry.native:
         return _first_native_call(cache, entry, fn, args, kwargs, options)
+    if fresh and entry.breaks:
+        _report(cache, fn, entry.reason, graph_break=True)
     result = entry.fn(fn, *args, **kwargs)
     if result is MISS:  # cannot happen unless a guard reads something the call changes
         raise RuntimeError(f"frame.jit: fresh entry for {name} rejected its own arguments")
@@ -186,7 +236,7 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
                 raise GraphBreakError(BreakReason("recompile_limit", f"last failing guard: {shown}",
                                                   _where(fn)))
             return None
-        record.count("recompiles")
+        record.recompile(name, shown)  # counts it, keeps the failing guard for frame.report()
         recompile_log.info("recompiling %s: guard failed: %s", name, shown)
     entry = translate(fn, arguments, options)
     breaks = entry.native and (entry.reason.kind != "exception" or entry.in_try)
@@ -226,15 +276,26 @@ def _first_native_call(cache: CodeCache, entry: CacheEntry, fn, args, kwargs, op
     return result
 
 
-def _report(cache: CodeCache, fn, reason: BreakReason) -> None:
+def _report(cache: CodeCache, fn, reason: BreakReason, graph_break: bool = False) -> None:
+    """Log a graph break or a native fallback once per site (kind, reason,
+    file:line) at WARN, and count it by kind."""
+    if reason.kind in _INTERNAL:
+        return
+    from .explain import note_break
+    note_break(reason, graph_break)
     name = getattr(fn, "__qualname__", fn.__name__)
     key = (reason.kind, reason.reason, reason.location)
-    if key not in cache.warned:
+    if key not in _WARNED:
+        _WARNED.add(key)
         cache.warned.add(key)
         level = logging.INFO if reason.kind == "exception" else logging.WARNING
-        log.log(level, "%s runs natively (%s at %s): %s", name, reason.kind, reason.location,
-                reason.reason)
-    record.graph_break(reason.kind)
+        if graph_break:
+            log.log(level, "graph break in %s (%s at %s): %s", name, reason.kind, reason.location,
+                    reason.reason)
+        else:
+            log.log(level, "%s runs natively (%s at %s): %s", name, reason.kind, reason.location,
+                    reason.reason)
+    record.graph_break(reason.kind, reason.location, reason.reason)  # per-site counts for frame.report()
 
 
 def _where(fn) -> str:
@@ -244,12 +305,47 @@ def _where(fn) -> str:
 
 def translate(fn, arguments: dict, options) -> CacheEntry:
     """Simulate ``fn`` on its bound ``arguments`` (parameter name -> value,
-    defaults applied) and build a cache entry."""
+    defaults applied) and build a cache entry.
+
+    When the simulation raises ``Unsupported`` and a break can be placed
+    before the top-frame instruction that raised (``breaks.can_break_at``),
+    the frame is translated again up to that instruction and the entry ends
+    in a graph break (``breaks.py``); otherwise the entry runs the function
+    natively under the guards collected so far."""
+    t0 = time.perf_counter()
+    record.count("translations")
+    tr, tx = _start(fn, arguments)
+    backend = options["backend"] or _default_backend()
+    try:
+        if tx is None:
+            raise tr.failure
+        result = tx.run()
+        entry = build_entry(tr, fn, result, backend)
+    except Unsupported as e:
+        reason = BreakReason(e.kind, e.reason, e.location or _where(fn))
+        entry = None
+        why = _no_break(fn, e, options)
+        if why is None:
+            entry, why = _break_entry(fn, arguments, e, reason, backend, options)
+        if entry is None:
+            if why is not None and e.kind not in ("exception",) and e.kind not in _INTERNAL:
+                reason = BreakReason(e.kind, f"{e.reason} (no graph break here: {why})",
+                                     reason.location)
+            entry = build_native_entry(tr, fn, reason)
+            entry.in_try = e.in_try
+    from .explain import note_translation
+    note_translation(fn, entry, time.perf_counter() - t0)
+    record.add_time("translation", time.perf_counter() - t0)
+    frame_logs.translated(fn, entry)  # FRAME_LOG=guards,bytecode (frame/runtime/logs.py)
+    return entry
+
+
+def _start(fn, arguments: dict):
+    """A fresh Translation and the top-frame translator for ``fn``'s call
+    (``(tr, None)`` with ``tr.failure`` set when the arguments cannot be wrapped)."""
     from .sources import ClosureSource, LocalSource
     from .translator import Cell, InstructionTranslator, Translation
 
-    t0 = time.perf_counter()
-    record.count("translations")
     tr = Translation(fn)
     code = fn.__code__
     try:
@@ -258,18 +354,56 @@ def translate(fn, arguments: dict, options) -> CacheEntry:
         f_locals = {}
         for name, value in arguments.items():
             f_locals[name] = tr.wrap(value, LocalSource(name))
-        cells = {name: Cell() for name in code.co_cellvars}
-        for i, (name, real) in enumerate(zip(code.co_freevars, fn.__closure__ or ())):
-            cells[name] = Cell(real=real, source=ClosureSource(i, name))
-        for name in code.co_cellvars:
-            if name in f_locals:  # a parameter captured by an inner function
-                cells[name].value = f_locals[name]
-        tx = InstructionTranslator(tr, code, fn.__globals__, f_locals, cells)
-        result = tx.run()
-        entry = build_entry(tr, fn, result, options["backend"] or _default_backend())
     except Unsupported as e:
-        reason = BreakReason(e.kind, e.reason, e.location or _where(fn))
-        entry = build_native_entry(tr, fn, reason)
-        entry.in_try = e.in_try
-    record.add_time("translation", time.perf_counter() - t0)
-    return entry
+        if e.location is None:
+            e.location = _where(fn)
+        tr.failure = e
+        return tr, None
+    cells = {name: Cell() for name in code.co_cellvars}
+    for i, (name, real) in enumerate(zip(code.co_freevars, fn.__closure__ or ())):
+        cells[name] = Cell(real=real, source=ClosureSource(i, name))
+    for name in code.co_cellvars:
+        if name in f_locals:  # a parameter captured by an inner function
+            cells[name].value = f_locals[name]
+    return tr, InstructionTranslator(tr, code, fn.__globals__, f_locals, cells)
+
+
+def _no_break(fn, e: Unsupported, options) -> str | None:
+    """Why ``e`` cannot become a graph break (None: try one)."""
+    from .breaks import can_break_at
+    from .instructions import decode
+
+    if options["full_graph"]:
+        return "full_graph=True"
+    if e.kind in _NOT_BREAKABLE or e.top_index is None:
+        return e.kind
+    if e.kind == "exception" and not (e.in_try and e.depth > 0):
+        # the function raises: its native run raises the same exception.  An
+        # exception an inlined call may catch itself is a break at that call.
+        return "the function raises"
+    instr = decode(fn.__code__).instructions[e.top_index]
+    if e.kind == "exception" and instr.opname != "CALL":
+        return "the function raises"
+    return can_break_at(fn.__code__, instr)
+
+
+def _break_entry(fn, arguments, e: Unsupported, reason: BreakReason, backend, options):
+    """(entry, None) for a graph break before the top-frame instruction that
+    raised ``e``, or (None, why not)."""
+    from .breaks import BreakPoint
+
+    if e.depth > 0:  # placed at the caller's call: the reason is where the callee stopped
+        reason = BreakReason(e.kind, f"{e.reason} (in a called function; the call runs as its "
+                                     f"own intercepted frame)", reason.location)
+    tr, tx = _start(fn, arguments)
+    tx.stop_step = e.top_step
+    try:
+        tx.run()
+        if tx.stopped is None or tx.stopped.index != e.top_index:
+            return None, "the re-translation did not reach the break"
+        brk = BreakPoint(tx, tx.stopped, reason)
+        entry = build_entry(tr, fn, None, backend, brk=brk, requested_backend=options["backend"])
+    except Unsupported as err:
+        return None, err.reason
+    entry.reason = reason
+    return entry, None

@@ -68,6 +68,11 @@ class InstructionTranslator:
         self.result: Variable | None = None
         self.done = False
         self.yielded: Variable | None = None   # set by YIELD_VALUE (generator frames)
+        # graph breaks (the top frame only): instructions executed so far, and the
+        # step to stop before (a re-translation up to a break; see jit.translate)
+        self.steps = 0
+        self.stop_step: int | None = None
+        self.stopped = None                    # the instruction the run stopped before
 
     # -- the run loop ------------------------------------------------------------------
     def run(self) -> Variable:
@@ -76,6 +81,10 @@ class InstructionTranslator:
         tr = self.tr
         while not self.done:
             instr = instrs[self.ip]
+            if self.stop_step is not None and self.steps == self.stop_step:
+                self.stopped = instr
+                return None
+            self.steps += 1
             self.ip += 1
             self.current = instr
             tr.instruction_count += 1
@@ -97,6 +106,11 @@ class InstructionTranslator:
         if e.location is None:
             e.location = self.location()
             e.in_try = self._inside_try()
+            e.depth = self.depth
+        if self.parent is None and e.top_step is None:
+            # where the top frame was: a graph break is placed before this instruction
+            e.top_step = self.steps - 1  # steps run before this instruction
+            e.top_index = self.ip - 1
         raise e
 
     def _inside_try(self) -> bool:

@@ -20,13 +20,14 @@ from . import _tensor_methods, _numpy_interop  # noqa: F401  (operators, methods
 from . import autograd, fft, nn, optim  # noqa: E402  (autograd registers gradient rules)
 from .autograd import grad, value_and_grad, no_grad  # noqa: E402
 from .runtime.stats import stats, reset_stats  # noqa: E402
+from .runtime.report import report  # noqa: E402  (also applies FRAME_LOG, arms FRAME_REPORT)
 from .settings import config  # noqa: E402
 
 __all__ = [
     "__version__", "DType", "float16", "float32", "float64", "int32", "int64", "bool_",
     "complex64", "complex128", "ErrorCode", "FrameError", "FrameValueError", "FrameTypeError",
     "FrameAxisError", "Tensor", "tensor", "from_numpy", "fft", "nn", "optim", "jit", "GraphBreakError",
-    "stats", "reset_stats", "config", "grad", "value_and_grad", "no_grad",
+    "stats", "reset_stats", "report", "config", "grad", "value_and_grad", "no_grad",
     *_functions.__all__,
 ]
 
@@ -34,7 +35,7 @@ __all__ = [
 def __getattr__(name: str):
     # frame.jit lives in capture/ (above frame/); import it on first use, so
     # importing frame stays cheap and there is no import cycle.
-    if name in ("jit", "GraphBreakError"):
+    if name in ("jit", "GraphBreakError", "explain"):
         import capture
         return getattr(capture, name)
     raise AttributeError(f"module 'frame' has no attribute {name!r}")

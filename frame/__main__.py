@@ -1,7 +1,9 @@
-"""Command line: ``python -m frame demo``, ``python -m frame --help``."""
+"""Command line: ``python -m frame demo``, ``python -m frame run script.py [args...]``,
+``python -m frame --help``."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -11,10 +13,26 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("demo", help="run the flagship example briefly")
     sub.add_parser("version", help="print the version")
+    cache = sub.add_parser("cache", help="the persistent compile cache under FRAME_CACHE_DIR")
+    cache.add_argument("action", choices=["info", "clear"],
+                       help="info: entries and size; clear: remove every entry")
+    run = sub.add_parser("run", help="run a Python script, then print frame.report() (also if it fails)",
+                         description="Run SCRIPT as __main__ with sys.argv = [SCRIPT, *ARGS], then "
+                         "print frame.report() to stderr, also when the script raises or exits.")
+    run.add_argument("script", help="path of the Python file to run")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .demo import run_demo
         return run_demo()
+    if args.command == "run":
+        if not os.path.isfile(args.script):
+            run.error(f"no such file: {args.script}")
+        from .runtime.report import run_script
+        return run_script(args.script, args.args)
+    if args.command == "cache":
+        from .runtime.persistent import cache_command
+        return cache_command(args.action)
     if args.command == "version":
         import frame
         print(frame.__version__)

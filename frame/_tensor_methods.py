@@ -10,6 +10,7 @@ import numpy as np
 
 from . import functions as F
 from ._indexing import getitem as _getitem
+from .autograd.tape import bump_version, check_inplace, is_grad_enabled, write_recorded
 from .hal.errors import FrameTypeError, FrameValueError
 from .tensor import Tensor
 
@@ -37,6 +38,8 @@ def _reflected(fn):
 
 def _inplace(fn, name):
     def method(self, other):
+        if self._rg:
+            check_inplace(self, name)
         result = fn(self, other)
         _write_into(self, result, name)
         return self
@@ -44,7 +47,12 @@ def _inplace(fn, name):
 
 
 def _write_into(target: Tensor, result: Tensor, what: str) -> None:
-    """In-place update with NumPy's rules: same shape, 'same_kind' casting."""
+    """In-place update with NumPy's rules: same shape, 'same_kind' casting.
+
+    Autograd: a recorded ``result`` (the op had a tracked operand and grad mode is
+    on) makes ``target`` that op's result, keeping its memory (``write_recorded``);
+    otherwise the write bumps the target's version, so records that saved its old
+    value refuse to be used by backward."""
     src = result._data
     if src.shape != target._data.shape:
         raise FrameValueError(f"{what}: result of shape {list(src.shape)} cannot be written into "
@@ -52,7 +60,11 @@ def _write_into(target: Tensor, result: Tensor, what: str) -> None:
     if not np.can_cast(src.dtype, target._data.dtype, casting="same_kind"):
         raise FrameTypeError(f"{what}: cannot write a {src.dtype} result into a "
                              f"{target._data.dtype} tensor in place (casting rule 'same_kind')")
-    np.copyto(target._data, src, casting="same_kind")
+    if result._grad_fn is not None:
+        write_recorded(target, result)
+    else:
+        np.copyto(target._data, src, casting="same_kind")
+        bump_version(target)
 
 
 for _py, _op in _BINARY_OPERATORS.items():
@@ -79,8 +91,15 @@ def _no_invert(t):
 
 
 def zero_(self: Tensor) -> Tensor:
-    """Set every element to zero, in place."""
+    """Set every element to zero, in place.  On the result of a recorded op (with
+    grad mode on) the zeroing is recorded too, so gradients through it are zero."""
+    if self._rg:
+        check_inplace(self, "zero_")
+        if is_grad_enabled():
+            _write_into(self, F.where(False, self, 0.0), "zero_")
+            return self
     self._data[...] = 0
+    bump_version(self)
     return self
 
 

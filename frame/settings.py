@@ -57,6 +57,13 @@ class Config:
     hot_threshold: int = 2              # FRAME_HOT_THRESHOLD: calls before the slow tier compiles
     max_pending: int = 4                # FRAME_MAX_PENDING: background compiles in flight
     compile_timeout_s: float = 60.0     # FRAME_COMPILE_TIMEOUT_S
+    compile_exit_wait_s: float = 10.0   # FRAME_COMPILE_EXIT_WAIT_S: at exit, wait this long at
+                                        # most for a background compile in flight (queued ones
+                                        # are dropped; OpenVINO aborts a process that exits
+                                        # in the middle of compile_model)
+    tier_quiet_s: float = 0.1           # FRAME_TIER_QUIET_S: a background compile starts after
+                                        # this long without a foreground compile (first
+                                        # results first), or after waiting 2 s regardless
     min_graph_ops: int = 1              # FRAME_MIN_GRAPH_OPS: smaller graphs run eagerly
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -66,6 +73,9 @@ class Config:
         if name == "log":
             value = _channels(value)
         object.__setattr__(self, name, value)
+        if name == "log" and self is globals().get("config"):  # FRAME_LOG takes effect at once
+            from .runtime.logs import apply
+            apply(value)
 
     @contextlib.contextmanager
     def override(self, **changes):
@@ -94,6 +104,8 @@ class Config:
             hot_threshold=_int("FRAME_HOT_THRESHOLD", 2),
             max_pending=_int("FRAME_MAX_PENDING", 4),
             compile_timeout_s=_float("FRAME_COMPILE_TIMEOUT_S", 60.0),
+            compile_exit_wait_s=_float("FRAME_COMPILE_EXIT_WAIT_S", 10.0),
+            tier_quiet_s=_float("FRAME_TIER_QUIET_S", 0.1),
             min_graph_ops=_int("FRAME_MIN_GRAPH_OPS", 1),
         )
 

@@ -9,14 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dt
-from .hal.errors import FrameError, ErrorCode, FrameTypeError, FrameValueError
+from .hal.errors import FrameTypeError, FrameValueError
 
 __all__ = ["Tensor", "tensor", "from_numpy"]
-
-
-def _autograd_unavailable(what: str) -> FrameError:
-    return FrameError(ErrorCode.UNIMPLEMENTED,
-                      f"{what}: autograd is not available yet in this version of frame")
 
 
 class Tensor:
@@ -27,7 +22,11 @@ class Tensor:
     6.0
     """
 
-    __slots__ = ("_data", "_requires_grad", "_grad", "__weakref__")
+    # Autograd state (frame/autograd/tape.py): ``_rg`` -- requires grad (leaves that
+    # asked for it, and every recorded result); ``_grad_fn`` -- None for a leaf, else
+    # ``(record, output index)`` of the op that made it; ``_version`` -- the in-place
+    # write counter of a tracked tensor (shared with its detached views), else None.
+    __slots__ = ("_data", "_rg", "_grad", "_grad_fn", "_version", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, data, dtype=None, requires_grad: bool = False):
@@ -38,8 +37,10 @@ class Tensor:
         elif isinstance(data, (np.ndarray, np.generic)) or type(data) is Tensor:
             arr = arr.copy()
         self._data = np.ascontiguousarray(arr) if not arr.flags.c_contiguous else arr
-        self._requires_grad = False
+        self._rg = False
         self._grad = None
+        self._grad_fn = None
+        self._version = None
         if requires_grad:
             self.requires_grad_(True)
 
@@ -48,8 +49,10 @@ class Tensor:
         """Wrap an ndarray without copying or validation (internal)."""
         t = object.__new__(cls)
         t._data = arr
-        t._requires_grad = False
+        t._rg = False
         t._grad = None
+        t._grad_fn = None
+        t._version = None
         return t
 
     # -- attributes ---------------------------------------------------------
@@ -74,23 +77,59 @@ class Tensor:
         from .functions import transpose
         return transpose(self)
 
-    # -- autograd members (the autograd engine comes later) -------------------
+    # -- autograd members -------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad
+        """Whether ops on this tensor are recorded for autograd: True for leaves that
+        asked for it (``requires_grad_()``, Parameters) and for every result of a
+        recorded op."""
+        return self._rg
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         self.requires_grad_(flag)
 
+    @property
+    def _requires_grad(self) -> bool:
+        # Kept as a property over the ``_rg`` slot so that code which rebuilds tensors
+        # attribute by attribute (pickling, frame.nn.Parameter) registers them with
+        # autograd when it assigns the flag.
+        return self._rg
+
+    @_requires_grad.setter
+    def _requires_grad(self, flag: bool) -> None:
+        if not hasattr(self, "_grad_fn"):  # built by __new__ + attribute assignment
+            self._rg = False
+            self._grad_fn = None
+            self._version = None
+        self.requires_grad_(flag)
+
     def requires_grad_(self, flag: bool = True) -> "Tensor":
-        if flag and not (self._data.dtype.kind in "fc"):
-            raise FrameTypeError(f"only floating-point tensors can require gradients, got {self.dtype}")
-        self._requires_grad = bool(flag)
+        """Make this leaf tensor record the ops that use it (or stop); returns self.
+
+        >>> w = frame.ones((3,)).requires_grad_()
+        >>> (w * 2).sum().backward(); w.grad.tolist()
+        [2.0, 2.0, 2.0]
+        """
+        from .autograd.tape import set_requires_grad
+        set_requires_grad(self, bool(flag))
         return self
 
     @property
+    def is_leaf(self) -> bool:
+        """True unless this tensor is the result of a recorded op."""
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        """The record of the op that made this tensor (``.op``, ``.attrs``), or None
+        for a leaf."""
+        return None if self._grad_fn is None else self._grad_fn[0]
+
+    @property
     def grad(self):
+        """The gradient accumulated by ``backward()`` (a Tensor of this tensor's shape
+        and dtype), or None."""
         return self._grad
 
     @grad.setter
@@ -101,12 +140,34 @@ class Tensor:
             raise FrameValueError(f"grad shape {list(value.shape)} does not match tensor shape {list(self.shape)}")
         self._grad = value
 
-    def backward(self, gradient=None) -> None:
-        raise _autograd_unavailable("Tensor.backward")
+    def backward(self, gradient=None, create_graph: bool = False) -> None:
+        """Accumulate ``d self / d leaf`` into ``leaf.grad`` for every leaf that requires
+        grad and that this tensor was computed from (PyTorch semantics: sums into
+        existing grads; non-leaf tensors get no ``.grad``).
+
+        ``self`` must have one element unless ``gradient`` (same shape) is given, in
+        which case the gradients of ``sum(self * gradient)`` are accumulated.
+        ``create_graph=True`` records the gradient computation, so the grads can be
+        differentiated again.  The record stays alive as long as the tensors do, so
+        calling ``backward`` twice accumulates twice.
+
+        >>> x = frame.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * x).sum().backward(); x.grad.tolist()
+        [2.0, 4.0]
+        """
+        from .autograd.eager import backward
+        backward(self, gradient, create_graph)
 
     def detach(self) -> "Tensor":
-        """A tensor sharing this one's data, outside any autograd record."""
-        return Tensor._wrap(self._data)
+        """A tensor sharing this one's memory, outside any autograd record.
+
+        The result holds a view (a different ndarray object over the same memory), so
+        autograd never mistakes it for this tensor; in-place writes to either are seen
+        by both, and count as writes to this tensor for autograd's checks.
+        """
+        t = Tensor._wrap(self._data.view())
+        t._version = self._version
+        return t
 
     # -- conversion -----------------------------------------------------------
     def numpy(self) -> np.ndarray:
@@ -163,22 +224,27 @@ class Tensor:
     def __repr__(self) -> str:
         body = np.array2string(self._data, separator=", ", prefix="tensor(")
         extra = f", dtype={self.dtype.name}"
-        if self._requires_grad:
+        if self._grad_fn is not None:
+            extra += f", grad_fn=<{self._grad_fn[0].op}>"
+        elif self._rg:
             extra += ", requires_grad=True"
         return f"tensor({body}{extra})"
 
     def __str__(self) -> str:
         return str(self._data)
 
+    # Copies are leaves: a leaf keeps its requires_grad flag, the result of a recorded
+    # op copies as a plain tensor (its record is not copied).
     def __reduce__(self):
-        return (_rebuild, (self._data, self._requires_grad))
+        return (_rebuild, (self._data, self._rg and self._grad_fn is None))
 
     def __copy__(self):
-        return Tensor._wrap(self._data)
+        return Tensor._wrap(self._data.view())  # a view: see detach()
 
     def __deepcopy__(self, memo):
         t = Tensor._wrap(self._data.copy())
-        t._requires_grad = self._requires_grad
+        if self._rg and self._grad_fn is None:
+            t.requires_grad_(True)
         if self._grad is not None:
             t._grad = self._grad.__deepcopy__(memo)
         return t
@@ -186,7 +252,8 @@ class Tensor:
 
 def _rebuild(data, requires_grad):
     t = Tensor._wrap(data)
-    t._requires_grad = requires_grad
+    if requires_grad:
+        t.requires_grad_(True)
     return t
 
 

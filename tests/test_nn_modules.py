@@ -106,8 +106,9 @@ def test_parameter_pickle_and_deepcopy():
     q = pickle.loads(pickle.dumps(p))
     assert isinstance(q, nn.Parameter) and q.requires_grad and q.tolist() == [0, 1, 2]
     r = copy.deepcopy(p)
-    r += 1
-    assert p.tolist() == [0, 1, 2]
+    with frame.no_grad():  # in-place updates of a leaf that requires grad need no_grad
+        r += 1
+    assert p.tolist() == [0, 1, 2] and r.tolist() == [1, 2, 3]
 
 
 def _set_grads(params, rng):

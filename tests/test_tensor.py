@@ -117,14 +117,22 @@ def test_pickle_and_deepcopy():
     assert t.tolist() == [1.0, 2.0]
 
 
-def test_autograd_members_before_autograd():
+def test_autograd_members():
     t = frame.tensor([1.0])
-    assert t.detach().tolist() == [1.0]
-    with pytest.raises(frame.FrameError, match="autograd is not available"):
+    d = t.detach()
+    assert d.tolist() == [1.0] and not d.requires_grad
+    assert d.numpy() is not t.numpy() and np.shares_memory(d.numpy(), t.numpy())
+    with pytest.raises(frame.FrameError, match="does not require grad"):
         t.backward()
     with pytest.raises(TypeError):
         frame.tensor([1, 2]).requires_grad_()
-    assert frame.tensor([1.0]).requires_grad_().requires_grad
+    x = frame.tensor([1.0, 2.0]).requires_grad_()
+    assert x.requires_grad and x.is_leaf and x.grad_fn is None
+    y = (x * 3.0).sum()
+    assert y.requires_grad and not y.is_leaf and y.grad_fn.op == "sum"
+    y.backward()
+    assert x.grad.tolist() == [3.0, 3.0] and x.grad.dtype is frame.float32
+    assert y.grad is None  # non-leaf tensors get no .grad
 
 
 # -- operators vs NumPy ------------------------------------------------------------------

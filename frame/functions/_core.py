@@ -20,7 +20,7 @@ from ..runtime import eager
 from ..tensor import Tensor
 
 __all__ = ["apply", "apply1", "as_array", "operands", "schema_attrs", "bind_schema", "op_handler",
-           "current_op_handler"]
+           "current_op_handler", "tracked"]
 
 _PY_SCALARS = (bool, int, float)
 
@@ -30,11 +30,15 @@ def as_array(x, dtype: DType | None = None) -> np.ndarray:
     Python scalar / nested list (float -> float32, int -> int64, bool -> bool)."""
     if type(x) is Tensor:
         arr = x._data
+        if x._rg:
+            _hold(x)
     elif type(x) is np.ndarray:
         from_numpy(x.dtype)  # rejects unsupported dtypes with a clear TypeError
         arr = x
     elif isinstance(x, Tensor):
         arr = x._data
+        if x._rg:
+            _hold(x)
     elif isinstance(x, np.generic):
         arr = np.asarray(x)
         from_numpy(arr.dtype)
@@ -80,17 +84,25 @@ def operands(*args) -> list[np.ndarray]:
         x, y = args
         tx, ty = type(x), type(y)
         if tx is Tensor:
+            if x._rg:
+                _hold(x)
             if ty is Tensor:
+                if y._rg:
+                    _hold(y)
                 return [x._data, y._data]
             if ty in _PY_SCALARS:
                 return [x._data, _weak(y, x._data.dtype)]
         elif ty is Tensor and tx in _PY_SCALARS:
+            if y._rg:
+                _hold(y)
             return [_weak(x, y._data.dtype), y._data]
     strong = [None] * len(args)
     any_weak = False
     for i, a in enumerate(args):
         if type(a) is Tensor:
             strong[i] = a._data
+            if a._rg:
+                _hold(a)
         elif type(a) in _PY_SCALARS:  # exact: NumPy scalars (np.float64 is a float) are strong
             any_weak = True
         else:
@@ -131,9 +143,13 @@ def _weak(scalar, strong: np.dtype) -> np.ndarray:
 
 
 class _Dispatch(threading.local):
-    """Per-thread op handler: the eager path unless a tracer (capture) or a
-    recorder (autograd) installed its own with ``op_handler``."""
+    """Per-thread op handler: the eager path unless a tracer (capture) installed
+    its own with ``op_handler``.  Autograd records only ops run by the eager path.
+
+    ``held``: tensors that require grad whose arrays ``as_array``/``operands``
+    handed out, by array id, until an op uses the array (see ``tracked``)."""
     run = staticmethod(eager.run_op)
+    held = None
 
 
 _dispatch = _Dispatch()
@@ -156,13 +172,39 @@ def current_op_handler():
     return _dispatch.run
 
 
+# The autograd hook (frame/autograd/tape.py fills both).  ``tracked`` maps the id
+# of the ndarray of every tensor that requires grad to a weak reference to that
+# tensor.  While it is empty -- nothing requires grad anywhere -- ops cost one dict
+# truth test more; otherwise ``_recorder(handler, op, arrays, attrs)`` runs the op
+# and records it when an operand is tracked.  The weak references miss a tensor
+# that died while its array is still on the way to an op (``as_array(reshape(t,
+# -1))``), so conversions also hold tracked tensors, per thread, until an op
+# consumes their array (at most ``_HELD_LIMIT``; the oldest go first).
+tracked: dict = {}
+_recorder = None
+_HELD_LIMIT = 64
+
+
+def _hold(t: Tensor) -> None:
+    held = _dispatch.held
+    if held is None:
+        held = _dispatch.held = {}
+    held[id(t._data)] = t
+    if len(held) > _HELD_LIMIT:
+        del held[next(iter(held))]
+
+
 def apply(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list:
     """Run ``op`` on operand arrays; returns Tensors."""
+    if tracked:
+        return _recorder(_dispatch.run, op, arrays, attrs)
     return [_wrap(o) for o in _dispatch.run(op, arrays, attrs)]
 
 
 def apply1(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]):
     """``apply`` for single-output ops."""
+    if tracked:
+        return _recorder(_dispatch.run, op, arrays, attrs)[0]
     return _wrap(_dispatch.run(op, arrays, attrs)[0])
 
 

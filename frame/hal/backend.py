@@ -2,10 +2,22 @@
 
 A backend compiles whole graphs (``compile``) and runs single ops eagerly
 (``launch``).  ``Backend.launch`` is called only from ``frame/runtime/``.
+
+Persistence (the on-disk compile cache, ``frame/runtime/persistent.py``) is an
+optional part of the contract: ``serialize`` turns an executable this backend
+compiled into an ``Artifact`` (JSON-able metadata plus named byte blobs), and
+``deserialize`` rebuilds an equivalent executable from it without running the
+pass pipeline again; ``artifact_version`` names everything besides the graph
+and the options that changes what ``compile`` produces (library version,
+code generator).  A backend that does not override ``serialize`` is simply
+never persisted.  The runtime stores and checksums the artifact; a backend
+only has to refuse (raise) what it cannot rebuild exactly.
 """
 from __future__ import annotations
 
 import abc
+import dataclasses
+import io
 import threading
 from typing import Any, Callable, Mapping, Sequence
 
@@ -15,7 +27,8 @@ from .errors import not_found, unimplemented
 from .options import CompileOptions
 
 __all__ = ["KernelInvocation", "Executable", "Backend", "KernelRegistry", "kernel_registry",
-           "register_backend", "get_backend", "backend_names"]
+           "register_backend", "get_backend", "backend_names", "Artifact", "pack_graph",
+           "unpack_graph"]
 
 
 class KernelInvocation:
@@ -47,6 +60,42 @@ class Executable(abc.ABC):
 
 
 Kernel = Callable[[Sequence[np.ndarray], Mapping[str, Any]], Sequence[np.ndarray]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Artifact:
+    """What ``Backend.serialize`` returns and ``Backend.deserialize`` takes.
+
+    ``meta`` must survive a JSON round trip (str keys; str, int, float, bool,
+    None, lists, dicts); ``blobs`` holds the binary parts by name (a compiled
+    model, constant payloads).
+    """
+
+    meta: dict[str, Any]
+    blobs: dict[str, bytes] = dataclasses.field(default_factory=dict)
+
+
+def pack_graph(graph) -> tuple[str, bytes]:
+    """``(dump_text(graph), payloads)``: a graph as artifact parts.  Payloads too
+    large to print in the text (``graph_constants``) go into one ``.npz`` blob
+    (no pickles).  ``unpack_graph`` is the inverse."""
+    from ..ir.text import dump_text, graph_constants
+
+    constants = graph_constants(graph)
+    buf = io.BytesIO()
+    np.savez(buf, digests=np.array(list(constants), dtype=str),
+             **{f"c{i}": a for i, a in enumerate(constants.values())})
+    return dump_text(graph), buf.getvalue()
+
+
+def unpack_graph(text: str, payloads: bytes):
+    """The graph ``pack_graph`` packed (raises on malformed parts)."""
+    from ..ir.text import parse_text
+
+    with np.load(io.BytesIO(payloads), allow_pickle=False) as z:
+        digests = [str(d) for d in z["digests"]]
+        constants = {d: z[f"c{i}"] for i, d in enumerate(digests)}
+    return parse_text(text, constants)
 
 
 class KernelRegistry:
@@ -97,6 +146,25 @@ class Backend:
 
     def supports(self, node) -> bool:
         return False
+
+    # -- persistence (optional; see the module docstring) --------------------------------
+    def serialize(self, graph, executable: Executable, options: CompileOptions) -> Artifact | None:
+        """An artifact from which ``deserialize`` rebuilds ``executable``, which
+        ``compile(graph, options)`` returned; None when it cannot be persisted
+        (the default).  ``graph`` is the graph ``compile`` was given (after the
+        pass pipeline)."""
+        return None
+
+    def deserialize(self, artifact: Artifact, options: CompileOptions) -> Executable:
+        """Rebuild an executable from ``serialize``'s artifact, without passes.
+        Raises (any exception) when the artifact cannot be rebuilt exactly; the
+        runtime then ignores the entry and compiles again."""
+        raise unimplemented(f"backend '{self.name}' cannot load persisted executables")
+
+    def artifact_version(self, options: CompileOptions) -> str:
+        """Everything besides graph and options that changes the artifact (e.g. the
+        compiler library's version); an entry made under another version is ignored."""
+        return ""
 
     def __repr__(self) -> str:
         return f"<frame backend {self.name!r}>"

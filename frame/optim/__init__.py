@@ -3,13 +3,16 @@
 Updates are written with frame ops and in-place tensor updates
 (``p -= lr * g``), so inside a jitted training step capture traces them like
 any other tensor code: parameter updates become side effects on the
-parameter tensors.  Optimizer state lives in lists aligned with the parameter
+parameter tensors.  ``step()`` runs under ``no_grad``: the updates are not
+recorded, and in-place updates of parameters (leaves that require grad) are
+allowed there.  Optimizer state lives in lists aligned with the parameter
 list (not in dicts keyed by tensors) for the same reason.
 """
 from __future__ import annotations
 
 from typing import Iterable
 
+from ..autograd.tape import no_grad
 from ..hal.errors import FrameTypeError, FrameValueError
 from ..tensor import Tensor
 
@@ -52,16 +55,17 @@ class SGD(Optimizer):
         self.buffers: list = [None] * len(self.params)
 
     def step(self) -> None:
-        for i, p in enumerate(self.params):
-            g = p.grad
-            if g is None:
-                continue
-            if self.momentum:
-                buf = self.buffers[i]
-                buf = g if buf is None else buf * self.momentum + g
-                self.buffers[i] = buf
-                g = buf
-            p -= g * self.lr
+        with no_grad():
+            for i, p in enumerate(self.params):
+                g = p.grad
+                if g is None:
+                    continue
+                if self.momentum:
+                    buf = self.buffers[i]
+                    buf = g if buf is None else buf * self.momentum + g
+                    self.buffers[i] = buf
+                    g = buf
+                p -= g * self.lr
 
 
 class Adam(Optimizer):
@@ -83,11 +87,12 @@ class Adam(Optimizer):
         t = self.steps
         c1 = 1.0 - self.beta1 ** t
         c2 = 1.0 - self.beta2 ** t
-        for i, p in enumerate(self.params):
-            g = p.grad
-            if g is None:
-                continue
-            m = g * (1.0 - self.beta1) if self.m[i] is None else self.m[i] * self.beta1 + g * (1.0 - self.beta1)
-            v = (g * g) * (1.0 - self.beta2) if self.v[i] is None else self.v[i] * self.beta2 + (g * g) * (1.0 - self.beta2)
-            self.m[i], self.v[i] = m, v
-            p -= (m / c1) / ((v / c2).sqrt() + self.eps) * self.lr
+        with no_grad():
+            for i, p in enumerate(self.params):
+                g = p.grad
+                if g is None:
+                    continue
+                m = g * (1.0 - self.beta1) if self.m[i] is None else self.m[i] * self.beta1 + g * (1.0 - self.beta1)
+                v = (g * g) * (1.0 - self.beta2) if self.v[i] is None else self.v[i] * self.beta2 + (g * g) * (1.0 - self.beta2)
+                self.m[i], self.v[i] = m, v
+                p -= (m / c1) / ((v / c2).sqrt() + self.eps) * self.lr

@@ -9,6 +9,18 @@ compile once (the others wait for it).  A hit runs no pass and no
 ``Backend.compile`` and returns the same Executable object.  Only
 UNIMPLEMENTED (from backend_lowering or ``Backend.compile``) triggers the
 fallback chain; the resulting FallbackExecutable is cached under the same key.
+
+Below the in-process cache (an in-process miss):
+
+* tiered compilation (``tiered.py``; ``FRAME_TIERED=0`` turns it off): for a
+  backend with a fast tier (openvino -> cpu) the result is a
+  TieredExecutable that runs the fast tier's executable (itself compiled
+  through here) at once and swaps in this backend's, made on a background
+  thread by the next two steps;
+* the persistent on-disk cache (``persistent.py``; ``FRAME_CACHE=0`` turns it
+  off): a hit rebuilds the executable without passes or ``Backend.compile``;
+* otherwise passes + ``Backend.compile``, and the result is persisted (when
+  the backend can serialize it; FallbackExecutables are not).
 """
 from __future__ import annotations
 
@@ -22,6 +34,8 @@ from ..hal.options import CompileOptions
 from ..ir.clone import clone_graph
 from ..ir.graph import Graph
 from ..ir.text import dump_text
+from . import logs  # FRAME_LOG=graph (frame/runtime/logs.py)
+from . import persistent, tiered
 from .stats import record
 
 __all__ = ["compile", "cache_key", "CompilationCache", "compilation_cache", "clear_cache"]
@@ -84,14 +98,61 @@ def compile(graph: Graph, backend: str = "cpu", options: CompileOptions | None =
     """Compile ``graph`` for ``backend`` (cached).  The caller's graph is not modified."""
     options = options or CompileOptions()
     key = cache_key(graph, backend, options)
-    return compilation_cache.get_or_compile(key, lambda: _build(graph, backend, options))
+    return compilation_cache.get_or_compile(key, lambda: _miss(graph, backend, options, key))
 
 
-def _build(graph: Graph, backend_name: str, options: CompileOptions) -> Executable:
+def _miss(graph: Graph, backend_name: str, options: CompileOptions, key: str) -> Executable:
+    """An in-process miss: the persistent cache, else tiered, else a compile."""
+    tiered.note_foreground_compile()  # background compiles wait for a quiet moment
+    try:
+        fast = tiered.fast_tier_for(backend_name)
+        if fast is not None:
+            exe = _start_tiered(graph, backend_name, fast, options, key)
+            if exe is not None:
+                return exe
+        return _load_or_build(graph, backend_name, options, key)
+    finally:
+        tiered.note_foreground_compile()
+
+
+def _load_or_build(graph: Graph, backend_name: str, options: CompileOptions,
+                   key: str) -> Executable:
+    """The persistent cache's executable, else a compile (persisted)."""
+    store = persistent.active_store()
+    if store is not None:
+        exe = store.load(key, backend_name, options)
+        if exe is not None:
+            return exe
+    return _build(graph, backend_name, options, persist_key=key)
+
+
+def _start_tiered(graph: Graph, backend_name: str, fast: str, options: CompileOptions,
+                  key: str) -> Executable | None:
+    """The fast tier's executable wrapped to swap in ``backend_name``'s later;
+    None when the fast tier cannot compile the graph (then it is compiled now)."""
+    try:
+        fast_exe = compile(graph, fast, options)
+    except FrameError as err:
+        log.debug("tiered: the %s tier cannot compile this graph (%s); compiling it for %s now",
+                  fast, err, backend_name)
+        return None
+    private = clone_graph(graph)  # the caller may reuse its graph after we return
+    ins = ", ".join(str(v.type) for v in graph.inputs[:4]) + (", ..." if len(graph.inputs) > 4 else "")
+    label = f"a {len(graph.nodes)}-node graph ({ins})"
+    return tiered.TieredExecutable(
+        fast_exe, lambda: _load_or_build(private, backend_name, options, key),
+        backend_name, fast, label)
+
+
+def _build(graph: Graph, backend_name: str, options: CompileOptions,
+           persist_key: str | None = None) -> Executable:
+    """Passes + ``Backend.compile`` (or the fallback chain).  With ``persist_key``
+    a whole-graph executable is also written to the persistent cache."""
     from ..passes import PassManager, standard_pipeline
     from .fallback import build_fallback
 
     backend = get_backend(backend_name)  # NOT_FOUND propagates: no fallback
+    compiled: Graph | None = None  # the graph Backend.compile took whole (persistable)
     t0 = time.perf_counter()
     manager = PassManager(standard_pipeline(backend, options), dump_after=options.dump_ir_after)
     try:
@@ -110,7 +171,14 @@ def _build(graph: Graph, backend_name: str, options: CompileOptions) -> Executab
             if err.code is not ErrorCode.UNIMPLEMENTED:
                 raise
             exe = build_fallback(work, backend, options, err)
+        else:
+            compiled = work
     record.compiled(backend_name, time.perf_counter() - t0)
+    logs.graph_compiled(graph, backend_name, exe)  # FRAME_LOG=graph: dump_text of the graph
     log.debug("compiled a %d-node graph for %s in %.1f ms", len(graph.nodes), backend_name,
               (time.perf_counter() - t0) * 1e3)
+    if persist_key is not None and compiled is not None:
+        store = persistent.active_store()
+        if store is not None:
+            store.save(persist_key, backend, compiled, exe, options)
     return exe

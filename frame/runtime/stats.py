@@ -1,7 +1,14 @@
 """Process-wide counters: compiles, cache hits/misses, fallbacks, graph breaks.
 
 ``frame.stats()`` returns an immutable snapshot; ``frame.reset_stats()`` zeroes
-everything.  Counting is thread-safe.
+everything.  Counting is thread-safe.  ``frame.report()``
+(``frame/runtime/report.py``) renders a snapshot.
+
+Two records are bounded so that a long-running process cannot grow them
+without limit: graph-break sites (the first ``MAX_BREAK_SITES`` distinct
+(kind, location) pairs keep per-location counts; later sites still count in
+``graph_breaks``) and recompile reasons (the ``MAX_RECOMPILE_REASONS`` most
+recently seen (function, failing guard) pairs, with their counts).
 """
 from __future__ import annotations
 
@@ -10,7 +17,11 @@ import dataclasses
 import threading
 from typing import Any
 
-__all__ = ["StatsSnapshot", "stats", "reset_stats", "record"]
+__all__ = ["StatsSnapshot", "stats", "reset_stats", "record", "MAX_BREAK_SITES",
+           "MAX_RECOMPILE_REASONS"]
+
+MAX_BREAK_SITES = 1000
+MAX_RECOMPILE_REASONS = 64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,17 +38,28 @@ class StatsSnapshot:
     compile_time_s: float
     pass_time_s: float
     extra: dict[str, Any]
+    translation_time_s: float = 0.0
+    # (kind, location "file.py:12") -> count, and the last reason seen there
+    graph_break_sites: dict[tuple[str, str], int] = dataclasses.field(default_factory=dict)
+    graph_break_reasons: dict[tuple[str, str], str] = dataclasses.field(default_factory=dict)
+    # (function, failing guard text) -> count; the most recent MAX_RECOMPILE_REASONS pairs
+    recompile_reasons: dict[tuple[str, str], int] = dataclasses.field(default_factory=dict)
+    extra_times: dict[str, float] = dataclasses.field(default_factory=dict)  # seconds, by name
 
     def as_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["fallbacks"] = {f"{op}@{be}": n for (op, be), n in self.fallbacks.items()}
         d["fallback_targets"] = {f"{op}@{be}->{t}": n for (op, be, t), n in self.fallback_targets.items()}
+        d["graph_break_sites"] = {f"{k}@{loc}": n for (k, loc), n in self.graph_break_sites.items()}
+        d["graph_break_reasons"] = {f"{k}@{loc}": r for (k, loc), r in self.graph_break_reasons.items()}
+        d["recompile_reasons"] = {f"{fn}: {g}": n for (fn, g), n in self.recompile_reasons.items()}
         return d
 
 
 class _Stats:
     def __init__(self):
         self._lock = threading.Lock()
+        self._gauges: dict[str, Any] = {}   # name -> zero-argument reader (not reset)
         self.reset()
 
     def reset(self) -> None:
@@ -48,6 +70,16 @@ class _Stats:
             self.compiles_by_backend: collections.Counter = collections.Counter()
             self.counters: collections.Counter = collections.Counter()
             self.times: collections.Counter = collections.Counter()
+            self.break_sites: collections.Counter = collections.Counter()
+            self.break_reasons: dict[tuple[str, str], str] = {}
+            self.recompile_reasons: collections.OrderedDict = collections.OrderedDict()
+
+    def gauge(self, name: str, read) -> None:
+        """Report ``read()`` as ``extra[name]`` in every snapshot: a current value
+        (e.g. background compiles pending) that ``reset`` does not zero.  ``read``
+        must not take locks (it runs under the stats lock)."""
+        with self._lock:
+            self._gauges[name] = read
 
     def count(self, name: str, n: int = 1) -> None:
         with self._lock:
@@ -62,9 +94,27 @@ class _Stats:
             self.fallbacks[(op, backend)] += 1
             self.fallback_targets[(op, backend, target)] += 1
 
-    def graph_break(self, kind: str) -> None:
+    def graph_break(self, kind: str, location: str | None = None, reason: str | None = None) -> None:
+        """Count a graph break of ``kind``; with ``location`` ("file.py:12") also
+        per site, remembering the last ``reason`` sentence seen there."""
         with self._lock:
             self.graph_breaks[kind] += 1
+            if location is None:
+                return
+            site = (kind, location)
+            if site in self.break_sites or len(self.break_sites) < MAX_BREAK_SITES:
+                self.break_sites[site] += 1
+                if reason:
+                    self.break_reasons[site] = reason
+
+    def recompile(self, fn_name: str, guard_text: str) -> None:
+        """Count a recompile of ``fn_name`` caused by the failing guard ``guard_text``."""
+        with self._lock:
+            self.counters["recompiles"] += 1
+            key = (fn_name, guard_text)
+            self.recompile_reasons[key] = self.recompile_reasons.pop(key, 0) + 1  # now the newest
+            if len(self.recompile_reasons) > MAX_RECOMPILE_REASONS:
+                self.recompile_reasons.popitem(last=False)
 
     def compiled(self, backend: str, seconds: float) -> None:
         with self._lock:
@@ -76,6 +126,7 @@ class _Stats:
         with self._lock:
             c = self.counters
             known = {"translations", "compiles", "cache_hits", "cache_misses", "recompiles"}
+            known_times = {"compile", "passes", "translation"}
             return StatsSnapshot(
                 fallbacks=dict(self.fallbacks), fallback_targets=dict(self.fallback_targets),
                 graph_breaks=dict(self.graph_breaks), translations=c["translations"],
@@ -83,7 +134,13 @@ class _Stats:
                 cache_hits=c["cache_hits"], cache_misses=c["cache_misses"],
                 recompiles=c["recompiles"], compile_time_s=float(self.times["compile"]),
                 pass_time_s=float(self.times["passes"]),
-                extra={k: v for k, v in c.items() if k not in known})
+                extra={**{k: v for k, v in c.items() if k not in known},
+                       **{k: read() for k, read in self._gauges.items()}},
+                translation_time_s=float(self.times["translation"]),
+                graph_break_sites=dict(self.break_sites),
+                graph_break_reasons=dict(self.break_reasons),
+                recompile_reasons=dict(self.recompile_reasons),
+                extra_times={k: float(v) for k, v in self.times.items() if k not in known_times})
 
 
 record = _Stats()

@@ -11,7 +11,7 @@ import numpy as np
 
 import frame
 
-from .helpers import array, assert_same_as_eager, tensor
+from .helpers import last_entry, array, assert_same_as_eager, tensor
 
 
 # -- branches ---------------------------------------------------------------------------------
@@ -94,7 +94,8 @@ def test_if_on_tensor_value_runs_natively():
         if x.sum() > 0:
             return x
         return -x
-    assert_same_as_eager(f, tensor(), captured=False)
+    j = assert_same_as_eager(f, tensor(), captured=None)  # both branches resume
+    assert last_entry(j).breaks
 
 
 def test_if_on_python_value_inside_inlined_function():
@@ -346,7 +347,8 @@ def test_fstring_of_tensor_shape():
 
 
 def test_fstring_of_tensor_value_runs_natively():
-    assert_same_as_eager(lambda x: f"{x}", tensor(), captured=False)
+    j = assert_same_as_eager(lambda x: f"{x}", tensor(), captured=None)  # formatted at a break
+    assert last_entry(j).breaks
 
 
 def test_assert_on_python_value_passes():
@@ -401,4 +403,5 @@ def test_with_statement_runs_natively():
         with contextlib.nullcontext():
             y = x * 2
         return y
-    assert_same_as_eager(f, tensor(), captured=False)
+    # a break at the call making the context manager; the resume runs the with block natively
+    assert_same_as_eager(f, tensor(), captured=None)

@@ -5,11 +5,12 @@ compiled executable for whole graphs.
 straight-line Python function per graph over buffers preallocated from the
 memory plan (``codegen.py``; the ``out=`` lowerings are in
 ``lowerings.py``).  Every registered op is supported: ops without a lowering
-call their reference kernel from the generated code.
+call their reference kernel from the generated code.  ``serialize`` /
+``deserialize`` persist compiled executables (``persist.py``).
 """
 from __future__ import annotations
 
-from ...hal.backend import Backend, Executable, KernelInvocation, kernel_registry
+from ...hal.backend import Artifact, Backend, Executable, KernelInvocation, kernel_registry
 from ...hal.errors import unimplemented
 from ...hal.options import CompileOptions
 from ...ir.graph import Graph, Node
@@ -54,3 +55,19 @@ class CpuBackend(Backend):
         if plan is None:
             plan = plan_memory(graph)
         return build_executable(graph, plan)
+
+    def serialize(self, graph: Graph, executable: Executable,
+                  options: CompileOptions) -> Artifact | None:
+        """The graph text, constant payloads and memory plan (``persist.py``)."""
+        from .persist import serialize
+        return serialize(graph, executable)
+
+    def deserialize(self, artifact: Artifact, options: CompileOptions) -> Executable:
+        """Regenerate the executable from ``serialize``'s artifact, without passes."""
+        from .persist import deserialize
+        return deserialize(artifact)
+
+    def artifact_version(self, options: CompileOptions) -> str:
+        import numpy
+        from .persist import FORMAT
+        return f"cpu-codegen/{FORMAT} numpy/{numpy.__version__}"

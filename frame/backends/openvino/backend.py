@@ -14,7 +14,9 @@ Compile settings: ``INFERENCE_PRECISION_HINT`` from ``CompileOptions.precision``
 kept on CPU (NumPy keeps them), and OpenVINO's own model cache in
 ``$FRAME_CACHE_DIR/openvino`` (default ``~/.cache/frame/openvino``; an empty
 ``FRAME_CACHE_DIR`` turns it off), so a second process compiles the same
-graph from the cache.
+graph from the cache.  ``serialize`` / ``deserialize`` persist a compiled
+executable as ``export_model`` bytes for frame's own on-disk compile cache,
+which skips lowering and ``compile_model`` altogether (``persist.py``).
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from typing import Sequence
 import numpy as np
 import openvino as ov
 
-from ...hal.backend import Backend, Executable, KernelInvocation, kernel_registry
+from ...hal.backend import Artifact, Backend, Executable, KernelInvocation, kernel_registry
 from ...hal.errors import ErrorCode, FrameError, invalid_argument, not_found
 from ...hal.options import CompileOptions
 from ...ir.clone import clone_graph
@@ -154,6 +156,29 @@ class OpenVinoBackend(Backend):
                                                      f"on {device} with {config}: {first}") from err
         # the executable keeps the graph for reference re-runs: a private copy
         return OpenVinoExecutable(clone_graph(graph), lowered, compiled)
+
+    # -- persistence -----------------------------------------------------------------------
+    def serialize(self, graph: Graph, executable: Executable,
+                  options: CompileOptions) -> Artifact | None:
+        """``export_model`` bytes, the graph and the binding plan (``persist.py``)."""
+        from .persist import serialize
+        return serialize(graph, executable, self.device_for(options))
+
+    def deserialize(self, artifact: Artifact, options: CompileOptions) -> Executable:
+        """``import_model`` with the settings ``compile`` would use, rebound as recorded."""
+        from .persist import deserialize
+        device = self.device_for(options)
+        return deserialize(self.core, artifact, device,
+                           lambda graph: self._import_config(device, options, graph))
+
+    def _import_config(self, device: str, options: CompileOptions, graph: Graph) -> dict:
+        config = self.config_for(device, options, graph)
+        config.pop("CACHE_DIR", None)  # an imported model is not compiled: nothing to cache
+        return config
+
+    def artifact_version(self, options: CompileOptions) -> str:
+        from .persist import FORMAT
+        return f"openvino/{ov.get_version()} artifact/{FORMAT}"
 
     # -- eager ---------------------------------------------------------------------------
     def launch(self, invocation: KernelInvocation) -> Sequence[np.ndarray]:

@@ -1,0 +1,103 @@
+"""``frame.explain(fn)(*args, **kwargs)``: what capture makes of one call.
+
+The call runs once with fresh capture state of its own (a private set of code
+caches, so nothing is reused from, or left in, the caches of other calls), and
+every translation it causes is recorded: graphs in the order they were
+captured (the top frame's, then its resume functions' and those of functions
+called at breaks), graph breaks and native fallbacks with kind, reason and
+``file:line``, guards, and the time spent translating and compiling.
+
+    >>> out = frame.explain(f)(x)
+    >>> out.graph_count, out.graph_break_count, [b.kind for b in out.break_reasons]
+    (2, 1, ['unsupported_call'])
+    >>> print(out)
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import threading
+
+from .errors import BreakReason
+
+__all__ = ["explain", "ExplainOutput", "note_translation", "note_break"]
+
+_session = threading.local()
+
+
+@dataclasses.dataclass
+class ExplainOutput:
+    graph_count: int = 0
+    graph_break_count: int = 0
+    break_reasons: list = dataclasses.field(default_factory=list)   # BreakReason
+    ops_per_graph: list = dataclasses.field(default_factory=list)   # list[list[str]]
+    guards: list = dataclasses.field(default_factory=list)          # list[str]
+    compile_time_s: float = 0.0
+    result: object = None           # what the call returned
+    exception: BaseException | None = None   # or the exception it raised
+
+    def __str__(self) -> str:
+        lines = [f"Graph count: {self.graph_count}",
+                 f"Graph break count: {self.graph_break_count}",
+                 f"Compile time: {self.compile_time_s * 1e3:.1f} ms"]
+        if self.break_reasons:
+            lines.append("Break reasons:")
+            for i, r in enumerate(self.break_reasons, 1):
+                lines.append(f"  {i}. {r.kind} at {r.location}: {r.reason}")
+                if r.hint:
+                    lines.append(f"     hint: {r.hint}")
+        if self.ops_per_graph:
+            lines.append("Ops per graph:")
+            for i, ops in enumerate(self.ops_per_graph, 1):
+                lines.append(f"  graph {i} ({len(ops)} ops): {', '.join(ops)}")
+        if self.exception is not None:
+            lines.append(f"The call raised {type(self.exception).__name__}: {self.exception}")
+        if self.guards:
+            lines.append("Guards:")
+            lines += [f"  - {g}" for g in self.guards]
+        return "\n".join(lines)
+
+
+def note_translation(fn, entry, seconds: float) -> None:
+    """Called by ``jit.translate`` for every entry it builds."""
+    out = getattr(_session, "out", None)
+    if out is None:
+        return
+    out.compile_time_s += seconds
+    if entry.graph is not None:
+        out.graph_count += 1
+        out.ops_per_graph.append([n.op for n in entry.graph.nodes])
+    for g in entry.guards:
+        if g.text not in out.guards:
+            out.guards.append(g.text)
+
+
+def note_break(reason: BreakReason, graph_break: bool) -> None:
+    """Called by ``jit._report`` for every graph break and native fallback."""
+    out = getattr(_session, "out", None)
+    if out is None:
+        return
+    out.graph_break_count += 1
+    out.break_reasons.append(reason)
+
+
+def explain(fn, *, backend: str | None = None):
+    """``explain(fn)(*args, **kwargs) -> ExplainOutput`` (the call's own result
+    is in ``.result``; an exception it raised is in ``.exception``, not raised)."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs) -> ExplainOutput:
+        import importlib
+        jit_module = importlib.import_module("capture.jit")
+        target = getattr(fn, "__wrapped__", fn) if getattr(fn, "__frame_jit__", False) else fn
+        out = ExplainOutput()
+        saved = (getattr(_session, "out", None), getattr(jit_module._local, "caches", None))
+        _session.out = out
+        jit_module._local.caches = {}
+        try:
+            out.result = jit_module.jit(target, backend=backend)(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - the report is still wanted; the error is kept
+            out.exception = e
+        finally:
+            _session.out, jit_module._local.caches = saved
+        return out
+    return run

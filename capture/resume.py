@@ -1,0 +1,212 @@
+"""Resume functions: the rest of a frame after a graph break.
+
+A resume function for (code, offset) is the original code object with a new
+prologue, built with the ``bytecode`` package::
+
+    MAKE_CELL c...; COPY_FREE_VARS n      # cells, as the original prologue does
+    RESUME 0
+    LOAD_FAST _resume_stack0_; PUSH_NULL; ...     # the live CPython stack at ``offset``
+    JUMP_FORWARD <label at offset>
+    <the whole original instruction list> # loops whose head lies before jump back into it
+
+Its parameters are the stack values (``_resume_stack<i>_``; NULL slots are pushed,
+not passed) followed by the live locals under their own names, so the code
+after the label finds them where it expects them.  Codes are cached per
+(code, offset, stack layout, live locals).
+
+``live_locals`` is a backward data-flow over the normalised instructions: a
+local is live at an instruction when some path from it reads the local before
+writing it.  Passing only live locals keeps resume functions from guarding on
+(and recompiling for) values the rest of the frame never reads.
+
+``Tail`` is how an entry hands its continuation back: instead of calling the
+resume function (one more Python frame per break, unbounded in a loop), it
+returns ``Tail(backend, fn, args)`` and the outermost interception runs it
+(a trampoline), so a loop with a break costs no recursion.
+"""
+from __future__ import annotations
+
+import inspect
+import threading
+import types
+
+from .instructions import decode
+
+__all__ = ["Tail", "live_locals", "resume_code", "resume_function", "canonical", "is_resume_stack"]
+
+
+class Tail:
+    """A continuation returned by an entry: call ``fn(*args)`` intercepted, with
+    the requested ``backend``."""
+    __slots__ = ("backend", "fn", "args")
+
+    def __init__(self, backend, fn, args):
+        self.backend = backend
+        self.fn = fn
+        self.args = args
+
+
+_TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP"}
+_READS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"}
+
+_LIVE_CACHE: dict[types.CodeType, list[frozenset]] = {}
+_LOCK = threading.Lock()
+
+
+def _liveness(code: types.CodeType) -> list[frozenset]:
+    cached = _LIVE_CACHE.get(code)
+    if cached is not None:
+        return cached
+    instrs = decode(code).instructions
+    n = len(instrs)
+    succ: list[list[int]] = []
+    for ins in instrs:
+        s = []
+        if ins.opname not in _TERMINAL and ins.index + 1 < n:
+            s.append(ins.index + 1)
+        if ins.target is not None:
+            s.append(ins.target)
+        if ins.handler is not None:
+            s.append(ins.handler.target)
+        succ.append(s)
+    live_in = [frozenset()] * n
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n - 1, -1, -1):
+            ins = instrs[i]
+            out = frozenset().union(*(live_in[j] for j in succ[i])) if succ[i] else frozenset()
+            if ins.opname in _READS:
+                new = out | {ins.argval}
+            elif ins.opname == "STORE_FAST":
+                new = out - {ins.argval}
+            else:
+                new = out
+            if new != live_in[i]:
+                live_in[i] = new
+                changed = True
+    _LIVE_CACHE[code] = live_in
+    return live_in
+
+
+def live_locals(code: types.CodeType, index: int) -> frozenset:
+    """Names of the plain locals live before normalised instruction ``index``."""
+    return _liveness(code)[index]
+
+
+_CODES: dict[tuple, types.CodeType] = {}
+
+
+def resume_code(code: types.CodeType, offset: int, layout: tuple[bool, ...],
+                local_names: tuple[str, ...], stack_names) -> types.CodeType:
+    """The resume code continuing ``code`` at byte ``offset`` (a group start)
+    with a stack of ``layout`` (True: a value passed as an argument, False:
+    NULL) and ``local_names`` passed after the stack values (named ``stack_names``)."""
+    stack_names = tuple(stack_names)
+    code, offset = canonical(code, offset)
+    key = (code, offset, layout, local_names, stack_names)
+    found = _CODES.get(key)
+    if found is not None:
+        return found
+    with _LOCK:
+        found = _CODES.get(key)
+        if found is None:
+            found = _CODES[key] = _build(code, offset, layout, local_names, stack_names)
+    return found
+
+
+# resume code -> (original code, number of prologue instructions)
+_ORIGIN: dict[types.CodeType, tuple[types.CodeType, int]] = {}
+
+
+def _starts(code: types.CodeType) -> list[int]:
+    """Start offset of each real (abstract) instruction, EXTENDED_ARG folded in."""
+    from bytecode import ConcreteBytecode
+    starts: list[int] = []
+    pos, pending = 0, None
+    for ins in ConcreteBytecode.from_code(code):
+        if ins.name == "EXTENDED_ARG":
+            if pending is None:
+                pending = pos
+        elif ins.name != "CACHE":
+            starts.append(pending if pending is not None else pos)
+            pending = None
+        pos += ins.size
+    return starts
+
+
+def canonical(code: types.CodeType, offset: int) -> tuple[types.CodeType, int]:
+    """The original code and offset a position of a resume code stands for: a
+    resume function of a resume function is built from the original code, so
+    a loop's continuations are the same few code objects every iteration."""
+    origin = _ORIGIN.get(code)
+    if origin is None:
+        return code, offset
+    original, skip = origin
+    starts = _starts(code)
+    k = starts.index(offset) - skip
+    if k < 0:
+        raise ValueError("a position inside a resume function's prologue")
+    return original, _starts(original)[k]
+
+
+def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) -> types.CodeType:
+    from bytecode import Bytecode, CellVar, Instr, Label
+
+    starts = _starts(code)
+    try:
+        wanted = starts.index(offset)
+    except ValueError:
+        raise ValueError(f"{code.co_qualname}: no instruction starts at offset {offset}") from None
+
+    bc = Bytecode.from_code(code)
+    label = Label()
+    body = []
+    k = 0
+    for item in bc:
+        if isinstance(item, Instr):
+            if k == wanted:
+                body.append(label)
+            k += 1
+        body.append(item)
+    if k != len(starts):
+        raise ValueError(f"{code.co_qualname}: instruction count mismatch ({k} != {len(starts)})")
+
+    stack_names = list(stack_names)
+    prologue = []
+    for name in bc.cellvars:
+        prologue.append(Instr("MAKE_CELL", CellVar(name)))
+    if bc.freevars:
+        prologue.append(Instr("COPY_FREE_VARS", len(bc.freevars)))
+    prologue.append(Instr("RESUME", 0))
+    i = 0
+    for is_value in layout:
+        if is_value:
+            prologue.append(Instr("LOAD_FAST", stack_names[i]))
+            i += 1
+        else:
+            prologue.append(Instr("PUSH_NULL"))
+    prologue.append(Instr("JUMP_FORWARD", label))
+
+    out = Bytecode(prologue + body)
+    out._copy_attr_from(bc)
+    out.argnames = stack_names + list(local_names)
+    out.argcount = len(out.argnames)
+    out.posonlyargcount = 0
+    out.kwonlyargcount = 0
+    out.flags = out.flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    out.name = code.co_name
+    out.qualname = f"{code.co_qualname}.<resume@{offset}>"
+    result = out.to_code()
+    _ORIGIN[result] = (code, len(prologue))
+    return result
+
+
+def resume_function(code: types.CodeType, fn: types.FunctionType) -> types.FunctionType:
+    """A function object for a resume code of ``fn``'s code (its globals and closure)."""
+    return types.FunctionType(code, fn.__globals__, code.co_name, None, fn.__closure__)
+
+
+def is_resume_stack(name: str) -> bool:
+    """A parameter name of a resume function that carries a stack value."""
+    return name.startswith("_resume_stack") and name.endswith("_") and name[13:-1].isdigit()

@@ -1,0 +1,100 @@
+"""The cpu executable as a persistent artifact (``Backend.serialize`` /
+``deserialize``, used by the on-disk compile cache).
+
+A ``CpuExecutable`` is generated code over objects (reference kernels, attrs
+dicts, constants, thread-local buffers) bound into its module namespace, so
+the source alone cannot be run.  The artifact holds what regenerates it
+without the pass pipeline: the graph ``compile`` was given (its text and
+constant payloads) and the memory plan.  Loading runs the code generator
+(~1 ms for 30 nodes) and checks that it wrote exactly the stored source: a
+different code generator or a damaged entry is refused, never run.
+
+    meta = {"format": 1, "graph": <dump_text>, "plan": {...}, "source_sha256": <hex>}
+    blobs = {"constants": <npz of the payloads the text shows as digests>}
+"""
+from __future__ import annotations
+
+import hashlib
+from types import MappingProxyType
+from typing import Any
+
+from ...dtypes import as_dtype
+from ...hal.backend import Artifact, pack_graph, unpack_graph
+from ...hal.errors import ErrorCode, FrameError
+from ...ir.graph import Graph
+from ...ir.memplan import Buffer, Lifetime, MemoryPlan
+from ...ir.types import TensorType
+
+__all__ = ["serialize", "deserialize", "plan_to_json", "plan_from_json", "FORMAT"]
+
+FORMAT = 1
+
+
+def _type_to_json(t: TensorType) -> list:
+    return [t.dtype.name, list(t.shape)]
+
+
+def _type_from_json(item: list) -> TensorType:
+    name, shape = item
+    return TensorType(as_dtype(str(name)), tuple(int(d) for d in shape))
+
+
+def plan_to_json(plan: MemoryPlan) -> dict[str, Any]:
+    """A MemoryPlan as JSON-able data (value numbers become string keys)."""
+    return {
+        "buffers": [[b.dtype.name, b.size] for b in plan.buffers],
+        "assignment": {str(n): i for n, i in plan.assignment.items()},
+        "lifetimes": {str(n): [lt.start, lt.end] for n, lt in plan.lifetimes.items()},
+        "types": {str(n): _type_to_json(t) for n, t in plan.types.items()},
+        "peak_bytes": plan.peak_bytes,
+        "naive_bytes": plan.naive_bytes,
+        "max_live_bytes": plan.max_live_bytes,
+    }
+
+
+def plan_from_json(data: dict[str, Any]) -> MemoryPlan:
+    """The inverse of ``plan_to_json``."""
+    return MemoryPlan(
+        buffers=tuple(Buffer(as_dtype(str(name)), int(size)) for name, size in data["buffers"]),
+        assignment=MappingProxyType({int(n): int(i) for n, i in data["assignment"].items()}),
+        lifetimes=MappingProxyType({int(n): Lifetime(int(s), int(e))
+                                    for n, (s, e) in data["lifetimes"].items()}),
+        types=MappingProxyType({int(n): _type_from_json(t) for n, t in data["types"].items()}),
+        peak_bytes=int(data["peak_bytes"]),
+        naive_bytes=int(data["naive_bytes"]),
+        max_live_bytes=int(data["max_live_bytes"]),
+    )
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def serialize(graph: Graph, executable) -> Artifact | None:
+    """The artifact for a ``CpuExecutable`` compiled from ``graph``."""
+    from .codegen import CpuExecutable
+
+    if type(executable) is not CpuExecutable:
+        return None
+    text, payloads = pack_graph(graph)
+    meta = {"format": FORMAT, "graph": text, "plan": plan_to_json(executable.plan),
+            "source_sha256": _sha256(executable.source)}
+    return Artifact(meta, {"constants": payloads})
+
+
+def deserialize(artifact: Artifact):
+    """Regenerate the executable; FrameError(INTERNAL) unless the code generator
+    writes exactly the source that was stored."""
+    from .codegen import build_executable
+
+    meta = artifact.meta
+    if meta.get("format") != FORMAT:
+        raise FrameError(ErrorCode.INTERNAL, f"cpu artifact format {meta.get('format')!r}, "
+                                             f"expected {FORMAT}")
+    graph = unpack_graph(meta["graph"], artifact.blobs["constants"])
+    plan = plan_from_json(meta["plan"])
+    exe = build_executable(graph, plan)  # validates the plan against the graph
+    if _sha256(exe.source) != meta["source_sha256"]:
+        raise FrameError(ErrorCode.INTERNAL, "cpu artifact: the code generator no longer writes "
+                                             "the stored source (a different frame version?)")
+    return exe

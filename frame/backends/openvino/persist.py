@@ -1,0 +1,116 @@
+"""The openvino executable as a persistent artifact (``Backend.serialize`` /
+``deserialize``, used by the on-disk compile cache).
+
+Not persisted: an executable whose compiled model OpenVINO loaded from its
+own model cache (``$FRAME_CACHE_DIR/openvino``): its ``export_model`` bytes
+do not import (OpenVINO 2026.4); the next process gets it from that cache.
+
+The compiled model is kept as ``CompiledModel.export_model()`` bytes and
+loaded with ``Core.import_model`` (~15 ms for the 784-256-128-10 MLP, where
+lowering plus ``compile_model`` take 50-150 ms).  Beside it: the graph
+``compile`` was given (the executable re-runs it with the reference kernels
+when a run-time exactness check fails) and the binding plan of
+``LoweredGraph`` (which model parameter each graph input is bound to and how,
+where each graph output comes from, the check output).
+
+    meta = {"format": 1, "graph": <dump_text>, "device": "CPU",
+            "inputs": [[param, mode] | None, ...], "outputs": [[kind, index | None], ...],
+            "flag_output": int | None, "model_inputs": n, "model_outputs": m}
+    blobs = {"constants": <npz>, "model": <export_model bytes>}   # no "model" when
+                                                                # every output is an input
+                                                                # or a constant
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import openvino as ov
+
+from ...hal.backend import Artifact, pack_graph, unpack_graph
+from ...hal.errors import ErrorCode, FrameError
+from ...ir.graph import Graph
+from .executable import OpenVinoExecutable
+from .lower import OUT_CONST, OUT_INPUT, OUT_MODEL, LoweredGraph
+
+__all__ = ["serialize", "deserialize", "FORMAT"]
+
+FORMAT = 1
+
+
+def _refuse(why: str) -> FrameError:
+    return FrameError(ErrorCode.INTERNAL, f"openvino artifact: {why}")
+
+
+def _loaded_from_cache(compiled: ov.CompiledModel) -> bool:
+    # A model compile_model took from OpenVINO's own CACHE_DIR exports a blob that
+    # import_model rejects ("Unable to read the model"; OpenVINO 2026.4, measured):
+    # such an executable is not persisted (OpenVINO's cache already made it cheap).
+    try:
+        return bool(compiled.get_property("LOADED_FROM_CACHE"))
+    except RuntimeError:
+        return False
+
+
+def serialize(graph: Graph, executable, device: str) -> Artifact | None:
+    """The artifact for an ``OpenVinoExecutable`` compiled from ``graph`` for ``device``."""
+    if type(executable) is not OpenVinoExecutable:
+        return None
+    inputs: list[list | None] = [None] * len(executable.input_types)
+    for slot in executable._inputs:
+        inputs[slot.graph_index] = [slot.param, slot.mode]
+    outputs = [[kind, None if kind == OUT_CONST else int(where)]
+               for kind, where in executable._outputs]
+    text, payloads = pack_graph(graph)
+    blobs = {"constants": payloads}
+    compiled = executable._compiled
+    if compiled is not None:
+        if _loaded_from_cache(compiled):
+            return None
+        blobs["model"] = compiled.export_model().getvalue()
+    meta = {"format": FORMAT, "graph": text, "device": device, "inputs": inputs,
+            "outputs": outputs, "flag_output": executable._flag,
+            "model_inputs": 0 if compiled is None else len(compiled.inputs),
+            "model_outputs": 0 if compiled is None else len(compiled.outputs)}
+    return Artifact(meta, blobs)
+
+
+def deserialize(core: ov.Core, artifact: Artifact, device: str,
+                config_for: Callable[[Graph], dict]) -> OpenVinoExecutable:
+    """Import the compiled model (with the settings ``config_for(graph)`` gives,
+    those ``compile`` would use) and rebind it; FrameError(INTERNAL) when the
+    artifact does not describe a model this device can load as recorded."""
+    meta = artifact.meta
+    if meta.get("format") != FORMAT:
+        raise _refuse(f"format {meta.get('format')!r}, expected {FORMAT}")
+    if meta["device"] != device:
+        raise _refuse(f"compiled for device {meta['device']!r}, wanted {device!r}")
+    graph = unpack_graph(meta["graph"], artifact.blobs["constants"])
+    if len(meta["inputs"]) != len(graph.inputs) or len(meta["outputs"]) != len(graph.outputs):
+        raise _refuse("the binding plan does not match the graph")
+    inputs = [None if entry is None else (int(entry[0]), str(entry[1])) for entry in meta["inputs"]]
+    outputs: list[tuple[str, object]] = []
+    for (kind, where), v in zip(meta["outputs"], graph.outputs):
+        if kind == OUT_CONST:
+            if v.producer is None or v.producer.op != "constant":
+                raise _refuse("a constant output is not a constant in the graph")
+            outputs.append((OUT_CONST, np.array(v.producer.const, dtype=v.type.dtype.np)))
+        elif kind in (OUT_MODEL, OUT_INPUT):
+            outputs.append((kind, int(where)))
+        else:
+            raise _refuse(f"unknown output kind {kind!r}")
+    compiled = None
+    if "model" in artifact.blobs:
+        try:
+            compiled = core.import_model(artifact.blobs["model"], device, config_for(graph))
+        except RuntimeError as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
+            raise _refuse(f"import_model failed: {first}") from err
+        if (len(compiled.inputs), len(compiled.outputs)) != (meta["model_inputs"],
+                                                              meta["model_outputs"]):
+            raise _refuse("the imported model's inputs and outputs are not the recorded ones")
+    elif any(kind == OUT_MODEL for kind, _ in outputs):
+        raise _refuse("outputs come from a model, but the artifact holds none")
+    flag = meta["flag_output"]
+    lowered = LoweredGraph(None, inputs, outputs, None if flag is None else int(flag))
+    return OpenVinoExecutable(graph, lowered, compiled)

@@ -1,0 +1,331 @@
+"""Tiered compilation: a new graph runs at once on a fast-to-compile tier
+while the slow tier compiles it in the background, then the slow tier's
+executable is swapped in.
+
+    exe = runtime.compile(graph, "openvino")   # a TieredExecutable: cpu codegen now,
+    exe.run(inputs)                            # OpenVINO after hot_threshold calls
+    exe.tier                                   # "fast", then "slow" once swapped
+
+Which backends are tiered: those with a fast tier in ``FAST_TIERS``
+(``openvino`` -> ``cpu``; ``set_fast_tier`` adds others), when
+``frame.config.tiered`` is on (``FRAME_TIERED=0`` turns it off).
+``runtime.compile`` decides, for every graph that misses the in-process
+cache.  Both tiers go through the persistent cache: on a warm start the fast
+tier's executable is loaded from disk (no passes), and the background job
+loads the slow tier's (``import_model`` for OpenVINO) instead of compiling
+it, so even a warm first call never waits for OpenVINO to start.
+
+Life of a TieredExecutable:
+
+1. ``fast``: runs the fast tier's executable (compiled through
+   ``runtime.compile``, so cached like any other).  The ``hot_threshold``-th
+   call (``FRAME_HOT_THRESHOLD``, default 2; 0 = at once) requests the slow
+   compile.  With ``max_pending`` compiles already queued or running the
+   request is refused (``tier_backpressure``) and made again on the next call.
+2. ``pending``: queued for, then running on, the background compiler (one
+   daemon worker, one compile at a time).  First results come first: a queued
+   compile starts only once the program has not compiled anything in the
+   foreground for ``tier_quiet_s`` (``FRAME_TIER_QUIET_S``, default 0.1 s), or
+   after waiting ``MAX_YIELD_S`` (2 s) regardless.  Measured on 2 cores: a
+   background OpenVINO compile running during a burst of foreground compiles
+   made the burst 2-3x slower (CPU and GIL contention).
+3. ``slow``: the background compile finished; the executable's ``run`` now
+   forwards to the slow tier's executable (one attribute store, atomic: a call
+   runs wholly on one tier).  Counted as ``tier_swaps``.
+4. ``failed``: the background compile raised.  It was the same compile
+   ``runtime.compile`` would have run (passes, ``Backend.compile``, the
+   fallback chain on UNIMPLEMENTED), so what a synchronous compile would have
+   raised is logged as one WARN here, counted as ``tier_failures``, and the
+   fast tier stays.  The program is never broken by a background compile.
+5. ``abandoned``: the compile ran longer than ``compile_timeout_s``
+   (``FRAME_COMPILE_TIMEOUT_S``): WARN, ``tier_timeouts``, the fast tier
+   stays, the worker moves on (the abandoned compile's thread finishes on its
+   own; its result is dropped).
+
+Results.  Both tiers compute the same graph; a program sees the fast tier's
+results before the swap and the slow tier's after it.  The cpu tier is
+bit-exact with the reference kernels and OpenVINO is checked against them
+(``docs/openvino.md``), so the two agree within float32 rounding; a test
+backend that evaluates the reference agrees exactly (tests/runtime/test_tiered.py).
+
+Process exit.  The worker and the compile threads are daemons.  At exit,
+queued compiles are dropped and a compile in flight is waited for at most
+``compile_exit_wait_s`` (``FRAME_COMPILE_EXIT_WAIT_S``, default 10 s):
+OpenVINO aborts a process whose interpreter exits in the middle of
+``compile_model`` (measured: SIGABRT/SIGSEGV at exit), and a compile is
+normally over in well under a second.
+
+Statistics (``frame.stats().extra``): ``tier_requests``, ``tier_swaps``,
+``tier_backpressure``, ``tier_timeouts``, ``tier_failures``, and the gauge
+``tier_pending`` (compiles queued or running now).
+"""
+from __future__ import annotations
+
+import atexit
+import collections
+import logging
+import threading
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..hal.backend import Executable
+from ..settings import config
+from .stats import record
+
+__all__ = ["TieredExecutable", "FAST_TIERS", "set_fast_tier", "fast_tier_for", "scheduler",
+           "note_foreground_compile", "MAX_YIELD_S", "FAST", "PENDING", "SLOW", "FAILED",
+           "ABANDONED"]
+
+log = logging.getLogger("frame.tiered")
+
+FAST, PENDING, SLOW, FAILED, ABANDONED = "fast", "pending", "slow", "failed", "abandoned"
+
+# slow backend -> its fast tier
+FAST_TIERS: dict[str, str] = {"openvino": "cpu"}
+
+# a queued background compile yields to foreground compiles at most this long
+MAX_YIELD_S = 2.0
+
+_last_foreground = -float("inf")  # time.monotonic() of the last foreground compile activity
+
+
+def note_foreground_compile() -> None:
+    """Called by ``runtime.compile`` around a foreground compile (an in-process
+    miss): background compiles wait for a quiet moment (see module doc)."""
+    global _last_foreground
+    _last_foreground = time.monotonic()
+
+
+def set_fast_tier(backend: str, fast: str | None) -> None:
+    """Tier ``backend`` over ``fast`` (None: never tier ``backend``)."""
+    if fast is None:
+        FAST_TIERS.pop(backend, None)
+    else:
+        FAST_TIERS[backend] = fast
+
+
+def fast_tier_for(backend: str) -> str | None:
+    """The fast tier to start ``backend``'s graphs on now, or None (not tiered)."""
+    if not config.tiered:
+        return None
+    fast = FAST_TIERS.get(backend)
+    return fast if fast != backend else None
+
+
+class TieredExecutable(Executable):
+    """A fast-tier executable standing in for a slow-tier one until it is ready.
+
+    ``build_slow()`` compiles the slow tier (on the background compiler);
+    ``label`` names the graph in log messages.
+    """
+
+    def __init__(self, fast: Executable, build_slow: Callable[[], Executable], backend: str,
+                 fast_backend: str, label: str):
+        self.input_types = fast.input_types
+        self.output_types = fast.output_types
+        self.fast = fast
+        self.slow: Executable | None = None
+        self.backend = backend
+        self.fast_backend = fast_backend
+        self.label = label
+        self.state = FAST
+        self.error: BaseException | None = None
+        self._build_slow = build_slow
+        self._lock = threading.Lock()
+        self._settled = threading.Event()   # set on swap, failure or abandonment
+        self._calls = 0
+        self._threshold = config.hot_threshold
+        # ``run`` calls ``self._run``: counting until the request is made, then the
+        # fast executable's run, then the slow one's (each a single attribute store)
+        self._run: Callable[[Sequence[np.ndarray]], list[np.ndarray]] = self._counting
+        if self._threshold <= 0:
+            self._request()
+
+    @property
+    def tier(self) -> str:
+        """``"slow"`` once swapped, else ``"fast"``."""
+        return "slow" if self.state == SLOW else "fast"
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        return self._run(inputs)
+
+    def wait(self, timeout: float | None = None) -> str:
+        """Wait until the background compile is settled (swapped, failed or
+        abandoned) or ``timeout`` passes; returns the state (tests, benchmarks)."""
+        self._settled.wait(timeout)
+        return self.state
+
+    def _counting(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        self._calls += 1  # a lost increment under threads only delays the request by a call
+        if self._calls >= self._threshold:
+            self._request()
+        return self.fast.run(inputs)
+
+    def _request(self) -> None:
+        with self._lock:
+            if self.state != FAST:
+                return
+            if not scheduler.submit(self):
+                return  # backpressure: counted; asked again on the next call
+            self.state = PENDING
+            self._run = self.fast.run  # stop counting
+
+    # -- called by the scheduler (background threads) ------------------------------------
+    def _compile(self) -> None:
+        try:
+            exe = self._build_slow()
+        except BaseException as err:  # noqa: BLE001 -- never let it reach the program
+            with self._lock:
+                if self.state != PENDING:
+                    return
+                self.state, self.error = FAILED, err
+            record.count("tier_failures")
+            log.warning("tiered compile: the background %s compile of %s failed (%s: %s); "
+                        "it keeps running on the %s tier", self.backend, self.label,
+                        type(err).__name__, err, self.fast_backend)
+            self._settled.set()
+            return
+        with self._lock:
+            if self.state != PENDING:  # abandoned after a timeout: drop the result
+                log.debug("tiered compile: %s finished after it was abandoned; dropped", self.label)
+                return
+            self.slow = exe
+            self.state = SLOW
+            self._run = exe.run  # the swap: the next call runs on the slow tier
+        record.count("tier_swaps")
+        log.debug("tiered compile: %s now runs on %s", self.label, self.backend)
+        self._settled.set()
+
+    def _abandon(self, waited: float) -> None:
+        with self._lock:
+            if self.state != PENDING:
+                return
+            self.state = ABANDONED
+        record.count("tier_timeouts")
+        log.warning("tiered compile: the background %s compile of %s took longer than "
+                    "compile_timeout_s=%g s; abandoned, it keeps running on the %s tier",
+                    self.backend, self.label, waited, self.fast_backend)
+        self._settled.set()
+
+    def _drop(self) -> None:
+        """Never compiled (process exit): stays on the fast tier."""
+        with self._lock:
+            if self.state == PENDING:
+                self.state = FAST
+        self._settled.set()
+
+    def __repr__(self) -> str:
+        return (f"<TieredExecutable {self.fast_backend} -> {self.backend}, {self.state}: "
+                f"{self.label}>")
+
+
+class _Scheduler:
+    """One daemon worker running background compiles one at a time, each in a
+    thread of its own so that a compile past its timeout can be left behind."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._queue: collections.deque[tuple[TieredExecutable, float]] = collections.deque()
+        self._pending = 0            # queued + running (not abandoned)
+        self._running: dict[TieredExecutable, threading.Thread] = {}  # incl. abandoned
+        self._worker: threading.Thread | None = None
+        self._closed = False
+        record.gauge("tier_pending", lambda: self._pending)
+
+    @property
+    def pending(self) -> int:
+        return self._pending
+
+    def submit(self, exe: TieredExecutable) -> bool:
+        with self._cond:
+            if self._closed:
+                return False
+            if self._pending >= config.max_pending:
+                record.count("tier_backpressure")
+                return False
+            self._pending += 1
+            self._queue.append((exe, time.monotonic()))
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._work, name="frame-tiered-worker",
+                                                daemon=True)
+                self._worker.start()
+            self._cond.notify()
+        record.count("tier_requests")
+        return True
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue and not self._closed:
+                    self._cond.wait()
+                self._yield_to_foreground()
+                if self._closed:
+                    return
+                exe, _ = self._queue.popleft()
+                thread = threading.Thread(target=self._compile_one, args=(exe,),
+                                          name="frame-tiered-compile", daemon=True)
+                self._running[exe] = thread
+            started = time.monotonic()
+            thread.start()
+            timeout = config.compile_timeout_s
+            thread.join(timeout if timeout and timeout > 0 else None)
+            if thread.is_alive():
+                exe._abandon(time.monotonic() - started)
+            with self._cond:
+                self._pending -= 1
+                self._cond.notify_all()
+
+    def _yield_to_foreground(self) -> None:
+        """Wait (holding ``_cond``) for ``tier_quiet_s`` without foreground
+        compiles, or until the oldest request has waited ``MAX_YIELD_S``."""
+        while not self._closed and self._queue:
+            now = time.monotonic()
+            quiet_left = config.tier_quiet_s - (now - _last_foreground)
+            yield_left = MAX_YIELD_S - (now - self._queue[0][1])
+            if quiet_left <= 0 or yield_left <= 0:
+                return
+            self._cond.wait(min(quiet_left, yield_left))
+
+    def _compile_one(self, exe: TieredExecutable) -> None:
+        try:
+            exe._compile()
+        finally:
+            with self._cond:
+                self._running.pop(exe, None)
+                self._cond.notify_all()
+
+    def shutdown(self, wait_s: float | None = None) -> None:
+        """Drop queued compiles and wait up to ``wait_s`` (default
+        ``compile_exit_wait_s``) for those in flight (the exit hook)."""
+        wait_s = config.compile_exit_wait_s if wait_s is None else wait_s
+        deadline = time.monotonic() + max(0.0, wait_s)
+        with self._cond:
+            self._closed = True
+            dropped = [exe for exe, _ in self._queue]
+            self._queue.clear()
+            self._pending -= len(dropped)
+            self._cond.notify_all()
+            while self._running:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+        for exe in dropped:
+            exe._drop()
+
+    def idle(self, timeout: float | None = None) -> bool:
+        """Wait until nothing is queued or running (tests, benchmarks)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while self._pending or self._queue:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
+
+
+scheduler = _Scheduler()
+atexit.register(scheduler.shutdown)
