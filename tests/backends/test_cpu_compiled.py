@@ -18,6 +18,7 @@ from frame.ops import lookup
 from frame.passes import PassManager, standard_pipeline
 from frame.runtime import compile as rc
 from frame.ops.interpreter import evaluate
+from ..graphcheck import assert_identical as _identical, random_inputs as _inputs
 
 
 @pytest.fixture(autouse=True)
@@ -25,29 +26,6 @@ def _fresh_cache():
     rc.clear_cache()
     yield
     rc.clear_cache()
-
-
-def _inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    out = []
-    for v in graph.inputs:
-        dt = v.type.dtype.np
-        if dt.kind == "b":
-            out.append(rng.random(v.type.shape) > 0.5)
-        elif dt.kind == "i":
-            out.append(rng.integers(-5, 6, v.type.shape).astype(dt))
-        else:
-            out.append(rng.uniform(-2, 2, v.type.shape).astype(dt))
-    return out
-
-
-def _identical(got, want) -> None:
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        w = np.asarray(w)
-        assert type(g) is np.ndarray, f"output {i} is a {type(g).__name__}"
-        assert (g.dtype, g.shape) == (w.dtype, w.shape), f"output {i}"
-        assert g.tobytes() == w.tobytes(), f"output {i}:\n{g}\n!=\n{w}"
 
 
 def _check(graph: Graph, seeds=(0, 1)) -> CpuExecutable:

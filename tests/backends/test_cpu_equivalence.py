@@ -26,6 +26,7 @@ from frame.ops.schema import OpSchema
 from frame.passes.fusion import OperatorFusion
 from frame.runtime import compile as rc
 from frame.ops.interpreter import evaluate
+from ..graphcheck import assert_identical as _identical
 
 ELEMENTWISE = [s for s in all_schemas() if s.has("elementwise")]
 POOL = ("float32", "int32", "bool", "float64")      # dtype combinations come from these ...
@@ -146,15 +147,6 @@ VARIANTS: dict[str, Builder] = {
     "single": _single, "tree": _tree, "broadcast": _broadcast, "zero_d": _zero_d,
     "mixed_rank": _mixed_rank, "constants": _constants,
 }
-
-
-def _identical(got, want, what: str) -> None:
-    assert len(got) == len(want), what
-    for i, (g, w) in enumerate(zip(got, want)):
-        g, w = np.asarray(g), np.asarray(w)
-        assert type(g) is np.ndarray, f"{what}: output {i} is a {type(g).__name__}"
-        assert (g.dtype, g.shape) == (w.dtype, w.shape), f"{what}: output {i}"
-        assert g.tobytes() == w.tobytes(), f"{what}: output {i}:\n{g}\n!=\n{w}"
 
 
 def _check(graph: Graph, fused_expected: bool, what: str, special: bool) -> None:

@@ -19,6 +19,8 @@ from frame.ops import get_schema
 from frame.passes import PASS_NAMES, standard_pipeline
 from frame.passes.fusion import OperatorFusion, find_groups
 from frame.ops.interpreter import evaluate
+from ..graphcheck import assert_identical as _assert_identical
+from ..graphcheck import random_inputs
 
 DATA = pathlib.Path(__file__).parent / "testdata"
 CASES = sorted(p.name[len("operator_fusion_"):-len(".in.ir")]
@@ -31,28 +33,6 @@ def _load(case: str) -> Graph:
 
 def _expected(case: str) -> str:
     return (DATA / f"operator_fusion_{case}.out.ir").read_text().strip()
-
-
-def _inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    out = []
-    for v in graph.inputs:
-        dt = v.type.dtype.np
-        if dt.kind == "b":
-            out.append(rng.random(v.type.shape) > 0.5)
-        elif dt.kind == "i":
-            out.append(rng.integers(-4, 5, v.type.shape).astype(dt))
-        else:
-            out.append(rng.uniform(-2, 2, v.type.shape).astype(dt))
-    return out
-
-
-def _assert_identical(got: list[np.ndarray], want: list[np.ndarray]) -> None:
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        g, w = np.asarray(g), np.asarray(w)
-        assert (g.dtype, g.shape) == (w.dtype, w.shape), f"output {i}"
-        assert g.tobytes() == w.tobytes(), f"output {i}: {g} != {w}"
 
 
 def test_golden_cases_exist():
@@ -92,7 +72,7 @@ def test_fused_graph_computes_the_same(case):
     fused = OperatorFusion().run(clone_graph(original))
     with np.errstate(all="ignore"):
         for seed in range(3):
-            ins = _inputs(original, seed)
+            ins = random_inputs(original, seed, int_range=4)
             _assert_identical(evaluate(fused, ins), evaluate(original, ins))
 
 
@@ -208,7 +188,7 @@ def test_random_graphs(seed):
     _check_structure(n_before, fused)
     text = dump_text(fused)
     assert dump_text(OperatorFusion().run(fused)) == text
-    ins = _inputs(original, seed)
+    ins = random_inputs(original, seed, int_range=4)
     with np.errstate(all="ignore"):
         _assert_identical(evaluate(fused, ins), evaluate(original, ins))
 
