@@ -385,6 +385,16 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
         _collect_tensors(v, needed, seen)
     for _, _, v in se.globals.values():
         _collect_tensors(v, needed, seen)
+    for _, v in se.grads.values():
+        _collect_tensors(v, needed, seen)
+    from .autograd import escaping_tracked
+    leaving = escaping_tracked(tr, needed)
+    if leaving is not None and not tr.backward_done:
+        # eager hands out a tensor with an autograd record (backward through it
+        # later works); a compiled function could only hand out a plain tensor
+        raise Unsupported("unsupported_object", "a tensor that requires grad (computed in the "
+                                                "function) leaves the compiled code; its autograd "
+                                                "record cannot be handed out")
 
     graph = tr.tracer.graph
     outputs, out_index = [], {}
@@ -428,6 +438,8 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
         replay.append(f"    setattr({rb.source(obj)}, {name!r}, {rb.expr(value)})")
     for f_globals, name, value in se.globals.values():
         replay.append(f"    {pool.const(f_globals)}[{name!r}] = {rb.expr(value)}")
+    for t, value in se.grads.values():  # validated at trace time, as Tensor.grad's setter does
+        replay.append(f"    {rb.source(t)}._grad = {rb.expr(value)}")
     if brk is not None:
         from .breaks import break_lines
         tail_lines, tail_consts = break_lines(rb, brk, fn, requested_backend)

@@ -51,7 +51,9 @@ class GuardSet:
             data, t = value._data, type(value)
             self.add(f"type({e}) is {self.const(t)} and {e}._data.shape == {data.shape!r} "
                      f"and {e}._data.dtype == {self.const(data.dtype)} "
-                     f"and {e}._requires_grad is {value._requires_grad!r}",
+                     f"and {e}._requires_grad is {value._requires_grad!r}"
+                     + (f" and ({e}._grad_fn is None) is {value._grad_fn is None!r}"
+                        if value._requires_grad else ""),
                      f"{source.text()}: {t.__name__} {data.dtype}{list(data.shape)}"
                      f"{' requires_grad' if value._requires_grad else ''}")
         else:

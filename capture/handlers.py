@@ -163,6 +163,10 @@ def STORE_ATTR(tx, instr):
     if isinstance(obj, ObjectVariable):
         obj.setattr(tx, instr.argval, value)
         return
+    if isinstance(obj, TensorVariable) and obj.kind == "tensor" and instr.argval == "grad":
+        from .autograd import write_grad
+        write_grad(tx, obj, value)
+        return
     raise Unsupported("side_effect", f"setting attribute {instr.argval!r} on {obj!r}")
 
 
@@ -716,6 +720,19 @@ def RAISE_VARARGS(tx, instr):
         else:
             shown = f" {exc!r}"
     raise Unsupported("exception", f"the function raises{shown}")
+
+
+@handler("BEFORE_WITH")
+def BEFORE_WITH(tx, instr):
+    """``with frame.no_grad():`` / ``with frame.enable_grad():`` (the normal
+    path: the block's exception handler is never simulated, an exception in it
+    ends the trace).  Any other context manager is not modelled."""
+    from .autograd import GradModeVariable
+    mgr = tx.pop()
+    if not isinstance(mgr, GradModeVariable):
+        raise Unsupported("unsupported_opcode", f"BEFORE_WITH on {mgr!r}")
+    tx.push(mgr.enter(tx))               # __exit__, called with three Nones at the end
+    tx.push(ConstantVariable(None))      # what __enter__ returned
 
 
 @handler("CALL_INTRINSIC_1")

@@ -3,7 +3,7 @@
 Nothing real is mutated while simulating.  Mutations of objects that existed
 before the call (they have a source) are recorded here, and their final state
 is written back, in a fixed order, after the graph runs: tensor data written
-in place, list and dict contents, attributes, globals.
+in place, list and dict contents, attributes, globals, ``.grad`` of tensors.
 """
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ class SideEffects:
         self.containers: dict[int, Variable] = {}           # mutated input lists / dicts
         self.attrs: dict[tuple[int, str], tuple[Variable, str, Variable]] = {}
         self.globals: dict[tuple[int, str], tuple[dict, str, Variable]] = {}
+        # ``.grad`` of input tensors: id(tensor variable) -> (tensor variable, new value)
+        self.grads: dict[int, tuple[TensorVariable, Variable]] = {}
 
     def tensor_written(self, t: TensorVariable) -> None:
         if t.source is not None:
@@ -42,4 +44,4 @@ class SideEffects:
         self.globals[(id(f_globals), name)] = (f_globals, name, value)
 
     def __bool__(self) -> bool:
-        return bool(self.tensors or self.containers or self.attrs or self.globals)
+        return bool(self.tensors or self.containers or self.attrs or self.globals or self.grads)

@@ -31,6 +31,15 @@ class Tracer:
         self._alive: list[np.ndarray] = []       # keeps ids of meta arrays unique
         self._zeros: dict[np.dtype, np.ndarray] = {}
         self._consts: dict[int, Value] = {}
+        # autograd (see capture/autograd.py): ids of the meta arrays that stand for
+        # tensors that require grad; the ops recorded for autograd, with which of
+        # their operands were tracked; and meta arrays overwritten in place after
+        # a recorded op read them
+        self.tracked: set[int] = set()
+        self.records: list[tuple] = []          # (node, operand meta ids, tracked flags)
+        self.recorded_operands: set[int] = set()
+        self.overwritten: set[int] = set()
+        self.grad_enabled = lambda: True        # the translation's grad mode (set by it)
 
     @property
     def graph(self):
@@ -81,7 +90,27 @@ class Tracer:
         """The op handler: append a node, return meta arrays for its outputs."""
         inputs = [self.value_of(a) for a in arrays]
         outs = self.builder.op_multi(op, inputs, attrs)
-        return [self.meta(v) for v in outs]
+        metas = [self.meta(v) for v in outs]
+        if self.tracked:
+            self._record(arrays, outs, metas)
+        return metas
+
+    def _record(self, arrays, outs, metas) -> None:
+        """Record the node just appended for autograd, as eager's tape does: when
+        grad mode is on and an operand stands for a tensor that requires grad,
+        its floating outputs require grad too."""
+        flags = tuple(id(a) in self.tracked for a in arrays)
+        if not any(flags) or not any(v.type.dtype.kind in "fc" for v in outs):
+            return
+        if not self.grad_enabled():
+            return
+        node = outs[0].producer
+        ids = tuple(id(a) for a in arrays)
+        self.records.append((node, ids, flags))
+        self.recorded_operands.update(ids)
+        for v, m in zip(outs, metas):
+            if v.type.dtype.kind in "fc":
+                self.tracked.add(id(m))
 
     def active(self):
         """Context manager: route frame ops in this thread to this tracer."""

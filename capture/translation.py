@@ -54,6 +54,26 @@ class Translation:
         self.instruction_count = 0
         self.input_by_value: dict[int, TensorVariable] = {}  # id(graph input Value) -> variable
         self.views: dict[int, list[TensorVariable]] = {}    # id(base variable) -> its views
+        # autograd under capture (capture/autograd.py)
+        self.grad_mode: bool | None = None       # None: the caller's grad mode (guarded when read)
+        self.entry_grad_mode: bool | None = None
+        self.leaves: dict[int, TensorVariable] = {}      # id(meta) -> leaf input that requires grad
+        self.tensor_objects: dict[int, object] = {}     # id(input variable) -> the real tensor
+        self.backward_done = False
+        self.tracer.grad_enabled = self.grad_enabled
+
+    def grad_enabled(self) -> bool:
+        """Grad mode at this point of the trace: set by a ``no_grad``/``enable_grad``
+        block, else the caller's (read once, guarded)."""
+        if self.grad_mode is not None:
+            return self.grad_mode
+        if self.entry_grad_mode is None:
+            from frame.autograd.tape import is_grad_enabled
+            self.entry_grad_mode = bool(is_grad_enabled())
+            k = self.guards.const(is_grad_enabled)
+            self.guards.add(f"{k}() is {self.entry_grad_mode!r}",
+                            f"grad mode is {'on' if self.entry_grad_mode else 'off'}")
+        return self.entry_grad_mode
 
     def mark_view(self, result: Variable, base: Variable, fn=None, args=(), kwargs=None) -> Variable:
         """``result`` may share memory with ``base`` (NumPy basic indexing,
@@ -112,6 +132,11 @@ class Translation:
             meta = self.tracer.input_for(data, source.text())
             var = TensorVariable(meta, TENSOR if is_tensor else NDARRAY, source,
                                  requires_grad=value._requires_grad if is_tensor else False)
+            if is_tensor:
+                self.tensor_objects[id(var)] = value
+                if value._rg and value._grad_fn is None:  # a leaf: ops on it are recorded
+                    self.tracer.tracked.add(id(meta))
+                    self.leaves[id(meta)] = var
             if t is not Tensor and is_tensor:
                 var.pytype = t
             self.input_by_value[id(self.tracer.values[id(meta)])] = var
@@ -146,6 +171,9 @@ class Translation:
         if static is not None:
             g.identity(source, value)
             return static
+        from frame.autograd import tape
+        if value is tape._mode:  # read through is_grad_enabled() (symbolic), never directly
+            raise Unsupported("unsupported_object", "frame's grad-mode state object")
         if t is types.MethodType:  # a bound method: its function and its object, each guarded
             from .variables.callables import MethodVariable
             g.type_is(source, value)
@@ -168,6 +196,10 @@ class Translation:
             return self.wrap(inner, AttrSource(source, "__wrapped__"))
         if isinstance(value, DType):
             return ConstantVariable(value, source)
+        from .autograd import grad_mode_static
+        known = grad_mode_static(value, source)
+        if known is not None:
+            return known
         if isinstance(value, types.ModuleType):
             return PythonModuleVariable(value, source)
         if isinstance(value, (np.ufunc,)) or (callable(value) and _is_numpy(value)):

@@ -243,7 +243,7 @@ class InstructionTranslator:
                 except (TypeError, UntracedArray) as e:
                     raise Unsupported("unsupported_object", str(e)) from e
             if kind == TENSOR:
-                return TensorVariable(data, TENSOR)
+                return TensorVariable(data, TENSOR, requires_grad=id(data) in tracer.tracked)
             return TensorVariable(data, NPSCALAR if data.ndim == 0 else NDARRAY)
         if isinstance(value, tuple):
             return TupleVariable([self.from_python(v, kind, passed, constant_ok) for v in value])
@@ -266,10 +266,10 @@ class InstructionTranslator:
         raises, NumPy itself is asked on the meta arrays whether the call
         raises, to tell the function's own exception from a NumPy feature
         frame does not model."""
-        if _tracks_grad(args, kwargs) and eager_records_autograd():
-            raise Unsupported("unsupported_object", "an op on a tensor that requires grad: eager "
-                                                    "records it for autograd, which capture does not "
-                                                    "model yet")
+        if _untrackable(self, args, kwargs) and self.tr.grad_enabled():
+            raise Unsupported("unsupported_object", "an op on an input tensor that requires grad "
+                                                    "but is not a leaf: eager extends its autograd "
+                                                    "record, which capture does not model")
         passed: dict[int, Variable] = {}
         py_args = [self._to_python_arg(a, passed) for a in args]
         py_kwargs = {k: self._to_python_arg(v, passed) for k, v in kwargs.items()}
@@ -412,8 +412,11 @@ class InstructionTranslator:
         """``a op= b``: tensors and ndarrays are updated in place (NumPy's
         same_kind casting, fixed shape); everything else rebinds."""
         if isinstance(a, TensorVariable) and a.kind in (TENSOR, NDARRAY):
+            from .autograd import after_inplace, check_inplace
+            check_inplace(self, a, b)
             result = self.binary_op(fn, a, b)
             self.tr.written_in_place(a)
+            old_meta = a.meta
             if result.shape != a.shape:
                 raise Unsupported("exception", f"in-place result of shape {list(result.shape)} does "
                                                f"not fit a tensor of shape {list(a.shape)}")
@@ -424,6 +427,7 @@ class InstructionTranslator:
                 import frame
                 result = self.call_real(frame.astype, [result, ConstantVariable(a.dtype)], {})
             a.meta = result.meta
+            after_inplace(self, a, old_meta)
             self.side_effects.tensor_written(a)
             return a
         if isinstance(a, ListVariable) and fn is operator.add:
@@ -547,25 +551,19 @@ class InstructionTranslator:
 
 _SET_OPS = (operator.or_, operator.and_, operator.sub, operator.xor)
 
-def _tracks_grad(args, kwargs) -> bool:
-    def tracked(v):
+def _untrackable(tx, args, kwargs) -> bool:
+    """Is an argument an input tensor that requires grad but is not a leaf?"""
+    from .autograd import untrackable
+
+    def check(v):
         if isinstance(v, TensorVariable):
-            return v.kind == TENSOR and v.requires_grad
+            return untrackable(tx, v)
         if isinstance(v, (TupleVariable, ListVariable)):
-            return any(tracked(i) for i in v.items)
+            return any(check(i) for i in v.items)
+        if isinstance(v, DictVariable):
+            return any(check(i) for i in v.items.values())
         return False
-    return any(tracked(a) for a in args) or any(tracked(v) for v in kwargs.values())
-
-
-def eager_records_autograd() -> bool:
-    """Does eager frame, here and now, record an op on a tensor that requires
-    grad (its result requiring grad too)?  Asked of eager itself, outside any
-    tracer, so the answer follows frame's autograd (and ``no_grad`` blocks)."""
-    try:
-        probe = Tensor._wrap(np.ones((), dtype=np.float32)).requires_grad_(True)
-        return bool((-probe).requires_grad)
-    except Exception:  # noqa: BLE001 - if eager cannot tell, assume it records
-        return True
+    return any(check(a) for a in args) or any(check(v) for v in kwargs.values())
 
 
 # &, |, ^ on NumPy bool arrays are the logical ops (frame Tensors have no bitwise ops)

@@ -19,7 +19,7 @@ from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, V
 __all__ = ["tensor_getattr", "tensor_getitem", "TensorMethodVariable", "NDARRAY_METHODS"]
 
 _DATA_READS = {"item", "numpy", "tolist", "__array__", "__float__", "__int__", "__bool__",
-               "__index__", "backward"}
+               "__index__"}
 # ndarray methods frame can model, with NumPy's semantics
 NDARRAY_METHODS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin", "reshape",
                    "transpose", "squeeze", "astype", "clip", "take", "flatten", "ravel", "copy",
@@ -40,6 +40,11 @@ class TensorMethodVariable(Variable):
         t = self.tensor
         if self.name in _DATA_READS:
             raise Unsupported("data_dependent", f".{self.name}() reads the tensor's values")
+        if self.name == "backward":
+            if t.kind != TENSOR:
+                raise Unsupported("exception", "ndarray has no attribute 'backward'")
+            from ..autograd import backward
+            return backward(tx, t, args, kwargs)
         if self.name.endswith("_") and not self.name.endswith("__") or self.name.startswith("__i") \
                 or self.name in ("__setitem__", "__setattr__", "__delattr__", "__delitem__"):
             raise Unsupported("side_effect", f"in-place tensor method .{self.name}()")
@@ -47,7 +52,8 @@ class TensorMethodVariable(Variable):
             # shares memory with the tensor (a view for in-place purposes)
             from frame.tensor import Tensor
             t.check_fresh()
-            return tx.tr.mark_view(TensorVariable(t.meta, TENSOR), t, Tensor.detach)
+            # a fresh meta array for the same value: not tracked for autograd
+            return tx.tr.mark_view(TensorVariable(_fresh_meta(tx, t), TENSOR), t, Tensor.detach)
         if t.kind == TENSOR:
             from frame.tensor import Tensor
             method = getattr(Tensor, self.name, None)
@@ -116,8 +122,9 @@ def tensor_getattr(tx, t: TensorVariable, name: str) -> Variable:
         return tx.tr.mark_view(result, t, np.transpose) if t.kind != TENSOR else result
     if name == "requires_grad" and t.kind == TENSOR:
         return ConstantVariable(t.requires_grad)
-    if name in ("grad",):
-        raise Unsupported("unsupported_object", "tensor .grad under capture")
+    if name == "grad" and t.kind == TENSOR:
+        from ..autograd import read_grad
+        return read_grad(tx, t)
     if name in ("real", "imag", "flat", "data", "base", "strides", "flags", "ctypes", "itemsize",
                 "nbytes"):
         if name == "itemsize":
@@ -179,12 +186,18 @@ def construct_tensor(tx, args, kwargs) -> Variable:
         raise Unsupported("unsupported_call", "frame.tensor(...) with requires_grad or extra "
                                               "arguments under capture")
     data.check_fresh()
-    out = TensorVariable(data.meta, TENSOR)
+    out = TensorVariable(_fresh_meta(tx, data), TENSOR)  # a copy: not tracked for autograd
     dtype = bound.get("dtype")
     if dtype is not None and not (dtype.is_constant() and dtype.as_constant() is None):
         cast = tx.call_real(frame.astype, [out, dtype], {})
-        out = cast if cast is not out else TensorVariable(data.meta, TENSOR)
+        out = cast if cast is not out else TensorVariable(_fresh_meta(tx, data), TENSOR)
     return out
+
+
+def _fresh_meta(tx, t: TensorVariable):
+    """A new meta array for ``t``'s graph value (a different tensor on the same value)."""
+    tracer = tx.tr.tracer
+    return tracer.meta(tracer.values[id(t.meta)])
 
 
 def from_numpy_view(tx, args, kwargs) -> Variable:

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
+import numpy as np
+
 from ..autograd.tape import no_grad
+from ..functions.elementwise import astype
 from ..hal.errors import FrameTypeError, FrameValueError
 from ..tensor import Tensor
 
@@ -69,7 +72,13 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba), bias-corrected, as PyTorch's default Adam."""
+    """Adam (Kingma & Ba), bias-corrected, as PyTorch's default Adam.
+
+    The step count is a float64 0-d tensor updated in place (``steps`` reads it
+    as an int), so that a jitted training step does not specialise on it: the
+    bias corrections ``1 - beta ** t`` are computed with frame ops from it and
+    cast to each parameter's dtype, as a Python float would be.
+    """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8):
@@ -78,16 +87,20 @@ class Adam(Optimizer):
         if not (0 <= b1 < 1 and 0 <= b2 < 1):
             raise FrameValueError(f"betas must be in [0, 1), got {betas}")
         self.beta1, self.beta2, self.eps = float(b1), float(b2), float(eps)
-        self.steps = 0
+        self.step_count = Tensor(np.zeros((), dtype=np.float64))
         self.m: list = [None] * len(self.params)
         self.v: list = [None] * len(self.params)
 
+    @property
+    def steps(self) -> int:
+        """How many times ``step()`` ran."""
+        return int(self.step_count.item())
+
     def step(self) -> None:
-        self.steps += 1
-        t = self.steps
-        c1 = 1.0 - self.beta1 ** t
-        c2 = 1.0 - self.beta2 ** t
         with no_grad():
+            self.step_count += 1.0
+            c1 = 1.0 - self.beta1 ** self.step_count   # float64 0-d tensors
+            c2 = 1.0 - self.beta2 ** self.step_count
             for i, p in enumerate(self.params):
                 g = p.grad
                 if g is None:
@@ -95,4 +108,5 @@ class Adam(Optimizer):
                 m = g * (1.0 - self.beta1) if self.m[i] is None else self.m[i] * self.beta1 + g * (1.0 - self.beta1)
                 v = (g * g) * (1.0 - self.beta2) if self.v[i] is None else self.v[i] * self.beta2 + (g * g) * (1.0 - self.beta2)
                 self.m[i], self.v[i] = m, v
-                p -= (m / c1) / ((v / c2).sqrt() + self.eps) * self.lr
+                pc1, pc2 = astype(c1, p.dtype), astype(c2, p.dtype)
+                p -= (m / pc1) / ((v / pc2).sqrt() + self.eps) * self.lr

@@ -132,7 +132,7 @@ class TieredExecutable(Executable):
         self.label = label
         self.state = FAST
         self.error: BaseException | None = None
-        self._build_slow = build_slow
+        self._build_slow: Callable[[], Executable] | None = build_slow
         self._lock = threading.Lock()
         self._settled = threading.Event()   # set on swap, failure or abandonment
         self._calls = 0
@@ -174,17 +174,20 @@ class TieredExecutable(Executable):
 
     # -- called by the scheduler (background threads) ------------------------------------
     def _compile(self) -> None:
+        build, self._build_slow = self._build_slow, None  # let the graph go once built
         try:
-            exe = self._build_slow()
+            exe = build()
         except BaseException as err:  # noqa: BLE001 -- never let it reach the program
             with self._lock:
                 if self.state != PENDING:
                     return
                 self.state, self.error = FAILED, err
             record.count("tier_failures")
-            log.warning("tiered compile: the background %s compile of %s failed (%s: %s); "
-                        "it keeps running on the %s tier", self.backend, self.label,
-                        type(err).__name__, err, self.fast_backend)
+            # at exit, imports and atexit registrations fail: not worth a warning then
+            level = logging.DEBUG if scheduler.closed else logging.WARNING
+            log.log(level, "tiered compile: the background %s compile of %s failed (%s: %s); "
+                    "it keeps running on the %s tier", self.backend, self.label,
+                    type(err).__name__, err, self.fast_backend)
             self._settled.set()
             return
         with self._lock:
@@ -237,6 +240,11 @@ class _Scheduler:
     @property
     def pending(self) -> int:
         return self._pending
+
+    @property
+    def closed(self) -> bool:
+        """True once the process is exiting (``shutdown`` ran)."""
+        return self._closed
 
     def submit(self, exe: TieredExecutable) -> bool:
         with self._cond:

@@ -161,8 +161,13 @@ class OpenVinoBackend(Backend):
     def serialize(self, graph: Graph, executable: Executable,
                   options: CompileOptions) -> Artifact | None:
         """``export_model`` bytes, the graph and the binding plan (``persist.py``)."""
-        from .persist import serialize
-        return serialize(graph, executable, self.device_for(options))
+        from .persist import loaded_from_cache, serialize
+        device = self.device_for(options)
+        if loaded_from_cache(executable):
+            # OpenVINO's model cache served this compile and such a model's export
+            # does not import: compile it once more, uncached, for the artifact
+            executable = self._compile(graph, device, self._import_config(device, options, graph))
+        return serialize(graph, executable, device)
 
     def deserialize(self, artifact: Artifact, options: CompileOptions) -> Executable:
         """``import_model`` with the settings ``compile`` would use, rebound as recorded."""
@@ -172,8 +177,10 @@ class OpenVinoBackend(Backend):
                            lambda graph: self._import_config(device, options, graph))
 
     def _import_config(self, device: str, options: CompileOptions, graph: Graph) -> dict:
+        """``config_for`` without OpenVINO's model cache (for import_model, and for
+        the uncached compile ``serialize`` may need)."""
         config = self.config_for(device, options, graph)
-        config.pop("CACHE_DIR", None)  # an imported model is not compiled: nothing to cache
+        config.pop("CACHE_DIR", None)
         return config
 
     def artifact_version(self, options: CompileOptions) -> str:

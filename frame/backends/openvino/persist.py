@@ -1,9 +1,10 @@
 """The openvino executable as a persistent artifact (``Backend.serialize`` /
 ``deserialize``, used by the on-disk compile cache).
 
-Not persisted: an executable whose compiled model OpenVINO loaded from its
-own model cache (``$FRAME_CACHE_DIR/openvino``): its ``export_model`` bytes
-do not import (OpenVINO 2026.4); the next process gets it from that cache.
+A compiled model that OpenVINO loaded from its own model cache
+(``$FRAME_CACHE_DIR/openvino``) exports bytes that ``import_model`` rejects
+(OpenVINO 2026.4, measured); ``OpenVinoBackend.serialize`` compiles such a
+graph once more without that cache and persists that model instead.
 
 The compiled model is kept as ``CompiledModel.export_model()`` bytes and
 loaded with ``Core.import_model`` (~15 ms for the 784-256-128-10 MLP, where
@@ -33,7 +34,7 @@ from ...ir.graph import Graph
 from .executable import OpenVinoExecutable
 from .lower import OUT_CONST, OUT_INPUT, OUT_MODEL, LoweredGraph
 
-__all__ = ["serialize", "deserialize", "FORMAT"]
+__all__ = ["serialize", "deserialize", "loaded_from_cache", "FORMAT"]
 
 FORMAT = 1
 
@@ -42,10 +43,12 @@ def _refuse(why: str) -> FrameError:
     return FrameError(ErrorCode.INTERNAL, f"openvino artifact: {why}")
 
 
-def _loaded_from_cache(compiled: ov.CompiledModel) -> bool:
-    # A model compile_model took from OpenVINO's own CACHE_DIR exports a blob that
-    # import_model rejects ("Unable to read the model"; OpenVINO 2026.4, measured):
-    # such an executable is not persisted (OpenVINO's cache already made it cheap).
+def loaded_from_cache(executable) -> bool:
+    """Did OpenVINO take this executable's model from its own CACHE_DIR?  (Its
+    export does not import: "Unable to read the model", OpenVINO 2026.4.)"""
+    compiled = getattr(executable, "_compiled", None)
+    if compiled is None:
+        return False
     try:
         return bool(compiled.get_property("LOADED_FROM_CACHE"))
     except RuntimeError:
@@ -65,8 +68,8 @@ def serialize(graph: Graph, executable, device: str) -> Artifact | None:
     blobs = {"constants": payloads}
     compiled = executable._compiled
     if compiled is not None:
-        if _loaded_from_cache(compiled):
-            return None
+        if loaded_from_cache(executable):
+            return None  # the backend compiles such a graph again, uncached, to persist it
         blobs["model"] = compiled.export_model().getvalue()
     meta = {"format": FORMAT, "graph": text, "device": device, "inputs": inputs,
             "outputs": outputs, "flag_output": executable._flag,
