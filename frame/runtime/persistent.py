@@ -60,7 +60,6 @@ import itertools
 import json
 import logging
 import os
-import pathlib
 import platform
 import struct
 import sys
@@ -106,14 +105,20 @@ class _Invalid(Exception):
 def _frame_fingerprint() -> str:
     import frame
     h = hashlib.sha256(f"frame {frame.__version__}".encode())
-    root = pathlib.Path(frame.__file__).resolve().parent
+    root = os.path.dirname(os.path.realpath(frame.__file__))
     for package in _COMPILER_PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            try:
-                st = path.stat()
-            except OSError:
-                continue
-            h.update(f"|{path.relative_to(root).as_posix()}:{st.st_size}:{st.st_mtime_ns}".encode())
+        for dirpath, dirnames, names in os.walk(os.path.join(root, package)):
+            dirnames.sort()
+            for name in sorted(names):
+                if not name.endswith(".py"):
+                    continue
+                path = os.path.join(dirpath, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                h.update(f"|{rel}:{st.st_size}:{st.st_mtime_ns}".encode())
     return f"{frame.__version__}+{h.hexdigest()[:16]}"
 
 
@@ -122,13 +127,10 @@ def _distribution_version(backend_name: str) -> str:
     dist = BACKEND_DISTRIBUTIONS.get(backend_name)
     if dist is None:
         return ""
-    module = sys.modules.get(dist)
-    version = getattr(module, "__version__", None)
-    if isinstance(version, str):
-        return f"{dist} {version}"
-    # Not imported (openvino, when a key is computed before the backend is
-    # used): its installed *.dist-info names the version.  importlib.metadata
-    # would do the same, but importing it costs ~12 ms.
+    # The installed *.dist-info names the version: the same whether or not the
+    # library is imported yet (a module's __version__ may be spelled otherwise:
+    # openvino's is get_version()).  importlib.metadata would read the same
+    # directory, but importing it costs ~12 ms.
     spec = importlib.util.find_spec(dist)
     if spec is not None and spec.origin:
         site = os.path.dirname(os.path.dirname(spec.origin))
@@ -278,10 +280,6 @@ class PersistentCache:
         log.debug("persistent compile cache: loaded %s (%d bytes) for %s in %.1f ms",
                   os.path.basename(path), len(data), backend_name, (time.perf_counter() - t0) * 1e3)
         return exe
-
-    def contains(self, key: str, backend_name: str) -> bool:
-        """Is there an entry file for ``key`` (not checked: ``load`` checks)?"""
-        return os.path.exists(self.path_for(key, backend_name))
 
     @staticmethod
     def _rebuild(data: bytes, key: str, backend: Backend, options: CompileOptions) -> Executable:

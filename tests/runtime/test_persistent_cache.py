@@ -511,3 +511,14 @@ def test_a_backend_without_serialize_compiles_every_time(cache_dir):
     rc.compile(g, "tiny")
     assert len(tiny().compiled_graphs) == before + 2
     assert entries(cache_dir) == []
+
+
+def test_the_key_does_not_depend_on_whether_openvino_is_imported():
+    """The tiered path computes openvino keys before OpenVINO is imported, the
+    untiered one after: both must name the same entry."""
+    import openvino  # noqa: F401  (imported here, not in the child)
+    code = ("import sys; from frame.runtime import persistent; "
+            "print(persistent.entry_digest('k', 'openvino')); print('openvino' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True, env=dict(os.environ, PYTHONPATH=ROOT)).stdout.split()
+    assert out == [persistent.entry_digest("k", "openvino"), "False"]
