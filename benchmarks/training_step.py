@@ -44,6 +44,7 @@ def _parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--sweep", action="store_true",
                     help="run each thread setting in its own subprocess and tabulate")
+    ap.add_argument("--timeout", type=float, default=300, help="--sweep: seconds per setting")
     ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # used by --sweep
     return ap.parse_args(argv)
 
@@ -262,11 +263,20 @@ def sweep(args: argparse.Namespace) -> None:
             cmd.append("--no-torch")
         if args.no_torch_compile:
             cmd.append("--no-torch-compile")
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                                 timeout=args.timeout).stdout
+        except subprocess.TimeoutExpired:
+            # seen with torch's OpenMP pool and OpenBLAS both at 2 threads on 2 cores:
+            # oversubscription makes every step tens of ms and torch.compile crawl
+            print(f"== {label}: timed out after {args.timeout:.0f} s (thread oversubscription?)")
+            continue
         res = json.loads(out.strip().splitlines()[-1])
         print(f"== {label}")
         show(res, args)
         rows.append((label, res["ms"]))
+    if not rows:
+        return
     names = list(rows[0][1])
     print("\nsummary, ms/step (each setting in its own process):")
     print(f"  {'setting':<30}" + "".join(f" {n[:20]:>20}" for n in names))
