@@ -12,7 +12,7 @@ from frame.ir import (Graph, GraphBuilder, IRParseError, Node, TensorType, dump_
                       graph_constants, parse_text, verify)
 from frame.ir.text import constant_digest
 
-from .graphs import GRAPHS, VERIFIABLE, assert_same_graph, elementwise_chain, fused_node, has_op
+from .graphs import GRAPHS, VERIFIABLE, assert_same_graph, elementwise_chain, fused_node
 
 
 @pytest.mark.parametrize("name", sorted(GRAPHS))
@@ -237,7 +237,6 @@ def test_parse_error_pickles():
     assert type(again) is IRParseError and str(again) == str(info.value)
 
 
-@pytest.mark.skipif(not has_op("split"), reason="split is not registered yet")
 def test_multi_output_line():
     b = GraphBuilder()
     x = b.input("float32", (2,))
