@@ -10,7 +10,8 @@ __version__ = "0.1.0"
 
 from .dtypes import (DType, float16, float32, float64, int32, int64, bool_, complex64,
                      complex128)
-from .hal.errors import ErrorCode, FrameError, FrameValueError, FrameTypeError, FrameAxisError
+from .hal.errors import (ErrorCode, FrameError, FrameValueError, FrameTypeError, FrameAxisError,
+                         FrameIndexError)
 from . import backends as _backends  # noqa: F401  (registers backend factories)
 from . import ops as _ops  # noqa: F401  (registers the built-in ops)
 from .tensor import Tensor, tensor, from_numpy
@@ -26,7 +27,7 @@ from .settings import config  # noqa: E402
 __all__ = [
     "__version__", "DType", "float16", "float32", "float64", "int32", "int64", "bool_",
     "complex64", "complex128", "ErrorCode", "FrameError", "FrameValueError", "FrameTypeError",
-    "FrameAxisError", "Tensor", "tensor", "from_numpy", "fft", "nn", "optim", "jit", "GraphBreakError",
+    "FrameAxisError", "FrameIndexError", "Tensor", "tensor", "from_numpy", "fft", "nn", "optim", "jit", "GraphBreakError",
     "stats", "reset_stats", "report", "config", "grad", "value_and_grad", "no_grad",
     *_functions.__all__,
 ]

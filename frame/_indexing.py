@@ -24,7 +24,8 @@ import numpy as np
 from .functions import expand_dims, squeeze, take, transpose
 from .functions.shape import slice_canonical
 from .hal.errors import FrameTypeError
-from .ops.shape import FrameIndexError, canonical_slice
+from .hal.errors import FrameIndexError
+from .ops.shape import canonical_slice
 from .tensor import Tensor
 
 __all__ = ["getitem", "UnsupportedIndexError"]

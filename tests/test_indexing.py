@@ -153,7 +153,7 @@ def test_index_errors(idx, match):
 
 
 def test_out_of_range_index_list_is_an_index_error():
-    with pytest.raises(IndexError, match="take: index 5 is out of bounds for axis 0 with size 2"):
+    with pytest.raises(IndexError, match=r"take\(.*\): index 5 is out of bounds for axis 0 with size 2"):
         frame.tensor(BASE)[[0, 5]]
 
 

@@ -128,10 +128,10 @@ def test_cross_entropy_accepts_python_labels():
 
 def test_cross_entropy_errors():
     logits = np.zeros((3, 4), np.float32)
-    with pytest.raises(frame.FrameValueError, match=r"cross_entropy: label 4 is out of range "
+    with pytest.raises(frame.FrameValueError, match=r"cross_entropy\(.*\): label 4 is out of range "
                                                     r"for 4 classes"):
         F.cross_entropy(logits, np.array([0, 4, 1]))
-    with pytest.raises(frame.FrameValueError, match="cross_entropy: label -1 is out of range"):
+    with pytest.raises(frame.FrameValueError, match=r"cross_entropy\(.*\): label -1 is out of range"):
         F.cross_entropy(logits, np.array([0, -1, 1]))
     with pytest.raises(frame.FrameTypeError, match="cross_entropy.*labels must be an int32 or "
                                                    "int64 tensor"):
@@ -339,9 +339,9 @@ def test_embedding():
     assert got.shape == (2, 2, 3) and got.dtype == frame.float32
     np.testing.assert_array_equal(got.numpy(), weight[idx])
     np.testing.assert_array_equal(F.embedding(frame.tensor(4), weight).numpy(), weight[4])
-    with pytest.raises(frame.FrameValueError, match=r"embedding: index 6 is out of range for 6"):
+    with pytest.raises(frame.FrameValueError, match=r"embedding\(.*\): index 6 is out of range for 6"):
         F.embedding(np.array([1, 6]), weight)
-    with pytest.raises(frame.FrameValueError, match="embedding: index -1 is out of range"):
+    with pytest.raises(frame.FrameValueError, match=r"embedding\(.*\): index -1 is out of range"):
         F.embedding(np.array([-1]), weight)
     with pytest.raises(frame.FrameTypeError, match="embedding.*indices must be an int32 or int64"):
         F.embedding(np.array([1.0]), weight)

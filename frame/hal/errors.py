@@ -4,6 +4,7 @@ from __future__ import annotations
 import enum
 
 __all__ = ["ErrorCode", "FrameError", "FrameValueError", "FrameTypeError", "FrameAxisError",
+           "FrameIndexError",
            "unimplemented", "not_found", "invalid_argument"]
 
 
@@ -50,6 +51,13 @@ class FrameValueError(FrameError, ValueError):
 
 class FrameTypeError(FrameError, TypeError):
     """Bad argument types or dtypes."""
+
+    def __init__(self, message: str):
+        super().__init__(ErrorCode.INVALID_ARGUMENT, message)
+
+
+class FrameIndexError(FrameError, IndexError):
+    """An index out of range; an IndexError too, as NumPy raises."""
 
     def __init__(self, message: str):
         super().__init__(ErrorCode.INVALID_ARGUMENT, message)

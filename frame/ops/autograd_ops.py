@@ -16,7 +16,8 @@ from ..hal.errors import FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from .registry import register
 from .schema import AttrSpec, OpSchema
-from .shape import FrameIndexError, check_axis
+from ..hal.errors import FrameIndexError
+from .shape import check_axis
 
 __all__: list[str] = []
 

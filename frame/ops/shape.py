@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from ..dtypes import DType, result_type
-from ..hal.errors import ErrorCode, FrameAxisError, FrameError, FrameTypeError, FrameValueError
+from ..hal.errors import ErrorCode, FrameAxisError, FrameError, FrameIndexError, FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from .registry import register
 from .schema import AttrSpec, OpSchema
@@ -28,13 +28,6 @@ __all__ = ["FrameIndexError", "check_axes", "check_axis", "resolve_shape", "cano
            "slice_length", "check_fill_value"]
 
 _SHAPE = ("shape_op",)
-
-
-class FrameIndexError(FrameError, IndexError):
-    """An index out of range; an IndexError too, as NumPy raises."""
-
-    def __init__(self, message: str):
-        super().__init__(ErrorCode.INVALID_ARGUMENT, message)
 
 
 def _fmt(shape: Sequence[int]) -> str:

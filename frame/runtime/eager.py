@@ -14,7 +14,7 @@ import numpy as np
 
 from ..dtypes import from_numpy
 from ..hal.backend import KernelInvocation, get_backend
-from ..hal.errors import ErrorCode, FrameError, FrameTypeError, FrameValueError
+from ..hal.errors import ErrorCode, FrameError, FrameIndexError, FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from ..ops.registry import get_schema
 
@@ -96,8 +96,12 @@ def run_op(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> l
         backend = _backend = get_backend(eager_backend_name)
     try:
         outs = backend.launch(KernelInvocation(op, arrays, attrs))
-    except FrameError:
+    except FrameError as err:
+        if err.code is ErrorCode.INVALID_ARGUMENT and not err.message.startswith(_describe(op, arrays)):
+            _reraise(err, op, arrays)  # name the op and operand types, like inference errors
         raise
+    except IndexError as err:
+        raise FrameIndexError(f"{_describe(op, arrays)}: {err}") from err
     except (TypeError, ValueError, ZeroDivisionError, OverflowError) as err:
         _reraise(err, op, arrays)
     result = []
