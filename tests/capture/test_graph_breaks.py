@@ -744,3 +744,12 @@ def test_small_graphs_run_eagerly(monkeypatch):
     assert_same_as_eager(print_middle, t(), captured=None)
     out = frame.explain(print_middle)(t())
     assert out.graph_count == 2  # captured, but executed op by op
+
+
+def test_explain_lists_ops_not_constants():
+    import frame
+
+    def f(x):
+        return x * 2.0 + 1.0
+    out = frame.explain(f)(frame.tensor([1.0, 2.0]))
+    assert out.ops_per_graph == [["mul", "add"]]
