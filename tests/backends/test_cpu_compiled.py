@@ -396,8 +396,9 @@ def test_returned_input_and_constant_are_copies():
     assert out[2].flags.writeable
     out[2][...] = 0.0
     assert exe.run([x])[2][0, 0] == 2.0
-    # the same value returned twice is one array, as the interpreter returns it
-    assert out[0] is out[4]
+    # the same value returned twice comes back as two arrays: outputs never alias
+    assert out[0] is not out[4] and not np.shares_memory(out[0], out[4])
+    np.testing.assert_array_equal(out[0], out[4])
 
 
 def test_outputs_never_share_memory_with_each_other_or_buffers():
@@ -444,3 +445,13 @@ def test_one_executable_from_many_threads():
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def test_a_value_returned_twice_gives_two_arrays():
+    b = GraphBuilder()
+    x = b.input(frame.float32, (3,))
+    y = b.op("exp", x)
+    exe = rc.compile(b.build(y, y), "cpu")
+    first, second = exe.run([np.ones(3, np.float32)])
+    assert not np.shares_memory(first, second)
+    np.testing.assert_array_equal(first, second)

@@ -388,8 +388,14 @@ class _Codegen:
         for node in graph.nodes:
             self.node(node)
         copy = self.ns.bind(np.array, "np_array")
-        results = [self.expr[id(v)] if self.owned[id(v)] else f"{copy}({self.expr[id(v)]})"
-                   for v in graph.outputs]
+        results, seen = [], set()
+        for v in graph.outputs:
+            expr = self.expr[id(v)]
+            # a value returned twice (CSE can merge outputs) is copied the second
+            # time, so no two outputs of one run share memory
+            fresh = self.owned[id(v)] and id(v) not in seen
+            results.append(expr if fresh else f"{copy}({expr})")
+            seen.add(id(v))
 
         head = ["def run(inputs):"]
         arity = self.ns.bind(_arity_error(graph), "bad_arity")
