@@ -36,16 +36,7 @@ import frame.nn as nn  # noqa: E402
 import frame.nn.functional as F  # noqa: E402
 from _harness import interleaved, show  # noqa: E402
 
-SIZES = (784, 256, 128, 10)
-BATCH = 128
-LR = 0.01
-
-
-def make_data(seed: int = 0):
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
-    y = rng.integers(0, SIZES[-1], BATCH)
-    return x, y
+from _mlp_numpy import BATCH, LR, SIZES, make_data, numpy_step  # noqa: E402
 
 
 def frame_step_fn(x: np.ndarray, y: np.ndarray):
@@ -68,41 +59,13 @@ def frame_step_fn(x: np.ndarray, y: np.ndarray):
     return step, model
 
 
-def numpy_step_fn(x: np.ndarray, y: np.ndarray, params: list[np.ndarray]):
-    """The same step by hand; ``params`` = [W1, b1, W2, b2, W3, b3] (PyTorch layout)."""
-    ws = [p.copy() for p in params]
-    onehot = np.eye(SIZES[-1], dtype=np.float32)[y]
-
-    def step():
-        W1, b1, W2, b2, W3, b3 = ws
-        z1 = x @ W1.T + b1
-        h1 = np.maximum(z1, 0)
-        z2 = h1 @ W2.T + b2
-        h2 = np.maximum(z2, 0)
-        logits = h2 @ W3.T + b3
-        m = logits.max(axis=1, keepdims=True)
-        e = np.exp(logits - m)
-        s = e.sum(axis=1, keepdims=True)
-        loss = np.mean(np.log(s[:, 0]) + m[:, 0] - logits[np.arange(BATCH), y])
-        g3 = (e / s - onehot) / BATCH
-        gW3, gb3 = g3.T @ h2, g3.sum(0)
-        g2 = (g3 @ W3) * (z2 > 0)
-        gW2, gb2 = g2.T @ h1, g2.sum(0)
-        g1 = (g2 @ W2) * (z1 > 0)
-        gW1, gb1 = g1.T @ x, g1.sum(0)
-        for w, g in zip(ws, (gW1, gb1, gW2, gb2, gW3, gb3)):
-            w -= LR * g
-        return loss
-    return step
-
-
 def main() -> None:
     x, y = make_data()
     frame_step, model = frame_step_fn(x, y)
     params = [p.numpy().copy() for p in model.parameters()]
-    numpy_step = numpy_step_fn(x, y, params)
+    by_hand = numpy_step(x, y, params)
     threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
-    res = interleaved({"numpy (hand-written)": numpy_step, "frame eager": frame_step},
+    res = interleaved({"numpy (hand-written)": by_hand, "frame eager": frame_step},
                       number=ARGS.number, rounds=ARGS.rounds, warmup=5)
     print(f"MLP {'-'.join(map(str, SIZES))} training step, batch {BATCH}, float32, SGD "
           f"(OpenBLAS threads: {threads}); median of interleaved rounds:")

@@ -39,6 +39,7 @@ import numpy as np
 from .errors import Unsupported
 from .sources import AttrSource
 from .variables.base import TENSOR, ConstantVariable, TensorVariable, Variable
+from .variables.objects import ClassVariable
 
 __all__ = ["GradModeVariable", "grad_mode_static", "read_grad", "write_grad", "backward",
            "check_inplace", "after_inplace", "escaping_tracked"]
@@ -86,30 +87,14 @@ class GradModeExitVariable(Variable):
         return "GradModeExit"
 
 
-class GradModeClassVariable(Variable):
+class GradModeClassVariable(ClassVariable):
     """The classes ``no_grad`` / ``enable_grad`` (called with no arguments)."""
-    __slots__ = ("cls",)
-
-    def __init__(self, cls, source=None):
-        super().__init__(source)
-        self.cls = cls
-
-    def python_type(self) -> type:
-        return type(self.cls)
-
-    def is_constant(self) -> bool:
-        return True
-
-    def as_constant(self):
-        return self.cls
+    __slots__ = ()
 
     def call(self, tx, args, kwargs):
         if args or kwargs:
             raise Unsupported("unsupported_call", f"{self.cls.__name__}(...) as a decorator")
         return GradModeVariable(self.cls._enabled)
-
-    def __repr__(self) -> str:
-        return f"Class({self.cls.__qualname__})"
 
 
 class IsGradEnabledVariable(Variable):

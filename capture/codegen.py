@@ -37,7 +37,7 @@ from .sources import LocalSource
 from .translator import Translation
 from .variables.base import (NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable,
                              Variable)
-from .variables.callables import BuiltinVariable, FrameApiVariable, NumpyFunctionVariable
+from .variables.callables import CallableVariable
 from .variables.containers import (DictVariable, ListVariable, NamedTupleVariable, SetVariable,
                                    SliceVariable, TupleVariable)
 from .variables.objects import ClassVariable, ObjectVariable, PythonModuleVariable
@@ -240,7 +240,7 @@ class _Rebuilder:
             return self.source(var)
         if isinstance(var, (ClassVariable, PythonModuleVariable)):
             return self.pool.const(var.cls if isinstance(var, ClassVariable) else var.module)
-        if isinstance(var, (FrameApiVariable, NumpyFunctionVariable, BuiltinVariable)):
+        if isinstance(var, CallableVariable):
             return self.pool.const(var.fn)
         raise Unsupported("unsupported_object", f"returning or storing {var!r}")
 

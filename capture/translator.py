@@ -26,8 +26,7 @@ from .tracer import UntracedArray
 from .translation import Cell, Translation
 from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable,
                              TensorVariable, Variable)
-from .variables.callables import (BuiltinVariable, FrameApiVariable, NumpyFunctionVariable,
-                                  UserFunctionVariable)
+from .variables.callables import CallableVariable, UserFunctionVariable
 from .variables.containers import (DictVariable, ListVariable, SetVariable, SliceVariable,
                                    TupleVariable, unpack_constant_key)
 from .variables.objects import ClassVariable
@@ -213,7 +212,7 @@ class InstructionTranslator:
             return slice(*(self.to_python(p) for p in v.parts))
         if isinstance(v, ClassVariable):
             return v.cls
-        if isinstance(v, (FrameApiVariable, NumpyFunctionVariable, BuiltinVariable)):
+        if isinstance(v, CallableVariable):
             return v.fn
         raise Unsupported("unsupported_object", f"{v!r} cannot be passed to a frame function")
 

@@ -306,9 +306,8 @@ def _slice(tx, args, kwargs):
 
 
 def _callable(tx, args, kwargs):
-    from .callables import BuiltinVariable, FrameApiVariable, NumpyFunctionVariable, UserFunctionVariable
-    return ConstantVariable(isinstance(args[0], (BuiltinVariable, FrameApiVariable,
-                                                 NumpyFunctionVariable, UserFunctionVariable)))
+    from .callables import CallableVariable, UserFunctionVariable
+    return ConstantVariable(isinstance(args[0], (CallableVariable, UserFunctionVariable)))
 
 
 SUPPORTED_BUILTINS = {

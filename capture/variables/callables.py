@@ -53,8 +53,9 @@ class UserFunctionVariable(Variable):
         return f"Function({self.fn.__qualname__})"
 
 
-class FrameApiVariable(Variable):
-    """A frame API function: run for real under the tracer."""
+class CallableVariable(Variable):
+    """A Python callable known at trace time (``fn``); subclasses say how a call
+    is simulated."""
     __slots__ = ("fn",)
 
     def __init__(self, fn, source: Source | None = None):
@@ -63,6 +64,11 @@ class FrameApiVariable(Variable):
 
     def python_type(self) -> type:
         return type(self.fn)
+
+
+class FrameApiVariable(CallableVariable):
+    """A frame API function: run for real under the tracer."""
+    __slots__ = ()
 
     def call(self, tx, args, kwargs):
         name = getattr(self.fn, "__name__", "")
@@ -94,18 +100,11 @@ _NUMPY_VIEW_FUNCTIONS = {np.reshape, np.transpose, np.squeeze, np.expand_dims, n
                          np.flip, np.split, np.swapaxes, np.ravel, np.moveaxis}
 
 
-class NumpyFunctionVariable(Variable):
+class NumpyFunctionVariable(CallableVariable):
     """A NumPy function or ufunc.  With tensor arguments it becomes graph nodes
     through frame's NumPy protocols (and NumPy's output types); with constant
     arguments it runs at trace time when it is pure."""
-    __slots__ = ("fn",)
-
-    def __init__(self, fn, source: Source | None = None):
-        super().__init__(source)
-        self.fn = fn
-
-    def python_type(self) -> type:
-        return type(self.fn)
+    __slots__ = ()
 
     def call(self, tx, args, kwargs):
         ufuncs, functions = _numpy_tables()
@@ -179,16 +178,9 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> Variable:
     raise Unsupported("unsupported_object", f"attribute {name!r} of {type(value).__name__}")
 
 
-class BuiltinVariable(Variable):
+class BuiltinVariable(CallableVariable):
     """A builtin or math function; the handlers live in ``builtins.py``."""
-    __slots__ = ("fn",)
-
-    def __init__(self, fn, source: Source | None = None):
-        super().__init__(source)
-        self.fn = fn
-
-    def python_type(self) -> type:
-        return type(self.fn)
+    __slots__ = ()
 
     def call(self, tx, args, kwargs):
         from .builtins import call_builtin
