@@ -66,6 +66,8 @@ class CacheEntry:
     breaks: bool = False        # ends in a graph break (returns a Tail to a resume function)
     reason: object = None       # BreakReason for native entries
     in_try: bool = False        # the reason is an exception a try block may catch
+    backend: str | None = None  # the backend the executable was compiled for
+    codes: frozenset = frozenset()  # the code objects the trace ran (capture/persist.py)
 
     def failing_guard(self, fn, args, kwargs) -> Guard | None:
         """The first guard that does not hold for these arguments (for logs)."""
@@ -500,14 +502,20 @@ class _EagerExecutable:
         return [env[id(v)] for v in self.graph.outputs]
 
 
-def _executable(graph, backend: str, options):
-    from frame.runtime.compile import compile as runtime_compile
+def runs_eagerly(node_count: int, has_body: bool) -> bool:
+    """Is a graph of this many nodes below ``frame.config.min_graph_ops`` (and
+    without fused bodies), so that its ops run one by one?"""
     try:
         from frame import config
         minimum = int(getattr(config, "min_graph_ops", 1))
     except ImportError:
         minimum = 1
-    if len(graph.nodes) < minimum and all(n.body is None for n in graph.nodes):
+    return node_count < minimum and not has_body
+
+
+def _executable(graph, backend: str, options):
+    from frame.runtime.compile import compile as runtime_compile
+    if runs_eagerly(len(graph.nodes), any(n.body is not None for n in graph.nodes)):
         return _EagerExecutable(graph)
     return runtime_compile(graph, backend, options)
 

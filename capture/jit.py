@@ -43,6 +43,7 @@ class CodeCache:
         self.entries: list[CacheEntry] = []
         self.native_forever = False
         self.warned: set[tuple] = set()
+        self.stored_checked = False             # stored translations looked up (persist.py)
         self.lock = threading.Lock()            # guards the entries list
         self.translating = threading.RLock()    # one translation at a time
 
@@ -194,6 +195,10 @@ def _promote(cache: CodeCache, entry: CacheEntry) -> None:
 
 
 def _miss(cache: CodeCache, fn, args, kwargs, options):
+    if not cache.stored_checked:
+        result = _try_stored(cache, fn, args, kwargs, options)
+        if result is not MISS:
+            return result
     name = getattr(fn, "__qualname__", fn.__name__)
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
@@ -221,6 +226,35 @@ def _miss(cache: CodeCache, fn, args, kwargs, options):
     return result
 
 
+def _persisting() -> bool:
+    """Are translations stored and loaded (capture/persist.py)?  Not under
+    ``frame.explain``, which translates to report what happens."""
+    return getattr(_local, "caches", None) is None
+
+
+def _try_stored(cache: CodeCache, fn, args, kwargs, options):
+    """The first miss of a code cache in this process: load the translations a
+    previous process stored for it and run the call through the first whose
+    guards hold (MISS when none does)."""
+    from . import persist
+    with cache.translating:
+        if cache.stored_checked:
+            loaded = []
+        else:
+            cache.stored_checked = True
+            loaded = persist.load_entries(fn, options) if _persisting() else []
+            with cache.lock:
+                room = CACHE_LIMIT - len(cache.entries)
+                loaded = loaded[:max(room, 0)]
+                cache.entries.extend(loaded)
+    for entry in loaded:
+        result = entry.fn(fn, *args, **kwargs)
+        if result is not MISS:
+            _promote(cache, entry)
+            return result
+    return MISS
+
+
 def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, options):
     """Translate a new entry (None past the recompile limit: the function then
     runs natively from now on)."""
@@ -239,6 +273,9 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
         record.recompile(name, shown)  # counts it, keeps the failing guard for frame.report()
         recompile_log.info("recompiling %s: guard failed: %s", name, shown)
     entry = translate(fn, arguments, options)
+    if _persisting() and not entry.native and not entry.breaks:
+        from . import persist
+        persist.save_entry(fn, entry, options)
     breaks = entry.native and (entry.reason.kind != "exception" or entry.in_try)
     if not (breaks and options["full_graph"]):  # a full_graph break raises on every call
         with cache.lock:
@@ -321,6 +358,7 @@ def translate(fn, arguments: dict, options) -> CacheEntry:
             raise tr.failure
         result = tx.run()
         entry = build_entry(tr, fn, result, backend)
+        entry.backend, entry.codes = backend, frozenset(tr.codes)
     except Unsupported as e:
         reason = BreakReason(e.kind, e.reason, e.location or _where(fn))
         entry = None

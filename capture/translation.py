@@ -52,6 +52,7 @@ class Translation:
         self.wrapped: dict[int, Variable] = {}
         self.keepalive: list = []
         self.instruction_count = 0
+        self.codes: set = set()    # every code object the trace ran (capture/persist.py)
         self.input_by_value: dict[int, TensorVariable] = {}  # id(graph input Value) -> variable
         self.views: dict[int, list[TensorVariable]] = {}    # id(base variable) -> its views
         # autograd under capture (capture/autograd.py)

@@ -51,6 +51,7 @@ class InstructionTranslator:
         from .handlers import HANDLERS
         self.tr = tr
         self.code = code
+        tr.codes.add(code)
         self.f_globals = f_globals
         self.f_builtins = f_globals.get("__builtins__", builtins)
         if isinstance(self.f_builtins, types.ModuleType):

@@ -38,13 +38,34 @@ from . import logs  # FRAME_LOG=graph (frame/runtime/logs.py)
 from . import persistent, tiered
 from .stats import record
 
-__all__ = ["compile", "cache_key", "CompilationCache", "compilation_cache", "clear_cache"]
+__all__ = ["compile", "compile_packed", "cache_key", "CompilationCache", "compilation_cache", "clear_cache"]
 
 log = logging.getLogger("frame.compile")
 
 
 def cache_key(graph: Graph, backend: str, options: CompileOptions) -> str:
-    return backend + "\x1f" + options.fingerprint() + "\x1f" + dump_text(graph)
+    return _key_of_text(dump_text(graph), backend, options)
+
+
+def _key_of_text(text: str, backend: str, options: CompileOptions) -> str:
+    return backend + "\x1f" + options.fingerprint() + "\x1f" + text
+
+
+class _Packed:
+    """A graph as ``hal.backend.pack_graph`` parts, parsed on first use: a cache
+    hit (in-process or persistent) never parses it."""
+
+    def __init__(self, text: str, payloads: bytes):
+        self.text, self.payloads = text, payloads
+        self._graph: Graph | None = None
+        self._lock = threading.Lock()
+
+    def graph(self) -> Graph:
+        with self._lock:
+            if self._graph is None:
+                from ..hal.backend import unpack_graph
+                self._graph = unpack_graph(self.text, self.payloads)
+            return self._graph
 
 
 class CompilationCache:
@@ -101,7 +122,24 @@ def compile(graph: Graph, backend: str = "cpu", options: CompileOptions | None =
     return compilation_cache.get_or_compile(key, lambda: _miss(graph, backend, options, key))
 
 
-def _miss(graph: Graph, backend_name: str, options: CompileOptions, key: str) -> Executable:
+def compile_packed(text: str, payloads: bytes, backend: str = "cpu",
+                   options: CompileOptions | None = None) -> Executable:
+    """``compile(unpack_graph(text, payloads), backend, options)``, parsing the
+    graph only when neither cache has its executable (``text`` must be what
+    ``pack_graph`` wrote: the key is made from it as ``compile`` makes it
+    from the graph)."""
+    options = options or CompileOptions()
+    key = _key_of_text(text, backend, options)
+    packed = _Packed(text, payloads)
+    return compilation_cache.get_or_compile(key, lambda: _miss(packed, backend, options, key))
+
+
+def _graph_of(graph: Graph | _Packed) -> Graph:
+    return graph.graph() if type(graph) is _Packed else graph
+
+
+def _miss(graph: Graph | _Packed, backend_name: str, options: CompileOptions,
+          key: str) -> Executable:
     """An in-process miss: the persistent cache, else tiered, else a compile."""
     tiered.note_foreground_compile()  # background compiles wait for a quiet moment
     try:
@@ -115,7 +153,7 @@ def _miss(graph: Graph, backend_name: str, options: CompileOptions, key: str) ->
         tiered.note_foreground_compile()
 
 
-def _load_or_build(graph: Graph, backend_name: str, options: CompileOptions,
+def _load_or_build(graph: Graph | _Packed, backend_name: str, options: CompileOptions,
                    key: str) -> Executable:
     """The persistent cache's executable, else a compile (persisted)."""
     store = persistent.active_store()
@@ -123,22 +161,29 @@ def _load_or_build(graph: Graph, backend_name: str, options: CompileOptions,
         exe = store.load(key, backend_name, options)
         if exe is not None:
             return exe
-    return _build(graph, backend_name, options, persist_key=key)
+    return _build(_graph_of(graph), backend_name, options, persist_key=key)
 
 
-def _start_tiered(graph: Graph, backend_name: str, fast: str, options: CompileOptions,
+def _start_tiered(graph: Graph | _Packed, backend_name: str, fast: str, options: CompileOptions,
                   key: str) -> Executable | None:
     """The fast tier's executable wrapped to swap in ``backend_name``'s later;
     None when the fast tier cannot compile the graph (then it is compiled now)."""
     try:
-        fast_exe = compile(graph, fast, options)
+        if type(graph) is _Packed:
+            fast_exe = compile_packed(graph.text, graph.payloads, fast, options)
+        else:
+            fast_exe = compile(graph, fast, options)
     except FrameError as err:
         log.debug("tiered: the %s tier cannot compile this graph (%s); compiling it for %s now",
                   fast, err, backend_name)
         return None
-    private = clone_graph(graph)  # the caller may reuse its graph after we return
-    ins = ", ".join(str(v.type) for v in graph.inputs[:4]) + (", ..." if len(graph.inputs) > 4 else "")
-    label = f"a {len(graph.nodes)}-node graph ({ins})"
+    if type(graph) is _Packed:
+        private = graph  # parsed (if ever) by whoever needs it first; never mutated
+        label = "a stored graph"
+    else:
+        private = clone_graph(graph)  # the caller may reuse its graph after we return
+        ins = ", ".join(str(v.type) for v in graph.inputs[:4]) + (", ..." if len(graph.inputs) > 4 else "")
+        label = f"a {len(graph.nodes)}-node graph ({ins})"
     return tiered.TieredExecutable(
         fast_exe, lambda: _load_or_build(private, backend_name, options, key),
         backend_name, fast, label)

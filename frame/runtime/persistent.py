@@ -101,13 +101,12 @@ class _Invalid(Exception):
 
 # --------------------------------------------------------------------------- the key
 
-@functools.lru_cache(maxsize=None)
-def _frame_fingerprint() -> str:
-    import frame
-    h = hashlib.sha256(f"frame {frame.__version__}".encode())
-    root = os.path.dirname(os.path.realpath(frame.__file__))
-    for package in _COMPILER_PACKAGES:
-        for dirpath, dirnames, names in os.walk(os.path.join(root, package)):
+def stamp_sources(h, root: str, packages: tuple[str, ...] = ("",)) -> None:
+    """Feed the names, sizes and mtimes of the ``.py`` files under
+    ``root/<package>`` into hash ``h`` (a cheap stand-in for their content)."""
+    prefix = len(root) + 1
+    for package in packages:
+        for dirpath, dirnames, names in os.walk(os.path.join(root, package) if package else root):
             dirnames.sort()
             for name in sorted(names):
                 if not name.endswith(".py"):
@@ -117,8 +116,15 @@ def _frame_fingerprint() -> str:
                     st = os.stat(path)
                 except OSError:
                     continue
-                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                rel = path[prefix:].replace(os.sep, "/")
                 h.update(f"|{rel}:{st.st_size}:{st.st_mtime_ns}".encode())
+
+
+@functools.lru_cache(maxsize=None)
+def _frame_fingerprint() -> str:
+    import frame
+    h = hashlib.sha256(f"frame {frame.__version__}".encode())
+    stamp_sources(h, os.path.dirname(os.path.realpath(frame.__file__)), _COMPILER_PACKAGES)
     return f"{frame.__version__}+{h.hexdigest()[:16]}"
 
 
@@ -298,6 +304,58 @@ class PersistentCache:
                            f"this is {version!r}")
         return backend.deserialize(Artifact(header["meta"], blobs), options)
 
+    # -- records (other layers' artifacts: capture's translations) ------------------
+    def record_path(self, kind: str, key: str) -> str:
+        return os.path.join(self.dir, entry_digest(key, f"record:{kind}") + SUFFIX)
+
+    def load_record(self, kind: str, key: str) -> tuple[dict[str, Any], dict[str, bytes]] | None:
+        """``(meta, blobs)`` stored by ``save_record(kind, key, ...)``, or None (a
+        miss, or an invalid entry: removed, WARN once, counted as for executables)."""
+        path = self.record_path(kind, key)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        try:
+            header, blobs = _decode(data)
+            if header.get("format") != FORMAT:
+                raise _Invalid(f"entry format {header.get('format')!r}, this frame writes {FORMAT}")
+            if header.get("key_sha256") != _key_sha(key) or header.get("backend") != f"record:{kind}":
+                raise _Invalid(f"the entry belongs to another {kind}")
+            if header.get("frame") != _frame_fingerprint():
+                raise _Invalid(f"written by frame {header.get('frame')}, this is {_frame_fingerprint()}")
+            meta = header["meta"]
+        except Exception as err:  # noqa: BLE001 -- a damaged entry is ignored, never fatal
+            reason = str(err) if isinstance(err, _Invalid) else f"{type(err).__name__}: {err}"
+            _warn_invalid("persistent compile cache: ignoring %s entry %s: %s (further invalid "
+                          "entries in this process are logged at DEBUG level and counted as "
+                          "persistent_invalid)", kind, os.path.basename(path), reason)
+            record.count("persistent_invalid")
+            _unlink(path)
+            return None
+        try:
+            os.utime(path)
+        except OSError:
+            pass
+        record.count("persistent_bytes_read", len(data))
+        return meta, blobs
+
+    def save_record(self, kind: str, key: str, meta: dict[str, Any], blobs: dict[str, bytes]) -> bool:
+        """Store ``(meta, blobs)`` (meta must be JSON) atomically; False when it
+        could not be written (never raises for I/O trouble)."""
+        try:
+            header = {"format": FORMAT, "frame": _frame_fingerprint(), "backend": f"record:{kind}",
+                      "backend_version": "", "key_sha256": _key_sha(key), "created": time.time(),
+                      "meta": meta}
+            data = _encode(header, blobs)
+        except (TypeError, ValueError) as err:
+            _warn_serialize("persistent compile cache: a %s record cannot be stored (%s)", kind, err)
+            return False
+        if len(data) > self.max_bytes:
+            return False
+        return self._write(self.record_path(kind, key), data)
+
     # -- writing ---------------------------------------------------------------------
     def save(self, key: str, backend: Backend, graph, exe: Executable,
              options: CompileOptions) -> bool:
@@ -324,7 +382,9 @@ class PersistentCache:
             return False
         if len(data) > self.max_bytes:
             return False
-        path = self.path_for(key, backend.name)
+        return self._write(self.path_for(key, backend.name), data)
+
+    def _write(self, path: str, data: bytes) -> bool:
         tmp = os.path.join(self.dir, f"{_TMP}{os.getpid()}-{threading.get_ident()}-"
                                      f"{next(self._tmp_names)}")
         try:

@@ -1,0 +1,379 @@
+"""Translations on disk: a second run of a program skips capture's translation
+as the persistent compile cache lets it skip the compile.
+
+A cache entry (``codegen.CacheEntry``) is generated Python source plus a
+namespace: guard and rebuild constants (``GuardSet.consts``), the captured
+graph's executable and a few helpers.  When every constant can be named in a
+new process, the entry is stored in the persistent cache
+(``frame/runtime/persistent.py``, a *record* of kind ``capture``) beside the
+executables; the next process that misses on the same function loads the
+stored entries before translating, checks each one's guards against the call
+and uses the first that holds.  Its graph is compiled (in practice: loaded
+from the persistent cache) only when an entry is first used.
+
+What a stored entry may depend on, and how a new process knows it still holds:
+
+* the function's code, the code of every function the trace inlined (frame's
+  own included) and capture's and frame's sources: the record key holds a
+  digest of the top code object (``marshal``), of capture's and frame's
+  sources (sizes and mtimes), Python's bytecode tag and NumPy's version, and
+  the entry lists every file whose code the trace ran with the sha256 of its
+  content, checked at load;
+* everything else the trace read is guarded, and the guards are in the source;
+* the constants are named, not pickled: ``None``/bool/int/float/str/bytes and
+  tuples of them by value, NumPy dtypes by their string, modules by name,
+  a module's ``__dict__`` by the module's name, functions, classes and other
+  named objects by ``module`` + ``__qualname__`` (stored only when that name
+  leads back to the very object, resolved at load only among modules already
+  imported: loading never imports anything), the function's own defaults by
+  value (checked equal to the current ones at load).  An entry with any other
+  constant (an object instance, an array, a closure's contents...) is not
+  stored.
+
+Not stored: native entries and graph-break entries (their resume functions
+are built in-process), entries made under ``frame.explain``.  Up to
+``jit.CACHE_LIMIT`` entries per (code, backend, full_graph), newest first.
+A record that cannot be used (a file changed, a name that no longer resolves,
+a damaged file) is skipped; the function is translated as if it were absent.
+
+Counters (``frame.stats().extra``): ``capture_persistent_loads`` (stored
+entries loaded), ``capture_persistent_hits`` (calls served by one on its first
+use), ``capture_persistent_writes``.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import marshal
+import os
+import sys
+import threading
+import types
+
+import numpy as np
+
+from frame.runtime.stats import record
+
+__all__ = ["load_entries", "save_entry"]
+
+log = logging.getLogger("frame.cache")
+
+KIND = "capture"
+FORMAT = 1
+_HELPERS = ("__MISS", "__wrap", "__copyto", "__overlap", "__run")
+
+
+class NotPersistable(Exception):
+    """A constant or dependency a new process could not find again."""
+
+
+# --------------------------------------------------------------------------- keys
+
+@functools.lru_cache(maxsize=None)
+def _sources_fingerprint() -> str:
+    """capture's and frame's sources (names, sizes, mtimes), Python's bytecode
+    tag and NumPy's version: what decides how a function is translated."""
+    import frame
+    from frame.runtime.persistent import stamp_sources
+    h = hashlib.sha256(f"{FORMAT}|{sys.implementation.cache_tag}|numpy {np.__version__}".encode())
+    for package in (os.path.dirname(os.path.realpath(__file__)),
+                    os.path.dirname(os.path.realpath(frame.__file__))):
+        stamp_sources(h, package)
+    return h.hexdigest()
+
+
+def _record_key(fn, backend: str, full_graph: bool) -> str:
+    code_digest = hashlib.sha256(marshal.dumps(fn.__code__)).hexdigest()
+    return "\x1f".join([_sources_fingerprint(), code_digest, fn.__code__.co_filename,
+                        fn.__code__.co_qualname if hasattr(fn.__code__, "co_qualname") else fn.__qualname__,
+                        backend, str(bool(full_graph))])
+
+
+_file_digests: dict[str, tuple[int, int, str]] = {}
+_file_lock = threading.Lock()
+
+
+def _file_digest(path: str) -> str:
+    """sha256 of a source file's content (cached per process by size and mtime)."""
+    st = os.stat(path)
+    with _file_lock:
+        known = _file_digests.get(path)
+        if known is not None and known[:2] == (st.st_size, st.st_mtime_ns):
+            return known[2]
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    with _file_lock:
+        _file_digests[path] = (st.st_size, st.st_mtime_ns, digest)
+    return digest
+
+
+def _dependencies(codes) -> list[list[str]]:
+    files = sorted({code.co_filename for code in codes})
+    deps = []
+    for path in files:
+        if not os.path.isfile(path):
+            raise NotPersistable(f"code from {path!r}, which is not a file")
+        deps.append([path, _file_digest(path)])
+    return deps
+
+
+def _dependencies_hold(deps) -> bool:
+    try:
+        return all(_file_digest(path) == digest for path, digest in deps)
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------------- constants
+
+def _encode(obj, fn) -> list:
+    t = type(obj)
+    if fn.__defaults__ is not None and obj is fn.__defaults__:  # guarded by identity
+        return ["fn_defaults", [_encode(x, fn) for x in obj]]
+    if obj is None or t is bool or t is str:
+        return ["v", obj]
+    if t is int:
+        return ["int", str(obj)]
+    if t is float:
+        return ["float", obj.hex()]
+    if t is bytes:
+        return ["bytes", obj.hex()]
+    if t is tuple:
+        return ["tuple", [_encode(x, fn) for x in obj]]
+    if obj is fn.__globals__:
+        return ["fn_globals"]
+    if isinstance(obj, np.dtype):
+        if obj.fields is not None or np.dtype(obj.str) != obj:
+            raise NotPersistable(f"dtype {obj!r}")
+        return ["dtype", obj.str]
+    if isinstance(obj, np.generic) and t in (np.float16, np.float32, np.float64, np.int8, np.int16,
+                                             np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                                             np.uint64, np.bool_):
+        return ["npscalar", np.dtype(t).str, _encode(obj.item(), fn)]
+    if isinstance(obj, types.ModuleType):
+        if sys.modules.get(obj.__name__) is not obj:
+            raise NotPersistable(f"module {obj.__name__!r} is not sys.modules[{obj.__name__!r}]")
+        return ["module", obj.__name__]
+    if t is dict:
+        name = obj.get("__name__")
+        module = sys.modules.get(name) if isinstance(name, str) else None
+        if module is None or vars(module) is not obj:
+            raise NotPersistable("a dict that is not a module's namespace")
+        return ["module_dict", name]
+    module = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None)
+    if module is None and qualname is not None:  # method descriptors: their class's module
+        module = getattr(getattr(obj, "__objclass__", None), "__module__", None)
+    if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
+        try:
+            found = _resolve(module, qualname)
+        except NotPersistable:
+            found = None
+        if found is obj:
+            return ["name", module, qualname]
+    raise NotPersistable(f"a {t.__name__} constant")
+
+
+def _resolve(module: str, qualname: str):
+    obj = sys.modules.get(module)  # never imports: a module not loaded yet is a miss
+    if obj is None:
+        raise NotPersistable(f"module {module!r} is not imported")
+    for part in qualname.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise NotPersistable(f"{module}.{qualname} does not resolve") from None
+    return obj
+
+
+def _same_value(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if type(a) is tuple:
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if type(a) is float and a != a:
+        return b != b
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 -- incomparable: not the same
+        return False
+
+
+def _decode(ref: list, fn):
+    tag = ref[0]
+    if tag == "v":
+        return ref[1]
+    if tag == "int":
+        return int(ref[1])
+    if tag == "float":
+        return float.fromhex(ref[1])
+    if tag == "bytes":
+        return bytes.fromhex(ref[1])
+    if tag == "tuple":
+        return tuple(_decode(x, fn) for x in ref[1])
+    if tag == "fn_globals":
+        return fn.__globals__
+    if tag == "fn_defaults":
+        stored = tuple(_decode(x, fn) for x in ref[1])
+        if fn.__defaults__ is None or not _same_value(stored, fn.__defaults__):
+            raise NotPersistable("the function's defaults changed")
+        return fn.__defaults__
+    if tag == "dtype":
+        return np.dtype(ref[1])
+    if tag == "npscalar":
+        return np.dtype(ref[1]).type(_decode(ref[2], fn))
+    if tag == "module":
+        module = sys.modules.get(ref[1])
+        if module is None:
+            raise NotPersistable(f"module {ref[1]!r} is not imported")
+        return module
+    if tag == "module_dict":
+        module = sys.modules.get(ref[1])
+        if module is None:
+            raise NotPersistable(f"module {ref[1]!r} is not imported")
+        return vars(module)
+    if tag == "name":
+        return _resolve(ref[1], ref[2])
+    raise NotPersistable(f"unknown constant tag {tag!r}")
+
+
+# --------------------------------------------------------------------------- save
+
+def _store():
+    from frame.runtime.persistent import active_store
+    return active_store()
+
+
+def save_entry(fn, entry, options) -> bool:
+    """Store ``entry`` (just translated for ``fn``) when it can be named in a new
+    process; True when written."""
+    store = _store()
+    if store is None or entry.native or entry.breaks or entry.backend is None:
+        return False
+    namespace = entry.fn.__globals__
+    try:
+        if set(k for k in namespace if k.startswith("__") and not k.startswith("__k")) - \
+                set(_HELPERS) - {"__builtins__", "__entry"}:
+            raise NotPersistable("entry helpers this version does not know")
+        consts = {k: _encode(v, fn) for k, v in namespace.items() if k.startswith("__k")}
+        deps = _dependencies(entry.codes | {fn.__code__})
+    except NotPersistable as why:
+        log.debug("capture: translation of %s not persisted: %s", fn.__qualname__, why)
+        return False
+    blobs: dict[str, bytes] = {}
+    graph_text = None
+    if entry.executable is not None:
+        from frame.hal.backend import pack_graph
+        graph_text, blobs["graph"] = pack_graph(entry.graph)
+    item = {"source": entry.source, "guards": [[g.expr, g.text] for g in entry.guards],
+            "consts": consts, "deps": deps, "graph": graph_text, "backend": entry.backend}
+    if entry.graph is not None:
+        item["nodes"] = len(entry.graph.nodes)
+        item["bodies"] = any(n.body is not None for n in entry.graph.nodes)
+    key = _record_key(fn, entry.backend if options["backend"] is None else options["backend"],
+                      options["full_graph"])
+    from .jit import CACHE_LIMIT
+    items, old_blobs = _read(store, key)
+    kept = [it for it in items if it["source"] != item["source"]][:CACHE_LIMIT - 1]
+    all_items, all_blobs = [item], {}
+    if "graph" in blobs:
+        all_blobs["g0"] = blobs["graph"]
+        item["blob"] = "g0"
+    for it in kept:
+        if it.get("blob") in old_blobs:
+            name = f"g{len(all_items)}"
+            all_blobs[name] = old_blobs[it["blob"]]
+            it = dict(it, blob=name)
+        all_items.append(it)
+    if store.save_record(KIND, key, {"format": FORMAT, "entries": all_items}, all_blobs):
+        record.count("capture_persistent_writes")
+        return True
+    return False
+
+
+def _read(store, key: str) -> tuple[list[dict], dict[str, bytes]]:
+    found = store.load_record(KIND, key)
+    if found is None:
+        return [], {}
+    meta, blobs = found
+    if meta.get("format") != FORMAT or not isinstance(meta.get("entries"), list):
+        return [], {}
+    return meta["entries"], blobs
+
+
+# --------------------------------------------------------------------------- load
+
+def load_entries(fn, options) -> list:
+    """The stored entries for ``fn`` under ``options`` that this process can use
+    (their guards still decide whether a call matches), newest first."""
+    store = _store()
+    if store is None:
+        return []
+    from .jit import _default_backend
+    backend = options["backend"] or _default_backend()
+    try:
+        key = _record_key(fn, backend, options["full_graph"])
+    except (OSError, ValueError):
+        return []
+    items, blobs = _read(store, key)
+    entries = []
+    for item in items:
+        try:
+            entries.append(_rebuild(fn, item, blobs))
+        except NotPersistable as why:
+            log.debug("capture: stored translation of %s not used: %s", fn.__qualname__, why)
+        except Exception as err:  # noqa: BLE001 -- a bad record is skipped, never fatal
+            log.debug("capture: stored translation of %s not used: %s: %s", fn.__qualname__,
+                      type(err).__name__, err)
+    if entries:
+        record.count("capture_persistent_loads", len(entries))
+    return entries
+
+
+def _rebuild(fn, item: dict, blobs: dict[str, bytes]):
+    from frame.tensor import Tensor
+
+    from .codegen import MISS, CacheEntry, _compile
+    from .guards import Guard
+
+    if not _dependencies_hold(item["deps"]):
+        raise NotPersistable("a source file it was translated from changed")
+    namespace = {k: _decode(ref, fn) for k, ref in item["consts"].items()}
+    namespace.update({"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
+                      "__overlap": np.may_share_memory, "__run": None})
+    guards = [Guard(expr, text) for expr, text in item["guards"]]
+    entry = CacheEntry(None, guards, item["source"])
+    entry.backend = item["backend"]
+    if item["graph"] is not None:
+        namespace["__run"] = _LazyRun(entry, namespace, item, blobs[item["blob"]])
+    entry.fn = _compile(item["source"], namespace)
+    return entry
+
+
+class _LazyRun:
+    """``__run`` of a loaded entry until its first call: loads the graph, gets
+    its executable (``runtime.compile``: in practice a persistent-cache hit),
+    then rebinds ``__run`` to the executable's ``run``."""
+
+    def __init__(self, entry, namespace: dict, item: dict, payloads: bytes):
+        self.entry, self.namespace, self.item, self.payloads = entry, namespace, item, payloads
+        self.lock = threading.Lock()
+
+    def __call__(self, inputs):
+        with self.lock:
+            exe = self.entry.executable
+            if exe is None:
+                from frame.hal.backend import unpack_graph
+                from frame.runtime.compile import compile_packed
+
+                from .codegen import _EagerExecutable, runs_eagerly
+                text, backend = self.item["graph"], self.entry.backend
+                if runs_eagerly(int(self.item["nodes"]), bool(self.item["bodies"])):
+                    exe = _EagerExecutable(unpack_graph(text, self.payloads))
+                else:  # no parsing when the persistent cache has the executable
+                    exe = compile_packed(text, self.payloads, backend)
+                self.entry.executable = exe
+                self.namespace["__run"] = exe.run
+                record.count("capture_persistent_hits")
+        return exe.run(inputs)
