@@ -324,17 +324,14 @@ _UFLOAT = r"(?:nan(?::0x[0-9a-f]+)?|inf|\d+(?:\.\d*)?(?:e[+-]?\d+)?)"
 _COMPLEX_RE = re.compile(rf"(-?{_UFLOAT})([+-]{_UFLOAT})j")
 
 
+_TOKENS_RE = re.compile(_TOKEN_RE.pattern[len(r"\s*(?:"):-1])  # the same alternatives, unanchored
+
+
 def _tokenize(line: str) -> list[tuple[int, str]]:
-    tokens = []
-    pos, end = 0, len(line.rstrip())
-    while pos < end:
-        m = _TOKEN_RE.match(line, pos)
-        if m is None:  # only trailing whitespace is left
-            break
-        kind = m.lastindex - 1
-        tokens.append((kind, m.group(m.lastindex)))
-        pos = m.end()
-    return tokens
+    # one findall per line (whitespace between tokens is what it skips: the
+    # last alternative takes any other character)
+    return [(_STR, s) if s else (_REF, r) if r else (_WORD, w) if w else (_PUNCT, p)
+            for s, r, w, p in _TOKENS_RE.findall(line)]
 
 
 class _Line:
