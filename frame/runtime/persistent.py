@@ -328,9 +328,9 @@ class PersistentCache:
             meta = header["meta"]
         except Exception as err:  # noqa: BLE001 -- a damaged entry is ignored, never fatal
             reason = str(err) if isinstance(err, _Invalid) else f"{type(err).__name__}: {err}"
-            _warn_invalid("persistent compile cache: ignoring %s entry %s: %s (further invalid "
-                          "entries in this process are logged at DEBUG level and counted as "
-                          "persistent_invalid)", kind, os.path.basename(path), reason)
+            _warn_invalid("persistent compile cache: ignoring %s entry %s: %s; making it again "
+                          "(further invalid entries in this process are logged at DEBUG level "
+                          "and counted as persistent_invalid)", kind, os.path.basename(path), reason)
             record.count("persistent_invalid")
             _unlink(path)
             return None

@@ -66,9 +66,11 @@ for i, o in enumerate(runtime_compile(passthrough_graph(), "openvino").run([x]))
     outs[f"ov_pass{i}"] = o
 s = frame.stats()
 print(json.dumps({"outputs": {k: np.asarray(v).tolist() for k, v in outs.items()},
-                  "compiles": s.compiles_by_backend, "extra": s.extra}))
+                  "compiles": s.compiles_by_backend, "translations": s.translations,
+                  "extra": s.extra}))
 """
 N_ENTRIES = 4  # graphs CHILD compiles, all persistable
+N_RECORDS = 1  # capture's stored translation of mlp (CHILD runs as a script file)
 
 
 def _env(cache_dir: pathlib.Path) -> dict[str, str]:
@@ -78,8 +80,16 @@ def _env(cache_dir: pathlib.Path) -> dict[str, str]:
     return env
 
 
+def _script(cache_dir: pathlib.Path) -> str:
+    """CHILD as a file beside the cache (the same path in every run: a stored
+    translation is found again by its function's file)."""
+    path = cache_dir.parent / f"{cache_dir.name}-child.py"
+    path.write_text(CHILD)
+    return str(path)
+
+
 def _run_child(cache_dir: pathlib.Path) -> tuple[dict, str]:
-    proc = subprocess.run([sys.executable, "-c", CHILD], env=_env(cache_dir), cwd=ROOT,
+    proc = subprocess.run([sys.executable, _script(cache_dir)], env=_env(cache_dir), cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
@@ -125,36 +135,41 @@ def warm_runs(tmp_path_factory):
 def test_second_run_hits_and_does_not_compile(warm_runs):
     cache, (first, _), (second, second_err) = warm_runs
     assert first["extra"].get("persistent_hits", 0) == 0
-    assert first["extra"]["persistent_writes"] == N_ENTRIES
+    assert first["extra"]["persistent_writes"] == N_ENTRIES + N_RECORDS
     assert first["compiles"] == {"openvino": 3, "cpu": 1}
     assert second["extra"]["persistent_hits"] == N_ENTRIES
     assert second["extra"].get("persistent_misses", 0) == 0
     assert second["compiles"] == {}, "a warm run compiled"
+    assert first["translations"] == 1 and first["extra"]["capture_persistent_writes"] == N_RECORDS
+    assert second["translations"] == 0, "a warm run translated"
+    assert second["extra"]["capture_persistent_hits"] == N_RECORDS
     assert not _warnings(second_err)
     _assert_same_outputs(first, second)
-    assert len(list((cache / "compiled").glob("*.fce"))) == N_ENTRIES
+    assert len(list((cache / "compiled").glob("*.fce"))) == N_ENTRIES + N_RECORDS
 
 
 def test_corrupt_entries_are_recompiled_with_one_warning(warm_runs):
     cache, (first, _), _ = warm_runs
-    assert _corrupt_every_file(cache) >= N_ENTRIES
+    assert _corrupt_every_file(cache) >= N_ENTRIES + N_RECORDS
     third, third_err = _run_child(cache)
     warnings = _warnings(third_err)
     assert len(warnings) == 1, third_err
-    assert "compiling the graph again" in warnings[0]
-    assert third["extra"]["persistent_invalid"] == N_ENTRIES
+    assert "ignoring" in warnings[0] and "again" in warnings[0]
+    assert third["extra"]["persistent_invalid"] == N_ENTRIES + N_RECORDS
     assert third["extra"].get("persistent_hits", 0) == 0
-    assert third["compiles"] == {"openvino": 3, "cpu": 1}
+    assert third["compiles"] == {"openvino": 3, "cpu": 1} and third["translations"] == 1
     _assert_same_outputs(first, third)
     # the entries were rewritten: the next run is warm again
     fourth, fourth_err = _run_child(cache)
     assert fourth["extra"]["persistent_hits"] == N_ENTRIES and fourth["compiles"] == {}
+    assert fourth["translations"] == 0
     assert not _warnings(fourth_err)
     _assert_same_outputs(first, fourth)
 
 
 def test_two_processes_on_an_empty_cache(tmp_path):
-    procs = [subprocess.Popen([sys.executable, "-c", CHILD], env=_env(tmp_path), cwd=ROOT,
+    script = _script(tmp_path)
+    procs = [subprocess.Popen([sys.executable, script], env=_env(tmp_path), cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     results = []
@@ -165,10 +180,11 @@ def test_two_processes_on_an_empty_cache(tmp_path):
         results.append(json.loads(out.strip().splitlines()[-1]))
     _assert_same_outputs(results[0], results[1])
     entries = list((tmp_path / "compiled").glob("*.fce"))
-    assert len(entries) == N_ENTRIES
+    assert len(entries) == N_ENTRIES + N_RECORDS
     assert not list((tmp_path / "compiled").glob(".tmp-*")), "a temporary file was left behind"
     third, _ = _run_child(tmp_path)
     assert third["extra"]["persistent_hits"] == N_ENTRIES and third["compiles"] == {}
+    assert third["translations"] == 0
     _assert_same_outputs(results[0], third)
 
 
