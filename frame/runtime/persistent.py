@@ -565,7 +565,9 @@ def cache_command(action: str, out: TextIO | None = None) -> int:
         return 0
     info = store.info()
     state = "on" if config.cache else "off (FRAME_CACHE=0)"
-    backends = ", ".join(f"{name} {n}" for name, n in sorted(info["by_backend"].items())) or "none"
+    kinds = {"record:capture": "capture translations"}
+    backends = ", ".join(f"{kinds.get(name, name)} {n}"
+                         for name, n in sorted(info["by_backend"].items())) or "none"
     print(f"frame compile cache: {info['dir']}  ({state})", file=out)
     print(f"  entries:   {info['entries']} ({backends})", file=out)
     print(f"  size:      {_size(info['bytes'])} of {_size(info['max_bytes'])} "
