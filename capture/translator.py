@@ -471,6 +471,9 @@ class InstructionTranslator:
         defaults = self._defaults(fn_var)
         f_locals = bind_arguments(code, fn.__qualname__, args, kwargs, *defaults)
         cells = self._cells_for(fn_var)
+        for name in code.co_cellvars:
+            if name in f_locals:  # a parameter captured by an inner function (MAKE_CELL)
+                cells[name].value = f_locals[name]
         child = InstructionTranslator(self.tr, code, fn.__globals__, f_locals, cells,
                                       self.depth + 1, self)
         if code.co_flags & inspect.CO_GENERATOR:
