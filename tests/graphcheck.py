@@ -30,3 +30,31 @@ def assert_identical(got, want, what: str = "") -> None:
         assert type(g) is np.ndarray, f"{prefix}output {i} is a {type(g).__name__}"
         assert (g.dtype, g.shape) == (w.dtype, w.shape), f"{prefix}output {i}"
         assert g.tobytes() == w.tobytes(), f"{prefix}output {i}:\n{g}\n!=\n{w}"
+
+
+def mlp_training_graph(sizes=(784, 256, 128, 10), batch: int = 128, lr: float = 0.01) -> Graph:
+    """One SGD step of a ReLU MLP as capture builds it (``F.linear`` is
+    ``x @ transpose(w) + b``, cross-entropy loss, ``build_backward_graph``):
+    inputs x, labels, then (weight, bias) per layer; outputs the loss, the
+    gradients and the updated parameters."""
+    from frame.autograd import build_backward_graph
+    from frame.ir import GraphBuilder
+
+    b = GraphBuilder()
+    x = b.input("float32", (batch, sizes[0]))
+    labels = b.input("int64", (batch,))
+    params = []
+    for n_in, n_out in zip(sizes, sizes[1:]):
+        params += [b.input("float32", (n_out, n_in)), b.input("float32", (n_out,))]
+    h = x
+    for i in range(0, len(params), 2):
+        h = b.op("add", b.op("matmul", h, b.op("transpose", params[i], perm=(1, 0))), params[i + 1])
+        if i + 2 < len(params):
+            h = b.op("relu", h)
+    loss = b.op("cross_entropy", h, labels, reduction="mean")
+    full = build_backward_graph(b.build(loss), 0, list(range(2, 2 + len(params))))
+    step = GraphBuilder(full)
+    grads = full.outputs[1:]
+    rate = step.scalar(lr, like=grads[0])
+    updated = [step.op("sub", p, step.op("mul", g, rate)) for p, g in zip(full.inputs[2:], grads)]
+    return step.build(*full.outputs, *updated)

@@ -13,34 +13,49 @@ Values are keyed by their definition number, the ``%N`` of ``dump_text``
 (graph inputs first, then node outputs in node order; ``graph.values()``
 gives the same order), so a plan stays valid for a clone of the graph.
 
+Views.  A ``transpose`` node whose output is not a graph output gets no
+buffer: the executable reads it as a view of its input (NumPy's
+``np.transpose(x, perm)``, no copy).  ``views`` maps the view's value number
+to the number of the value it views (the transpose's input, itself possibly a
+view).  A view is not planned (no buffer, not in ``assignment``, ``lifetimes``
+or ``types``); instead the value it views *through any chain of views* (its
+root) must stay intact while the view is read, so the root's lifetime ends no
+earlier than the last node that reads the view.  Roots that are not planned
+(graph inputs, graph outputs, constants) need nothing: they are never
+overwritten during a run.  (A backend may still copy a planned view; it then
+holds a fresh array of its own and the longer lifetime is merely cautious.)
+
 Lifetimes are node indexes: a value lives from the node that defines it to
-the last node that reads it (its own node when nobody reads it).
+the last node that reads it, or that reads a view of it (its own node when
+nobody reads either).
 
 Reuse rule (greedy, in node order, deterministic):
 
 * A buffer is a flat array of one dtype.  A value may use a buffer of its own
-  dtype only; it uses the first ``size`` elements, reshaped to its shape (the
-  view is fixed for the plan's life, so an executable creates it once).
-* A buffer becomes free only after the node that last reads its value has
-  completed, so an output never shares a buffer with an input of the same node
-  (no in-place aliasing) nor with another output of the same node.
+  dtype only; it uses the first ``size`` elements, reshaped to its shape (that
+  reshaped slice is fixed for the plan's life, so an executable makes it once).
+* A buffer becomes free only after the node that last reads its value (or a
+  view of it) has completed, so an output never shares a buffer with an input
+  of the same node (no in-place aliasing), nor with another output of the
+  same node, nor with a value some live view still shows.
 * A value takes the smallest free buffer of its dtype that is large enough
   (lowest index on ties); if none is, the largest free buffer of its dtype
   grows to fit it; if there is no free buffer of its dtype, a new buffer is
   made.  A buffer's size is the largest value it ever holds.
 
 So ``peak_bytes`` (the sum of the buffers, all allocated for the whole run)
-is never more than ``naive_bytes`` (one buffer per value), and never less
-than ``max_live_bytes`` (the most bytes alive after any single node).
+is never more than ``naive_bytes`` (one buffer per planned value), and never
+less than ``max_live_bytes`` (the most bytes alive after any single node).
+Views weigh nothing in any of the three.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
 from ..dtypes import DType
-from .graph import Graph
+from .graph import Graph, Node
 from .types import TensorType
 
 __all__ = ["plan_memory", "MemoryPlan", "Buffer", "Lifetime"]
@@ -58,7 +73,8 @@ class Buffer(NamedTuple):
 
 
 class Lifetime(NamedTuple):
-    """Node index that defines the value and the last node index that reads it."""
+    """Node index that defines the value and the last node index that reads it
+    (or reads a view of it)."""
 
     start: int
     end: int
@@ -71,7 +87,9 @@ class Lifetime(NamedTuple):
 class MemoryPlan:
     """The result of ``plan_memory`` (immutable: tuples and read-only mappings).
 
-    ``assignment`` and ``lifetimes`` and ``types`` are keyed by value number.
+    ``assignment`` and ``lifetimes`` and ``types`` are keyed by the numbers of
+    the planned values; ``views`` maps each view's number to the number of the
+    value it views (see the module docstring).
     """
 
     buffers: tuple[Buffer, ...]
@@ -81,6 +99,7 @@ class MemoryPlan:
     peak_bytes: int
     naive_bytes: int
     max_live_bytes: int
+    views: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
 
     def buffer_of(self, number: int) -> Buffer | None:
         """The buffer value ``%number`` lives in, or None if it is not planned."""
@@ -98,6 +117,8 @@ class MemoryPlan:
             held = ", ".join(f"%{n} {self.types[n]} [{self.lifetimes[n].start},{self.lifetimes[n].end}]"
                              for n in users.get(index, []))
             lines.append(f"  buf{index}: {buf.dtype.name} x {buf.size} ({buf.nbytes} B) <- {held}")
+        for view, source in sorted(self.views.items()):
+            lines.append(f"  view %{view} of %{source}")
         return "\n".join(lines)
 
 
@@ -119,12 +140,15 @@ def plan_memory(graph: Graph) -> MemoryPlan:
             number[id(v)] = len(number)
 
     outputs = {id(v) for v in graph.outputs}
+    views: dict[int, int] = {}
     lifetimes: dict[int, Lifetime] = {}
     types: dict[int, TensorType] = {}
     planned_by_node: list[list[int]] = []
     for pos, node in enumerate(graph.nodes):
         mine = []
-        if node.op != "constant" and node.const is None:
+        if _is_view(node, outputs):
+            views[number[id(node.outputs[0])]] = number[id(node.inputs[0])]
+        elif node.op != "constant" and node.const is None:
             for v in node.outputs:
                 if id(v) not in outputs:
                     n = number[id(v)]
@@ -132,11 +156,16 @@ def plan_memory(graph: Graph) -> MemoryPlan:
                     types[n] = v.type
                     mine.append(n)
         planned_by_node.append(mine)
+    last_read: dict[int, int] = {}
     for pos, node in enumerate(graph.nodes):
         for v in node.inputs:
-            n = number.get(id(v))
-            if n is not None and n in lifetimes and lifetimes[n].end < pos:
-                lifetimes[n] = Lifetime(lifetimes[n].start, pos)
+            last_read[number[id(v)]] = pos
+    for n, life in lifetimes.items():
+        lifetimes[n] = Lifetime(life.start, max(life.end, last_read.get(n, life.end)))
+    for n in views:
+        root = _root(views, n)
+        if root in lifetimes and n in last_read and lifetimes[root].end < last_read[n]:
+            lifetimes[root] = Lifetime(lifetimes[root].start, last_read[n])
 
     dying_after: dict[int, list[int]] = {}
     for n, life in lifetimes.items():
@@ -174,7 +203,21 @@ def plan_memory(graph: Graph) -> MemoryPlan:
         peak_bytes=sum(b.nbytes for b in buffers),
         naive_bytes=sum(t.nbytes for t in types.values()),
         max_live_bytes=max_live,
+        views=MappingProxyType(views),
     )
+
+
+def _is_view(node: Node, outputs: set[int]) -> bool:
+    """Is ``node`` a transpose the executable reads as a view of its input?"""
+    return (node.op == "transpose" and node.body is None and node.const is None
+            and len(node.outputs) == 1 and id(node.outputs[0]) not in outputs)
+
+
+def _root(views: Mapping[int, int], number: int) -> int:
+    """The value a view reads through its chain of views."""
+    while number in views:
+        number = views[number]
+    return number
 
 
 def _take_free(candidates: list[int], sizes: list[int], need: int) -> int | None:

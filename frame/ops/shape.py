@@ -7,9 +7,15 @@ non-negative and sorted, slices are stored in the normal form computed by
 ``canonical_slice``.  The user-facing functions normalise; type inference
 rejects attrs that are not canonical, naming the op.
 
-Reference kernels return fresh C-contiguous arrays, never views of their
-inputs: a frame tensor owns its data, so an in-place update of one result
-(``y += 1``) can never change another tensor, eager or compiled alike.
+Reference kernels return fresh arrays, never views of their inputs: a frame
+tensor owns its data, so an in-place update of one result (``y += 1``) can
+never change another tensor, eager or compiled alike.  They are C-contiguous,
+except transpose's: it copies its input in the input's own memory order and
+returns that copy transposed, so the result is laid out exactly like
+``np.transpose(x, perm)`` of a C-contiguous ``x`` (same strides).  Kernels
+that read it (BLAS through ``np.matmul``, reductions) then take the same path
+as on a view, which is what lets the cpu executable pass transposes as views
+and still match the interpreter bit for bit.
 """
 from __future__ import annotations
 
@@ -150,7 +156,9 @@ def _transpose_infer(types, attrs):
 
 
 def _transpose_kernel(ins, attrs):
-    return (_copy(np.transpose(ins[0], attrs["perm"])),)
+    # a fresh copy in x's memory order (C order for a C-contiguous x, with the
+    # same strides), transposed: the strides of np.transpose(x, perm); see above
+    return (np.transpose(np.array(ins[0], copy=True, order="K"), attrs["perm"]),)
 
 
 register(OpSchema("transpose", 1, _transpose_infer, _transpose_kernel,

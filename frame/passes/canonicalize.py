@@ -1,14 +1,42 @@
-"""canonicalize: remove ops that do nothing and merge reshape chains.
+"""canonicalize: remove ops that do nothing, merge reshape and transpose chains,
+and move transposes off matmul results.
 
-Identity ops (a cast to the same dtype, a reshape/broadcast_to to the same
-shape, an identity transpose, expand_dims/squeeze/flip with no axes, a full
-slice, a zero pad, a one-input concat) are replaced by their input; a reshape
-of a reshape reads the innermost input directly.  Only rewrites that are exact
-for every value (NaN, -0.0) are made.
+Rules, each applied wherever it matches until none does (the pass is a
+fixpoint, so running it twice changes nothing more):
+
+* identity ops (a cast to the same dtype, a reshape/broadcast_to to the same
+  shape, an identity transpose, expand_dims/squeeze/flip with no axes, a full
+  slice, a zero pad, a one-input concat) are replaced by their input;
+* a reshape of a reshape reads the innermost input directly;
+* ``transpose(transpose(x, p1), p2)`` is ``transpose(x, p)`` with the composed
+  permutation ``p[i] = p1[p2[i]]``, or ``x`` itself when ``p`` is the identity;
+* ``transpose(matmul(a, b))``, when the transpose swaps only the last two axes,
+  ``a`` and ``b`` both have rank >= 2 and the transpose is the matmul result's
+  only user (the result is no graph output), becomes
+  ``matmul(transpose(b), transpose(a))`` with last-two-axes swaps, which the
+  rule above cancels against transposes ``a`` or ``b`` came from.  Autograd
+  writes weight gradients as ``transpose(matmul(transpose(x), g))``; after
+  this rule they are ``matmul(transpose(g), x)``: no transposed copy of the
+  (large) product, and a small transposed operand, which the cpu executable
+  passes to BLAS as a view.
+
+The rewrites are exact for every value (NaN, -0.0) except the last one on
+floating-point operands: ``(a @ b)^T`` and ``b^T @ a^T`` multiply the same
+pairs and add them along the same axis, but BLAS may group the additions
+differently for the two operand layouts, so results can differ in the last
+bits (integer and bool products are exact).  Rewritten graphs are what the
+backends and the reference interpreter both run, so they still agree.
+
+Dead nodes a rewrite leaves behind (a reshape nobody reads any more) are
+dead_node_elimination's job; the matmul and transpose the last rule replaces
+are removed here, since their values are gone.
 """
 from __future__ import annotations
 
-from ..ir.graph import Graph, Node
+from typing import Sequence
+
+from ..ir.graph import Graph, Node, Value
+from ..ops.registry import get_schema
 from .base import Pass
 
 __all__ = ["Canonicalize"]
@@ -38,19 +66,153 @@ def _is_identity(node: Node) -> bool:
     return False
 
 
+def _plain(node: Node | None, op: str) -> bool:
+    """Is ``node`` an ordinary ``op`` node (no payload, no body)?"""
+    return node is not None and node.op == op and node.body is None and node.const is None
+
+
+def _swap_last_two(rank: int) -> tuple[int, ...]:
+    return tuple(range(rank - 2)) + (rank - 1, rank - 2)
+
+
+def _new_node(op: str, inputs: Sequence[Value], attrs: dict, device: str | None) -> Node:
+    node = Node(op, inputs, attrs, device=device)
+    node.set_output_types(get_schema(op).infer([v.type for v in inputs], node.attrs))
+    return node
+
+
+class _Rewriter:
+    """One sweep over the graph's nodes.  Use counts (node input slots plus
+    graph output slots) are counted when a rule first needs them and kept
+    current from then on, so that "only user" is exact while earlier
+    rewrites of the same sweep move uses around."""
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self._uses: dict[int, int] | None = None
+        # id -> node; holding the dropped nodes keeps their ids (and their
+        # values' ids, the keys of ``_uses``) from being reused by new objects
+        self.dead: dict[int, Node] = {}
+        self.changed = False
+
+    def uses(self, v: Value) -> int:
+        if self._uses is None:
+            self._uses = {}
+            for node in self.graph.nodes:
+                if id(node) not in self.dead:
+                    self._count(node, +1)
+            for out in self.graph.outputs:
+                self._uses[id(out)] = self._uses.get(id(out), 0) + 1
+        return self._uses.get(id(v), 0)
+
+    def _count(self, node: Node, delta: int) -> None:
+        if self._uses is not None:
+            for v in node.inputs:
+                self._uses[id(v)] = self._uses.get(id(v), 0) + delta
+
+    def set_inputs(self, node: Node, inputs: tuple[Value, ...]) -> None:
+        self._count(node, -1)
+        node.inputs = inputs
+        self._count(node, +1)
+        self.changed = True
+
+    def replace(self, node: Node, new: Value) -> None:
+        """Every use of ``node``'s output reads ``new``; ``node`` is dropped."""
+        old = node.outputs[0]
+        self.graph.replace_all_uses(old, new)
+        if self._uses is not None:
+            self._uses[id(new)] = self._uses.get(id(new), 0) + self._uses.pop(id(old), 0)
+        self.drop(node)
+
+    def drop(self, node: Node) -> None:
+        self._count(node, -1)
+        self.dead[id(node)] = node
+        self.changed = True
+
+    def transposed(self, v: Value, perm: tuple[int, ...], device: str | None,
+                   added: list[Node]) -> Value:
+        """``transpose(v, perm)`` with the chain and identity rules applied: an
+        existing value when they cancel, else a new node appended to ``added``."""
+        src = v.producer
+        if _plain(src, "transpose") and len(src.outputs) == 1:
+            v, perm = src.inputs[0], tuple(src.attrs["perm"][p] for p in perm)
+        if perm == tuple(range(len(perm))):
+            return v
+        node = _new_node("transpose", [v], {"perm": perm}, device)
+        self._count(node, +1)
+        added.append(node)
+        return node.outputs[0]
+
+    # -- rules -------------------------------------------------------------------
+    def visit(self, node: Node) -> list[Node] | None:
+        """Apply the rules to ``node``.  None keeps it; a list replaces it in the
+        node list (``[]`` when it was dropped, ``[node]`` to visit it again)."""
+        if _is_identity(node):
+            self.replace(node, node.inputs[0])
+            return []
+        if node.op == "reshape":
+            src = node.inputs[0].producer
+            if src is not None and src.op == "reshape":
+                self.set_inputs(node, (src.inputs[0],))
+            return None
+        if _plain(node, "transpose"):
+            return self.transpose(node)
+        return None
+
+    def transpose(self, node: Node) -> list[Node] | None:
+        perm = tuple(node.attrs["perm"])
+        src = node.inputs[0].producer
+        if _plain(src, "transpose"):
+            inner = tuple(src.attrs["perm"])
+            composed = tuple(inner[p] for p in perm)
+            if composed == tuple(range(len(composed))):
+                self.replace(node, src.inputs[0])
+                return []
+            self.set_inputs(node, (src.inputs[0],))
+            node.attrs = {**node.attrs, "perm": composed}
+            return [node]   # visited again: it may now transpose a matmul
+        if not _plain(src, "matmul") or perm != _swap_last_two(len(perm)):
+            return None
+        a, b = src.inputs
+        if a.type.rank < 2 or b.type.rank < 2 or self.uses(node.inputs[0]) != 1:
+            return None
+        added: list[Node] = []
+        bt = self.transposed(b, _swap_last_two(b.type.rank), src.device, added)
+        at = self.transposed(a, _swap_last_two(a.type.rank), src.device, added)
+        product = _new_node("matmul", [bt, at], dict(src.attrs), src.device)
+        if product.outputs[0].type != node.outputs[0].type:  # (never, with NumPy's dtype rules)
+            for n in added:
+                self._count(n, -1)
+            return None
+        self._count(product, +1)
+        self.drop(src)
+        self.replace(node, product.outputs[0])
+        return added + [product]
+
+
 class Canonicalize(Pass):
     name = "canonicalize"
 
     def run(self, graph: Graph) -> Graph:
-        dead = []
-        for node in graph.nodes:
-            if _is_identity(node):
-                graph.replace_all_uses(node.outputs[0], node.inputs[0])
-                dead.append(node)
-            elif node.op == "reshape":
-                src = node.inputs[0].producer
-                if src is not None and src.op == "reshape":
-                    node.inputs = (src.inputs[0],)
-        if dead:
-            graph.remove_nodes(dead)
+        while self._sweep(graph):
+            pass
         return graph
+
+    @staticmethod
+    def _sweep(graph: Graph) -> bool:
+        """One pass over the nodes in order; True if anything was rewritten.
+
+        The nodes that replace a node are visited next, so chains resolve in
+        one sweep; one more sweep confirms the fixpoint."""
+        rw = _Rewriter(graph)
+        nodes = graph.nodes   # edited in place: replace_all_uses sees new nodes too
+        i = 0
+        while i < len(nodes):
+            node = nodes[i]
+            replacement = None if id(node) in rw.dead else rw.visit(node)
+            if replacement is None:
+                i += 1
+            else:
+                nodes[i:i + 1] = replacement
+        graph.nodes = [n for n in nodes if id(n) not in rw.dead]
+        return rw.changed

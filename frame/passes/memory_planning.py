@@ -2,7 +2,9 @@
 
 Runs the IR-level analysis (``frame.ir.memplan.plan_memory``) and hands the
 plan to backends in ``graph.meta['memory_plan']``; the cpu executable
-preallocates one array per planned buffer and writes into them with ``out=``.
+preallocates one array per planned buffer and writes into them with ``out=``,
+and reads the plan's views (transposes that are not graph outputs) without
+copying them.
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """plan_memory: no two live values share a buffer (brute force), reuse happens,
-peak <= naive, inputs/outputs/constants are never planned."""
+peak <= naive, inputs/outputs/constants are never planned, transposes are
+views whose source outlives them."""
 from __future__ import annotations
 
 import dataclasses
@@ -17,7 +18,8 @@ _BINARY = ["add", "mul", "sub", "maximum"]
 
 
 def random_graph(seed: int) -> Graph:
-    """A random DAG of elementwise ops over broadcast-compatible shapes and two dtypes."""
+    """A random DAG of elementwise ops and transposes over broadcast-compatible
+    shapes and two dtypes."""
     rng = random.Random(seed)
     b = GraphBuilder()
     pool = [b.input("float32", rng.choice(_SHAPES)) for _ in range(rng.randint(1, 3))]
@@ -30,8 +32,16 @@ def random_graph(seed: int) -> Graph:
             if x.type.dtype is not y.type.dtype:
                 y = b.op("cast", y, dtype=x.type.dtype)
             v = b.op(rng.choice(_BINARY), x, y)
-        elif r < 0.85:
+        elif r < 0.8:
             v = b.op("cast", rng.choice(pool), dtype=rng.choice(["float32", "float64"]))
+        elif r < 0.9:  # transposed and back (shapes stay broadcastable): views
+            x = rng.choice(pool)
+            perm = list(range(x.type.rank))
+            rng.shuffle(perm)
+            t = b.op("transpose", x, perm=tuple(perm))
+            if rng.random() < 0.5:
+                t = b.op(rng.choice(_UNARY), t)
+            v = b.op("transpose", t, perm=tuple(perm.index(i) for i in range(len(perm))))
         else:
             shape = rng.choice(_SHAPES)
             v = b.constant(np.full(shape, rng.random(), np.float32))
@@ -40,13 +50,26 @@ def random_graph(seed: int) -> Graph:
     return b.build(*outputs)
 
 
+def _shows(v, w) -> bool:
+    """Does value ``v`` show ``w``'s memory (``w`` itself, or a chain of
+    transposes of ``w`` that are not graph outputs; ``outputs`` below)?"""
+    while v is not w:
+        node = v.producer
+        if node is None or node.op != "transpose" or v in _shows.outputs:
+            return False
+        v = node.inputs[0]
+    return True
+
+
 def brute_force_lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
-    """value number -> (defining node index, last reading node index), independently."""
+    """value number -> (defining node index, last node index reading it or a view
+    of it), independently."""
     numbers = {id(v): i for i, v in enumerate(graph.values())}
+    _shows.outputs = graph.outputs
     out = {}
     for pos, node in enumerate(graph.nodes):
         for v in node.outputs:
-            readers = [p for p, n in enumerate(graph.nodes) if any(u is v for u in n.inputs)]
+            readers = [p for p, n in enumerate(graph.nodes) if any(_shows(u, v) for u in n.inputs)]
             out[numbers[id(v)]] = (pos, max(readers, default=pos))
     return out
 
@@ -56,7 +79,10 @@ def check_plan(graph: Graph, plan: MemoryPlan) -> None:
     numbers = {id(v): i for i, v in enumerate(values)}
     never = {numbers[id(v)] for v in graph.inputs} | {numbers[id(v)] for v in graph.outputs}
     never |= {numbers[id(n.output)] for n in graph.nodes if n.op == "constant"}
-    expected = {numbers[id(v)] for n in graph.nodes for v in n.outputs} - never
+    views = {numbers[id(n.output)]: numbers[id(n.inputs[0])] for n in graph.nodes
+             if n.op == "transpose" and numbers[id(n.output)] not in never}
+    assert dict(plan.views) == views
+    expected = {numbers[id(v)] for n in graph.nodes for v in n.outputs} - never - set(views)
     assert set(plan.assignment) == expected
     life = brute_force_lifetimes(graph)
     for n in expected:
@@ -168,6 +194,102 @@ def test_plan_is_immutable_and_printable():
                                     "max live 64 B")
     assert "  buf0: float32 x 8 (32 B) <- %1 float32[8] [0,1], %3 float32[8] [2,3]" in text
     assert plan.buffer_of(2) == plan.buffers[1] and plan.buffer_of(0) is None
+
+
+def test_random_graphs_have_views():
+    """The random graphs exercise views, including views of views."""
+    plans = [plan_memory(random_graph(seed)) for seed in range(40)]
+    assert sum(len(p.views) for p in plans) >= 10
+    assert any(source in p.views for p in plans for source in p.views.values())
+
+
+# --------------------------------------------------------------------------- views
+
+def _clobber_graph() -> Graph:
+    """%1 = exp(x); %2 = transpose(%1); then a chain of same-sized values, and a
+    late reader of the view: greedy reuse without the view rule would put %3 in
+    %1's buffer (%1 itself is read last by the transpose, node 1)."""
+    b = GraphBuilder()
+    x = b.input("float32", (4, 4))
+    e = b.op("exp", x)                         # %1, node 0
+    t = b.op("transpose", e, perm=(1, 0))      # %2, node 1: a view of %1
+    u = b.op("neg", x)                         # %3, node 2
+    w = b.op("abs", u)                         # %4, node 3
+    late = b.op("add", w, t)                   # %5, node 4: reads the view
+    return b.build(b.op("tanh", late))          # %6, node 5
+
+
+def test_a_view_has_no_buffer_and_keeps_its_source_alive():
+    g = _clobber_graph()
+    plan = plan_memory(g)
+    check_plan(g, plan)
+    assert dict(plan.views) == {2: 1}
+    assert 2 not in plan.assignment and 2 not in plan.lifetimes and 2 not in plan.types
+    assert plan.lifetimes[1] == (0, 4)          # to the add that reads the view, not node 1
+    # nothing defined while the view is alive shares %1's buffer
+    for n in (3, 4, 5):
+        assert plan.assignment[n] != plan.assignment[1]
+    assert plan.max_live_bytes <= plan.peak_bytes <= plan.naive_bytes
+    assert plan.naive_bytes == 4 * 64              # %1, %3, %4, %5: the view weighs nothing
+
+
+def test_without_the_view_rule_the_source_buffer_would_be_reused():
+    """The same graph with a copying op in place of the transpose: %1 dies at
+    node 1 and %3 takes its buffer -- which the view rule must prevent."""
+    b = GraphBuilder()
+    x = b.input("float32", (4, 4))
+    e = b.op("exp", x)
+    t = b.op("neg", e)                          # a copy instead of a view
+    u = b.op("neg", x)
+    w = b.op("abs", u)
+    g = b.build(b.op("tanh", b.op("add", w, t)))
+    plan = plan_memory(g)
+    assert plan.lifetimes[1] == (0, 1)
+    assert plan.assignment[3] == plan.assignment[1]
+
+
+def test_chains_of_views_extend_the_root():
+    b = GraphBuilder()
+    x = b.input("float32", (2, 3, 4))
+    e = b.op("exp", x)                                   # %1, node 0
+    t1 = b.op("transpose", e, perm=(2, 0, 1))            # %2, node 1
+    t2 = b.op("transpose", t1, perm=(0, 2, 1))           # %3, node 2
+    n = b.op("neg", x)                                   # %4, node 3
+    s = b.op("sum", t2, axes=(0,), keepdims=False)       # %5, node 4
+    g = b.build(b.op("add", b.op("sum", n, axes=(2,), keepdims=False),
+                     b.op("transpose", s, perm=(1, 0))))
+    plan = plan_memory(g)
+    check_plan(g, plan)
+    assert dict(plan.views) == {2: 1, 3: 2, 7: 5}
+    assert plan.lifetimes[1] == (0, 4)                   # read through %3 at node 4
+    assert plan.assignment[4] != plan.assignment[1]
+    assert plan.lifetimes[5] == (4, 7)                   # its view %7 is read by the add
+    assert "  view %2 of %1\n  view %3 of %2\n  view %7 of %5" in str(plan)
+
+
+def test_a_transpose_that_is_a_graph_output_is_planned_like_any_output():
+    b = GraphBuilder()
+    x = b.input("float32", (3, 4))
+    e = b.op("exp", x)
+    t = b.op("transpose", e, perm=(1, 0))
+    g = b.build(t, b.op("transpose", x, perm=(1, 0)))
+    plan = plan_memory(g)
+    check_plan(g, plan)
+    assert dict(plan.views) == {} and set(plan.assignment) == {1}
+    assert plan.lifetimes[1] == (0, 1)
+
+
+def test_views_of_inputs_and_constants_extend_nothing():
+    b = GraphBuilder()
+    x = b.input("float32", (3, 4))
+    c = b.constant(np.ones((4, 3), np.float32))
+    tx = b.op("transpose", x, perm=(1, 0))               # %2 of %0
+    tc = b.op("transpose", c, perm=(1, 0))               # %3 of %1 (the constant)
+    g = b.build(b.op("add", b.op("exp", tx), b.op("transpose", tc, perm=(1, 0))))
+    plan = plan_memory(g)
+    check_plan(g, plan)
+    assert dict(plan.views) == {2: 0, 3: 1, 5: 3}
+    assert set(plan.assignment) == {4}
 
 
 def test_plan_is_keyed_by_definition_number_so_clones_agree():

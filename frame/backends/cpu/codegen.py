@@ -28,11 +28,29 @@ line that failed)::
         return [v6]
 
 Where values live.  ``v<n>`` is value ``%n`` (dump_text's numbering): graph
-inputs, fresh arrays and kernel results.  ``w<k>`` are views of the memory
-plan's buffers (a value the plan assigns a buffer is written there with
-``out=``), ``s<k>`` scratch arrays for the intermediates of fused nodes,
-``c<n>`` constants, all bound as globals of the generated module, so a run
-does no lookup by name and no type check.
+inputs, fresh arrays, kernel results and transposed views.  ``w<k>`` are
+windows on the memory plan's buffers (a value the plan assigns a buffer is
+written there with ``out=``), ``s<k>`` scratch arrays for the intermediates
+of fused nodes, ``c<n>`` constants, all bound as globals of the generated
+module, so a run does no lookup by name and no type check.
+
+Transposes the plan made views (``plan.views``) cost no copy::
+
+    v8 = v2.T if v2.strides == (3136, 4) else k_transpose([v2], attrs_transpose)[0]
+    np_matmul(v0, v8, out=w0)          # BLAS reads W^T with its transpose flag
+    v27 = w5.T                         # a buffer window: its strides are known
+
+The reference transpose returns its copy laid out like that view (ops/shape.py),
+so every kernel reading the view -- BLAS through ``np.matmul``, a reduction's
+summation order -- does exactly what it does on the interpreter's copy.  That
+holds when the viewed array has the strides ``np.empty`` gives its type:
+known for plan windows and fresh arrays, checked at run time for inputs and
+kernel results (else the kernel copies, as the interpreter does).  The kernel
+also copies a view of a view (canonicalize leaves none), and a view whose
+reader reads the same memory through another operand too: NumPy computes
+``x @ x.T`` over one array with syrk, which can round unlike the gemm the
+interpreter's separate copy gets.  (So bit-for-bit equality also assumes
+that two graph inputs are not the same array.)
 
 Rules that keep results equal to the reference interpreter, bit for bit:
 
@@ -53,7 +71,9 @@ plan buffer -- the plan leaves graph outputs out, and the codegen gives each
 one a fresh ``np.empty`` (or the fresh array a kernel returned), which costs
 no more than the allocation the reference makes anyway.  Only an output that
 *is* a graph input or a constant (or a fused body's pass-through) is copied.
-A value returned twice is the same array twice, as the interpreter does.
+A transpose that is a graph output is no view (the plan makes none): its
+kernel returns a fresh copy.  A value returned twice is copied the second
+time, so no two outputs share memory.
 A kernel's result is taken as fresh: reference kernels never return views of
 their inputs (the contract stated in ops/shape.py and ops/nn.py).
 
@@ -90,7 +110,7 @@ _INDENT = "    "
 _sources = itertools.count()
 
 
-class _View(NamedTuple):
+class _Window(NamedTuple):
     """A plan buffer seen as one (dtype, shape): ``raw[:size].reshape(shape)``."""
     buffer: int
     type: TensorType
@@ -133,13 +153,16 @@ def check_plan(graph: Graph, plan: MemoryPlan) -> None:
     planned values exist with the recorded types, are neither graph inputs,
     graph outputs nor constants, fit their buffer, and no two values sharing
     a buffer are alive at once (a buffer is free only after the node that
-    last reads its value has completed)."""
+    last reads its value, or a view of it, has completed); views are outputs
+    of transposes that are not graph outputs, have no buffer, and name the
+    transpose's input as the value they view."""
     def bad(why: str) -> FrameError:
         return FrameError(ErrorCode.INTERNAL, f"cpu compile: the memory plan does not match the "
                                               f"graph: {why}")
     values = graph.values()
     n_inputs = len(graph.inputs)
     outputs = {id(v) for v in graph.outputs}
+    number = {id(v): i for i, v in enumerate(values)}
     position: dict[int, int] = {}
     for pos, node in enumerate(graph.nodes):
         for v in node.outputs:
@@ -149,6 +172,25 @@ def check_plan(graph: Graph, plan: MemoryPlan) -> None:
         for v in node.inputs:
             if id(v) in last_read:
                 last_read[id(v)] = pos
+    for view, source in plan.views.items():
+        if not n_inputs <= view < len(values):
+            raise bad(f"view %{view} is not a node output")
+        v = values[view]
+        node = v.producer
+        if (node.op != "transpose" or node.body is not None or node.const is not None
+                or id(v) in outputs):
+            raise bad(f"view %{view} is not a transpose, or is a graph output")
+        if number[id(node.inputs[0])] != source:
+            raise bad(f"view %{view} reads %{number[id(node.inputs[0])]}, the plan says %{source}")
+        if view in plan.assignment:
+            raise bad(f"view %{view} is also assigned a buffer")
+    for view in plan.views:   # the memory a view shows lives as long as the view is read
+        root = view
+        while root in plan.views:
+            root = plan.views[root]
+        if root >= n_inputs:
+            rid, vid = id(values[root]), id(values[view])
+            last_read[rid] = max(last_read[rid], last_read[vid])
     by_buffer: dict[int, list[tuple[Lifetime, int]]] = {}
     for number, index in plan.assignment.items():
         if not 0 <= number < len(values) or number < n_inputs:
@@ -193,22 +235,26 @@ class _Codegen:
         self.number = {id(v): i for i, v in enumerate(graph.values())}
         self.expr: dict[int, str] = {}
         self.owned: dict[int, bool] = {}   # a fresh array of this run, referenced nowhere else
-        self.arrays: list[_View | _Scratch] = []   # unpacked from the thread's array tuple
+        self.arrays: list[_Window | _Scratch] = []   # unpacked from the thread's array tuple
         self.array_names: list[str] = []
-        self.view_names: dict[_View, str] = {}
+        self.window_names: dict[_Window, str] = {}
         self.scratch_names: list[tuple[TensorType, str]] = []
         self.temps = itertools.count()
         self.ir_lines, self.ir_sites = dump_lines_with_sites(graph)
+        # array expressions known to have the strides np.empty gives their type
+        # (plan buffer windows and fresh arrays; not inputs or kernel results)
+        self.standard: set[str] = set()
+        self.users = graph.users() if plan.views else {}
 
     # -- names -----------------------------------------------------------------
     def dtype(self, t: TensorType) -> str:
         return self.ns.bind(t.dtype.np, f"dt_{t.dtype.name}", key=("dtype", t.dtype.name))
 
-    def view(self, buffer: int, t: TensorType) -> str:
-        key = _View(buffer, t)
-        name = self.view_names.get(key)
+    def window(self, buffer: int, t: TensorType) -> str:
+        key = _Window(buffer, t)
+        name = self.window_names.get(key)
         if name is None:
-            name = self.view_names[key] = f"w{len(self.view_names)}"
+            name = self.window_names[key] = f"w{len(self.window_names)}"
             self.arrays.append(key)
             self.array_names.append(name)
         return name
@@ -251,19 +297,24 @@ class _Codegen:
         Returns (expression, owned)."""
         number = self.number[id(v)]
         index = self.plan.assignment.get(number)
-        if index is not None:
-            return self.view(index, v.type), False
-        return self.fresh(f"v{number}", v.type), True
+        expr, owned = ((self.window(index, v.type), False) if index is not None
+                       else (self.fresh(f"v{number}", v.type), True))
+        self.standard.add(expr)
+        return expr, owned
 
-    def kernel_call(self, node: Node, args: list[str], names: list[str]) -> None:
-        """``names = reference(args, attrs)``: what the interpreter does, 0-d
-        results made arrays of the node's dtype."""
+    def kernel_expr(self, node: Node, args: list[str]) -> str:
+        """``reference([args], attrs)``: the call of ``node``'s reference kernel."""
         schema = get_schema(node.op)
         kernel = self.ns.bind(schema.reference, f"k_{node.op}")
         # nodes with equal attrs share one dict; repr keeps -0.0 and 0.0 apart
         key = ("attrs", node.op, tuple((k, type(a).__name__, repr(a)) for k, a in node.attrs.items()))
         attrs = self.ns.bind(dict(node.attrs), f"attrs_{node.op}", key=key)
-        call = f"{kernel}([{', '.join(args)}], {attrs})"
+        return f"{kernel}([{', '.join(args)}], {attrs})"
+
+    def kernel_call(self, node: Node, args: list[str], names: list[str]) -> None:
+        """``names = reference(args, attrs)``: what the interpreter does, 0-d
+        results made arrays of the node's dtype."""
+        call = self.kernel_expr(node, args)
         if not names:
             self.lines.append(call)
         elif len(names) == 1:
@@ -281,8 +332,12 @@ class _Codegen:
         if node.op == "constant" or node.const is not None:
             payload = np.array(node.const, dtype=node.outputs[0].type.dtype.np, copy=True)
             payload.setflags(write=False)
-            self.set(node.outputs[0], self.ns.bind(payload, f"c{self.number[id(node.outputs[0])]}"),
-                     owned=False)
+            name = self.ns.bind(payload, f"c{self.number[id(node.outputs[0])]}")
+            if payload.strides == _standard_strides(node.outputs[0].type):
+                self.standard.add(name)
+            self.set(node.outputs[0], name, owned=False)
+        elif self.number[id(node.outputs[0])] in self.plan.views:
+            self.transpose_view(node)
         elif node.body is not None:
             if _simple_body(node.body):
                 self.fused(node)
@@ -299,6 +354,47 @@ class _Codegen:
                 self.kernel_call(node, self.args(node), names)
                 for name, v in zip(names, node.outputs):
                     self.set(v, name, owned=True)  # reference kernels return fresh arrays
+
+    def transpose_view(self, node: Node) -> None:
+        """A transpose the plan made a view: ``x.T`` / ``x.transpose(perm)``.
+
+        The view has the strides of the reference kernel's result when ``x``
+        has the strides ``np.empty`` gives its type (see ``_transpose_kernel``
+        in ops/shape.py): every kernel reading it then does what it does in the
+        interpreter.  Statically known for plan buffers and fresh arrays; for
+        inputs and kernel results the code checks ``x.strides`` and else calls
+        the kernel.  The kernel (a fresh copy) is also called for a view of a
+        view, and when a reader of the view reads its memory through another
+        operand too (NumPy turns ``x @ x.T`` into syrk, which rounds unlike
+        the gemm the interpreter's copy gets)."""
+        out, src = node.outputs[0], node.inputs[0]
+        name = f"v{self.number[id(out)]}"
+        arg = self.expr[id(src)]
+        if self.number[id(src)] in self.plan.views or self.shares_memory_in_a_reader(out):
+            self.kernel_call(node, [arg], [name])
+            self.set(out, name, owned=True)
+            return
+        perm = tuple(node.attrs["perm"])
+        view = f"{arg}.T" if perm == (1, 0) else f"{arg}.transpose({perm!r})"
+        if arg in self.standard:
+            self.lines.append(f"{name} = {view}")
+        else:
+            strides = _standard_strides(src.type)
+            self.lines.append(f"{name} = {view} if {arg}.strides == {strides!r} else "
+                              f"{self.kernel_expr(node, [arg])}[0]")
+        self.set(out, name, owned=False)
+
+    def root(self, v: Value) -> int:
+        """The number of the value whose memory ``v`` shows (itself unless a view)."""
+        number = self.number[id(v)]
+        while number in self.plan.views:
+            number = self.plan.views[number]
+        return number
+
+    def shares_memory_in_a_reader(self, view: Value) -> bool:
+        root = self.root(view)
+        return any(u is not view and self.root(u) == root
+                   for reader in self.users.get(id(view), ()) for u in reader.inputs)
 
     def fused(self, node: Node) -> None:
         """A body of one output made by its last node, as in-place NumPy calls."""
@@ -419,6 +515,19 @@ class _Codegen:
         return "\n".join(head + body + tail) + "\n"
 
 
+def _standard_strides(t: TensorType) -> tuple[int, ...]:
+    """The strides ``np.empty`` gives an array of type ``t`` (computed, so a
+    large type costs no allocation; an empty one asks NumPy, whose choice
+    for zero-length axes has changed between versions)."""
+    if t.size == 0:
+        return np.empty(t.shape, t.dtype.np).strides
+    strides, step = [], t.dtype.itemsize
+    for d in reversed(t.shape):
+        strides.append(step)
+        step *= d
+    return tuple(reversed(strides))
+
+
 def _targets(names: Sequence[str]) -> str:
     """An unpacking target list: ``a, b`` (``a,`` for one name)."""
     return names[0] + "," if len(names) == 1 else ", ".join(names)
@@ -437,16 +546,16 @@ def _arity_error(graph: Graph) -> Callable[[Any], FrameValueError]:
     return bad_arity
 
 
-def _allocator(plan: MemoryPlan, arrays: list[_View | _Scratch]) -> Callable[[], tuple]:
+def _allocator(plan: MemoryPlan, arrays: list[_Window | _Scratch]) -> Callable[[], tuple]:
     """A function allocating one thread's arrays: each used plan buffer once,
-    its views, and the scratch arrays, in unpack order."""
+    its windows, and the scratch arrays, in unpack order."""
     specs = list(arrays)
 
     def alloc() -> tuple[np.ndarray, ...]:
         raw: dict[int, np.ndarray] = {}
         out = []
         for spec in specs:
-            if isinstance(spec, _View):
+            if isinstance(spec, _Window):
                 if spec.buffer not in raw:
                     buf = plan.buffers[spec.buffer]
                     raw[spec.buffer] = np.empty(buf.size, buf.dtype.np)

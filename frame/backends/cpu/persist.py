@@ -9,8 +9,13 @@ constant payloads) and the memory plan.  Loading runs the code generator
 (~1 ms for 30 nodes) and checks that it wrote exactly the stored source: a
 different code generator or a damaged entry is refused, never run.
 
-    meta = {"format": 1, "graph": <dump_text>, "plan": {...}, "source_sha256": <hex>}
+    meta = {"format": 2, "graph": <dump_text>, "plan": {...}, "source_sha256": <hex>}
     blobs = {"constants": <npz of the payloads the text shows as digests>}
+
+Format 2: plans carry ``views`` (transposes read as views of their input,
+whose source values live longer).  A format-1 entry is refused, not
+reinterpreted: its plan lets a buffer be reused while a transpose the new
+code generator reads as a view still shows it.
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ from ...ir.types import TensorType
 
 __all__ = ["serialize", "deserialize", "plan_to_json", "plan_from_json", "FORMAT"]
 
-FORMAT = 1
+FORMAT = 2
 
 
 def _type_to_json(t: TensorType) -> list:
@@ -49,6 +54,7 @@ def plan_to_json(plan: MemoryPlan) -> dict[str, Any]:
         "peak_bytes": plan.peak_bytes,
         "naive_bytes": plan.naive_bytes,
         "max_live_bytes": plan.max_live_bytes,
+        "views": {str(n): source for n, source in plan.views.items()},
     }
 
 
@@ -63,6 +69,7 @@ def plan_from_json(data: dict[str, Any]) -> MemoryPlan:
         peak_bytes=int(data["peak_bytes"]),
         naive_bytes=int(data["naive_bytes"]),
         max_live_bytes=int(data["max_live_bytes"]),
+        views=MappingProxyType({int(n): int(source) for n, source in data["views"].items()}),
     )
 
 
