@@ -22,6 +22,7 @@ request and is not thread-safe, hence one request per thread
 """
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Sequence
 
@@ -58,7 +59,7 @@ class _InputSlot:
 class _Request:
     """One thread's infer request with its pre-bound tensors' numpy views."""
 
-    __slots__ = ("req", "infer", "in_views", "out_views", "copy_in")
+    __slots__ = ("req", "infer", "in_views", "out_views", "copy_in", "shared_out")
 
     def __init__(self, compiled: ov.CompiledModel, inputs: list[_InputSlot],
                  outputs: list[tuple[ov.Type, list[int], bool]]):
@@ -77,6 +78,8 @@ class _Request:
                         for slot, view in zip(inputs, self.in_views)
                         if view is not None and slot.mode == INPUT_DIRECT]
         self.out_views: list[np.ndarray | None] = []
+        # the array each shared output is bound to (see OpenVinoExecutable._run_general)
+        self.shared_out: list[np.ndarray | None] = [None] * len(outputs)
         for k, (ov_type, shape, share) in enumerate(outputs):
             if share:
                 self.out_views.append(None)
@@ -186,12 +189,20 @@ class OpenVinoExecutable(Executable):
             else:
                 req.set_input_tensor(slot.param, ov.Tensor(np.ascontiguousarray(x),
                                                             shared_memory=True))
+        # A large output is computed straight into a NumPy array that is handed out.
+        # The array of the previous call is bound again when nobody holds it any
+        # more (its only reference is ours: the caller dropped it), otherwise a new
+        # one is bound.  Binding new memory costs OpenVINO a re-setup (measured:
+        # ~1.5 ms on the MLP training step whose outputs the caller keeps for one
+        # step, every other call, as the allocator alternates between two blocks).
         fresh: list[np.ndarray | None] = []
+        shared_out = state.shared_out
         for k, (_, shape, np_dtype, share) in enumerate(self._model_outputs):
             if share:
-                o = np.empty(shape, np_dtype)
-                req.set_output_tensor(k, ov.Tensor(o, shared_memory=True))
-                fresh.append(o)
+                if shared_out[k] is None or sys.getrefcount(shared_out[k]) > 2:
+                    shared_out[k] = np.empty(shape, np_dtype)
+                    req.set_output_tensor(k, ov.Tensor(shared_out[k], shared_memory=True))
+                fresh.append(shared_out[k])
             else:
                 fresh.append(None)
         state.infer()

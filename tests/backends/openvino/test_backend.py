@@ -146,6 +146,32 @@ def test_outputs_never_alias(shape):
     assert_matches(second[0], np.maximum(_rand(shape, 4), 0), "relu")
 
 
+def test_a_shared_output_is_bound_again_only_when_nobody_holds_it():
+    shape = (512, 512)
+    b = GraphBuilder()
+    x = b.input(frame.float32, shape)
+    g = b.build(b.op("exp", b.op("neg", x)))
+    exe = backend().compile(g, OPTIONS)
+    assert exe._model_outputs[0][3], "a 1 MiB output is shared"
+    x1, x2 = _rand(shape, 1), _rand(shape, 2)
+    held = exe.run([x1])[0]
+    address = held.ctypes.data
+    kept = held.copy()
+    again = exe.run([x2])[0]          # `held` is still referenced: new memory
+    assert not np.shares_memory(held, again)
+    np.testing.assert_array_equal(held, kept)
+    view = held[1:3]                  # a view keeps its base alive too
+    del held
+    third = exe.run([x1])[0]
+    assert third.ctypes.data != address
+    np.testing.assert_array_equal(view, kept[1:3])
+    address = third.ctypes.data
+    del view, third, again
+    reused = exe.run([x2])[0]         # the previous array was dropped: bound again
+    assert reused.ctypes.data == address
+    assert_matches(reused, np.exp(-x2), "exp")
+
+
 def test_binding_mode_follows_the_measured_crossover():
     small = backend().compile(_mlp_like((4,)), OPTIONS)
     large = backend().compile(_mlp_like((512, 512)), OPTIONS)
