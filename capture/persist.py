@@ -25,8 +25,10 @@ What a stored entry may depend on, and how a new process knows it still holds:
   a module's ``__dict__`` by the module's name, functions, classes and other
   named objects by ``module`` + ``__qualname__`` (stored only when that name
   leads back to the very object, resolved at load only among modules already
-  imported: loading never imports anything), the function's own defaults by
-  value (checked equal to the current ones at load).  An entry with any other
+  imported: loading never imports anything; a Python function's code digest
+  is stored too and checked, so a name monkeypatched to another function does
+  not pass for the traced one), the function's own defaults by value (checked
+  equal to the current ones at load).  An entry with any other
   constant (an object instance, an array, a closure's contents...) is not
   stored.
 
@@ -84,7 +86,7 @@ def _sources_fingerprint() -> str:
 
 
 def _record_key(fn, backend: str, full_graph: bool) -> str:
-    code_digest = hashlib.sha256(marshal.dumps(fn.__code__)).hexdigest()
+    code_digest = _code_digest(fn.__code__)
     return "\x1f".join([_sources_fingerprint(), code_digest, fn.__code__.co_filename,
                         fn.__code__.co_qualname if hasattr(fn.__code__, "co_qualname") else fn.__qualname__,
                         backend, str(bool(full_graph))])
@@ -171,8 +173,15 @@ def _encode(obj, fn) -> list:
         except NotPersistable:
             found = None
         if found is obj:
+            code = getattr(obj, "__code__", None)
+            if isinstance(code, types.CodeType):  # a Python function: its code too
+                return ["name", module, qualname, _code_digest(code)]
             return ["name", module, qualname]
     raise NotPersistable(f"a {t.__name__} constant")
+
+
+def _code_digest(code: types.CodeType) -> str:
+    return hashlib.sha256(marshal.dumps(code)).hexdigest()[:32]
 
 
 def _resolve(module: str, qualname: str):
@@ -234,7 +243,12 @@ def _decode(ref: list, fn):
             raise NotPersistable(f"module {ref[1]!r} is not imported")
         return vars(module)
     if tag == "name":
-        return _resolve(ref[1], ref[2])
+        obj = _resolve(ref[1], ref[2])
+        if len(ref) > 3:  # the name may now denote another function (monkeypatched)
+            code = getattr(obj, "__code__", None)
+            if not isinstance(code, types.CodeType) or _code_digest(code) != ref[3]:
+                raise NotPersistable(f"{ref[1]}.{ref[2]} is another function now")
+        return obj
     raise NotPersistable(f"unknown constant tag {tag!r}")
 
 

@@ -285,6 +285,19 @@ def test_named_constants_round_trip(value):
         assert back is value
 
 
+def test_a_name_that_now_denotes_another_function_is_refused(mod, monkeypatch):
+    ref = persist._encode(mod.helper, mod.f)
+    assert persist._decode(ref, mod.f) is mod.helper
+
+    def helper(x):  # same name, other code
+        return x
+
+    monkeypatch.setattr(mod, "helper", helper)
+    helper.__qualname__ = "helper"
+    with pytest.raises(persist.NotPersistable):
+        persist._decode(ref, mod.f)
+
+
 def test_function_globals_and_defaults_by_reference():
     def fn(a=(1, 2)):
         pass
