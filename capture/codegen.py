@@ -151,8 +151,11 @@ def _guard_block(pool: GuardSet) -> list[str]:
             "        return __MISS"]
 
 
+ENTRY_FILENAME = "<frame capture entry>"   # the entries' code objects (tracebacks, persist.py)
+
+
 def _compile(src: str, namespace: dict):
-    code = compile(src, "<frame capture entry>", "exec")
+    code = compile(src, ENTRY_FILENAME, "exec")
     exec(code, namespace)  # noqa: S102 - our own generated source
     return namespace["__entry"]
 

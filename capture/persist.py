@@ -57,12 +57,14 @@ import numpy as np
 
 from frame.runtime.stats import record
 
+from .codegen import ENTRY_FILENAME
+
 __all__ = ["load_entries", "save_entry"]
 
 log = logging.getLogger("frame.cache")
 
 KIND = "capture"
-FORMAT = 1
+FORMAT = 2
 _HELPERS = ("__MISS", "__wrap", "__copyto", "__overlap", "__run")
 
 
@@ -275,13 +277,14 @@ def save_entry(fn, entry, options) -> bool:
     except NotPersistable as why:
         log.debug("capture: translation of %s not persisted: %s", fn.__qualname__, why)
         return False
-    blobs: dict[str, bytes] = {}
+    blobs: dict[str, bytes] = {"code": marshal.dumps(compile(entry.source, ENTRY_FILENAME, "exec"))}
     graph_text = None
     if entry.executable is not None:
         from frame.hal.backend import pack_graph
         graph_text, blobs["graph"] = pack_graph(entry.graph)
     item = {"source": entry.source, "guards": [[g.expr, g.text] for g in entry.guards],
-            "consts": consts, "deps": deps, "graph": graph_text, "backend": entry.backend}
+            "consts": consts, "deps": deps, "graph": graph_text, "backend": entry.backend,
+            "blobs": {}}
     if entry.graph is not None:
         item["nodes"] = len(entry.graph.nodes)
         item["bodies"] = any(n.body is not None for n in entry.graph.nodes)
@@ -290,16 +293,19 @@ def save_entry(fn, entry, options) -> bool:
     from .jit import CACHE_LIMIT
     items, old_blobs = _read(store, key)
     kept = [it for it in items if it["source"] != item["source"]][:CACHE_LIMIT - 1]
-    all_items, all_blobs = [item], {}
-    if "graph" in blobs:
-        all_blobs["g0"] = blobs["graph"]
-        item["blob"] = "g0"
-    for it in kept:
-        if it.get("blob") in old_blobs:
-            name = f"g{len(all_items)}"
-            all_blobs[name] = old_blobs[it["blob"]]
-            it = dict(it, blob=name)
-        all_items.append(it)
+    # blobs are named "<entry index>.<part>"; the kept entries' are renamed to their new index
+    all_items, all_blobs = [], {}
+    for index, (it, parts) in enumerate([(item, blobs)] +
+                                        [(it, {part: old_blobs.get(name)
+                                               for part, name in it["blobs"].items()})
+                                         for it in kept]):
+        if any(data is None for data in parts.values()):
+            continue  # (a record written by someone else, missing a part: dropped)
+        names = {}
+        for part, data in parts.items():
+            names[part] = f"{index}.{part}"
+            all_blobs[names[part]] = data
+        all_items.append(dict(it, blobs=names))
     if store.save_record(KIND, key, {"format": FORMAT, "entries": all_items}, all_blobs):
         record.count("capture_persistent_writes")
         return True
@@ -348,7 +354,7 @@ def load_entries(fn, options) -> list:
 def _rebuild(fn, item: dict, blobs: dict[str, bytes]):
     from frame.tensor import Tensor
 
-    from .codegen import MISS, CacheEntry, _compile
+    from .codegen import MISS, CacheEntry
     from .guards import Guard
 
     if not _dependencies_hold(item["deps"]):
@@ -359,9 +365,17 @@ def _rebuild(fn, item: dict, blobs: dict[str, bytes]):
     guards = [Guard(expr, text) for expr, text in item["guards"]]
     entry = CacheEntry(None, guards, item["source"])
     entry.backend = item["backend"]
+    parts = {part: blobs[name] for part, name in item["blobs"].items()}
     if item["graph"] is not None:
-        namespace["__run"] = _LazyRun(entry, namespace, item, blobs[item["blob"]])
-    entry.fn = _compile(item["source"], namespace)
+        namespace["__run"] = _LazyRun(entry, namespace, item, parts["graph"])
+    try:  # the compiled entry (a code object of this Python: the key holds its bytecode tag)
+        code = marshal.loads(parts["code"])
+    except (KeyError, EOFError, ValueError, TypeError):
+        code = compile(item["source"], ENTRY_FILENAME, "exec")
+    if not isinstance(code, types.CodeType):
+        raise NotPersistable("the stored entry code is not a code object")
+    exec(code, namespace)  # noqa: S102 - the entry capture generated (checksummed record)
+    entry.fn = namespace["__entry"]
     return entry
 
 

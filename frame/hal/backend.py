@@ -92,6 +92,8 @@ def unpack_graph(text: str, payloads: bytes):
     """The graph ``pack_graph`` packed (raises on malformed parts)."""
     from ..ir.text import parse_text
 
+    if "digest=sha256:" not in text:  # every payload is printed in the text
+        return parse_text(text, {})
     with np.load(io.BytesIO(payloads), allow_pickle=False) as z:
         digests = [str(d) for d in z["digests"]]
         constants = {d: z[f"c{i}"] for i, d in enumerate(digests)}

@@ -237,6 +237,22 @@ def test_a_damaged_record_is_ignored_with_one_warning(cache_dir, mod, caplog):
     assert len(records(cache_dir)) == 1  # written again
 
 
+def test_an_entry_without_its_compiled_code_is_compiled_from_its_source(cache_dir, mod):
+    from frame.runtime.persistent import active_store
+    x, w = data()
+    run(mod.f, x, w)
+    store = active_store()
+    key = persist._record_key(mod.f, "cpu", False)
+    meta, blobs = store.load_record(persist.KIND, key)
+    for item in meta["entries"]:
+        del item["blobs"]["code"]
+    assert store.save_record(persist.KIND, key, meta, blobs)
+    new_process()
+    out, s = run(mod.f, x, w)
+    assert s.translations == 0 and s.extra["capture_persistent_hits"] == 1
+    np.testing.assert_array_equal(out.numpy(), mod.f(x, w).numpy())
+
+
 def test_explain_translates_instead_of_loading(cache_dir, mod):
     x, w = data()
     run(mod.f, x, w)
