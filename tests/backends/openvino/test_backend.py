@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import pathlib
 import subprocess
 import sys
 import threading
@@ -429,3 +430,21 @@ def test_default_backend_name_does_not_import_openvino():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT, env=env).stdout.split()
     assert out == ["openvino", "False"]
+
+
+def test_frame_imports_openvino_with_its_telemetry_off():
+    """OpenVINO's telemetry forks from a thread to send an event; a fork during a
+    multithreaded OpenBLAS call deadlocks (frame/backends/openvino/__init__.py)."""
+    pytest.importorskip("openvino_telemetry")
+    child = ("import os, sys\n"
+             "from frame.hal import get_backend\n"
+             "get_backend('openvino')\n"
+             "import openvino_telemetry\n"
+             "print(openvino_telemetry.Telemetry().consent, os.environ.get('CI'), "
+             "'openvino' in sys.modules)\n")
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["PYTHONPATH"] = str(pathlib.Path(__file__).resolve().parents[3])
+    out = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "None", "True"]
