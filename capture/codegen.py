@@ -31,6 +31,8 @@ import numpy as np
 
 from frame.tensor import Tensor
 
+from numpy.lib.array_utils import byte_bounds as _byte_bounds
+
 from .errors import Unsupported
 from .guards import Guard, GuardSet
 from .sources import LocalSource
@@ -475,7 +477,7 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
         lines.append(f"    return {ret}")
     src = "\n".join(lines) + "\n"
     namespace = {"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
-                 "__overlap": np.may_share_memory,
+                 "__disjoint": disjoint,
                  "__run": exe.run if exe is not None else None, **pool.consts}
     if brk is not None:
         namespace.update(tail_consts)
@@ -540,21 +542,50 @@ def _distinct_outputs(outputs, used: set[int]) -> list[str]:
     return lines
 
 
+def disjoint(written: tuple, arrays: tuple) -> bool:
+    """Does no array of ``written`` share memory with another array of
+    ``arrays`` (``written`` are some of ``arrays``, by identity)?  Memory is
+    compared by byte bounds, as ``np.may_share_memory`` does, for all pairs at
+    once: the bounds are sorted and swept, O(n log n) rather than a guard per
+    pair (a training step writes every parameter: n^2 pairs)."""
+    writes = {id(a) for a in written}
+    spans = []
+    for a in arrays:
+        low, high = _byte_bounds(a)
+        if high > low:
+            spans.append((low, high, id(a) in writes))
+    spans.sort(key=lambda s: s[0])
+    end = end_written = -1   # the furthest end of the spans so far (of the written ones)
+    for low, high, w in spans:
+        if (end if w else end_written) > low:  # an earlier span reaches into this one
+            return False
+        end = max(end, high)
+        if w:
+            end_written = max(end_written, high)
+    return True
+
+
 def _mutation_guards(tr: Translation) -> None:
     """What a trace that mutates inputs assumed about aliasing: each tensor it
     writes in place is writeable and shares no memory with another tensor
-    input; each list, dict or object it mutates is none of the other inputs
-    of its type (the same object passed twice would see both mutations)."""
+    input (one ``disjoint`` guard for all of them); each list, dict or object
+    it mutates is none of the other inputs of its type (the same object passed
+    twice would see both mutations)."""
     g, se = tr.guards, tr.side_effects
-    tensors = [v for v in tr.input_by_value.values()]
-    for w in se.tensors.values():
-        we = w.source.expr() + ("._data" if w.kind == TENSOR else "")
-        g.add(f"{we}.flags.writeable", f"{w.source.text()} is writeable")
-        for t in tensors:
-            if t is not w:
-                te = t.source.expr() + ("._data" if t.kind == TENSOR else "")
-                g.add(f"not __overlap({we}, {te})",
-                      f"{w.source.text()} shares no memory with {t.source.text()}")
+
+    def data(v) -> str:
+        return v.source.expr() + ("._data" if v.kind == TENSOR else "")
+
+    written = list(se.tensors.values())
+    for w in written:
+        g.add(f"{data(w)}.flags.writeable", f"{w.source.text()} is writeable")
+    tensors = list(tr.input_by_value.values())
+    tensors += [w for w in written if all(w is not t for t in tensors)]
+    if written and len(tensors) > 1:
+        g.add(f"__disjoint(({''.join(data(w) + ', ' for w in written)}), "
+              f"({''.join(data(t) + ', ' for t in tensors)}))",
+              f"{', '.join(w.source.text() for w in written)} share no memory with the other "
+              f"tensor inputs")
     mutated = list(se.containers.values()) + [obj for obj, _, _ in se.attrs.values()]
     others = [v for v in tr.wrapped.values() if v.source is not None
               and isinstance(v, (ListVariable, DictVariable, ObjectVariable))]

@@ -64,8 +64,8 @@ __all__ = ["load_entries", "save_entry"]
 log = logging.getLogger("frame.cache")
 
 KIND = "capture"
-FORMAT = 2
-_HELPERS = ("__MISS", "__wrap", "__copyto", "__overlap", "__run")
+FORMAT = 3
+_HELPERS = ("__MISS", "__wrap", "__copyto", "__disjoint", "__run")
 
 
 class NotPersistable(Exception):
@@ -354,14 +354,14 @@ def load_entries(fn, options) -> list:
 def _rebuild(fn, item: dict, blobs: dict[str, bytes]):
     from frame.tensor import Tensor
 
-    from .codegen import MISS, CacheEntry
+    from .codegen import MISS, CacheEntry, disjoint
     from .guards import Guard
 
     if not _dependencies_hold(item["deps"]):
         raise NotPersistable("a source file it was translated from changed")
     namespace = {k: _decode(ref, fn) for k, ref in item["consts"].items()}
     namespace.update({"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
-                      "__overlap": np.may_share_memory, "__run": None})
+                      "__disjoint": disjoint, "__run": None})
     guards = [Guard(expr, text) for expr, text in item["guards"]]
     entry = CacheEntry(None, guards, item["source"])
     entry.backend = item["backend"]
