@@ -91,7 +91,8 @@ def first_call(repeats: int = 5, warm: bool = True) -> None:
     runs = []
     for _ in range(repeats):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True, env={**os.environ, "FRAME_EAGER": "0"})
+                             check=True, env={**os.environ, "FRAME_EAGER": "0",
+                                              "FRAME_CACHE": "0"})  # a cold first call
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     assert not any(r["native"] for r in runs), "the 30-op function was not captured"
     first = statistics.median(r["first"] for r in runs)

@@ -613,7 +613,10 @@ def build_native_entry(tr: Translation, fn, reason) -> CacheEntry:
     lines = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
     lines += _closure_line(pool, None)
     lines += _guard_block(pool)
-    lines.append(f"    return __native({call})")
+    # the function being called, not the one translated: closures of one code
+    # object share the entries (their cells are guarded only if the trace read them)
+    lines.append(f"    return __fn({call})")
     src = "\n".join(lines) + "\n"
-    namespace = {"__MISS": MISS, "__native": fn, **pool.consts}
-    return CacheEntry(_compile(src, namespace), list(pool.guards), src, native=True, reason=reason)
+    namespace = {"__MISS": MISS, **pool.consts}
+    return CacheEntry(_compile(src, namespace), list(pool.guards), src, native=True,
+                      reason=reason)

@@ -136,14 +136,19 @@ def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager:
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             entries = cache.entries
-            for i, entry in enumerate(entries):
-                result = entry.fn(fn, *args, **kwargs)
-                if result is not MISS:
-                    if i:
-                        _promote(cache, entry)
-                    if type(result) is Tail:  # the frame broke: run its continuations
-                        return _trampoline(result)
-                    return result
+            try:
+                for i, entry in enumerate(entries):
+                    result = entry.fn(fn, *args, **kwargs)
+                    if result is not MISS:
+                        if i:
+                            _promote(cache, entry)
+                        if type(result) is Tail:  # the frame broke: run its continuations
+                            return _trampoline(result)
+                        return result
+            except TypeError as err:
+                if _unbound(err):
+                    return fn(*args, **kwargs)  # raises the function's own TypeError
+                raise
             if cache.native_forever:
                 return fn(*args, **kwargs)
             result = _miss(cache, fn, args, kwargs, options)
@@ -159,12 +164,17 @@ def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager:
 
 def _dispatch(cache: CodeCache, fn, args, kwargs, options):
     """One intercepted call: an entry's result (possibly a ``Tail``), or a miss."""
-    for i, entry in enumerate(cache.entries):
-        result = entry.fn(fn, *args, **kwargs)
-        if result is not MISS:
-            if i:
-                _promote(cache, entry)
-            return result
+    try:
+        for i, entry in enumerate(cache.entries):
+            result = entry.fn(fn, *args, **kwargs)
+            if result is not MISS:
+                if i:
+                    _promote(cache, entry)
+                return result
+    except TypeError as err:
+        if _unbound(err):
+            return fn(*args, **kwargs)  # raises the function's own TypeError
+        raise
     if cache.native_forever:
         return fn(*args, **kwargs)
     return _miss(cache, fn, args, kwargs, options)
@@ -247,12 +257,26 @@ def _try_stored(cache: CodeCache, fn, args, kwargs, options):
                 room = CACHE_LIMIT - len(cache.entries)
                 loaded = loaded[:max(room, 0)]
                 cache.entries.extend(loaded)
-    for entry in loaded:
-        result = entry.fn(fn, *args, **kwargs)
-        if result is not MISS:
-            _promote(cache, entry)
-            return result
-    return MISS
+    try:
+        for entry in loaded:
+            result = entry.fn(fn, *args, **kwargs)
+            if result is not MISS:
+                _promote(cache, entry)
+                return result
+    except TypeError as err:
+        if not _unbound(err):
+            raise
+    return MISS  # (arguments that do not bind: _miss raises the function's own error)
+
+
+def _unbound(err: TypeError) -> bool:
+    """Was ``err`` raised by calling an entry with arguments that do not bind
+    to its (the function's) signature?  Then the traceback has no frame of the
+    entry: the call itself failed in the frame that caught it.  The entry's
+    own message would name ``__entry`` and count ``__fn``; calling the
+    function raises the one the user expects."""
+    tb = err.__traceback__
+    return tb is not None and tb.tb_next is None
 
 
 def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, options):

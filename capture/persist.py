@@ -64,7 +64,7 @@ __all__ = ["load_entries", "save_entry"]
 log = logging.getLogger("frame.cache")
 
 KIND = "capture"
-FORMAT = 3
+FORMAT = 4
 _HELPERS = ("__MISS", "__wrap", "__copyto", "__disjoint", "__run")
 
 

@@ -228,3 +228,51 @@ def test_capture_error_falls_back_to_a_native_run(monkeypatch):
     x = tensor()
     np.testing.assert_allclose(g(x).numpy(), (x * 2).numpy())
     assert g._frame_cache.entries[0].reason.kind == "capture_error"
+
+
+def _type_error(fn, *args, **kwargs) -> str:
+    with pytest.raises(TypeError) as info:
+        fn(*args, **kwargs)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("bad", [((), {}), ((1, 2, 3, 4), {}), ((1,), {"z": 2}),
+                                 ((1, 2), {"x": 3})], ids=["missing", "too many", "unknown kw",
+                                                           "twice"])
+def test_a_call_that_does_not_bind_raises_the_functions_own_type_error(bad):
+    def step(x, y=2.0, *, k=1):
+        return x * y + k
+
+    jitted = frame.jit(step, backend="cpu")
+    jitted(tensor(), 3.0)  # an entry exists: the bad call reaches it first
+    args, kwargs = bad
+    assert _type_error(jitted, *args, **kwargs) == _type_error(step, *args, **kwargs)
+
+
+def test_varargs_and_kwargs_entries_bind_like_the_function():
+    def f(a, *rest, scale=1.0, **named):
+        return (a + sum(rest)) * scale + len(named)
+
+    jitted = frame.jit(f, backend="cpu")
+    t = tensor()
+    for args, kwargs in [((t,), {}), ((t, 1.0, 2.0), {"scale": 2.0}), ((t,), {"u": 1, "v": 2})]:
+        np.testing.assert_array_equal(jitted(*args, **kwargs).numpy(), f(*args, **kwargs).numpy())
+    assert _type_error(jitted) == _type_error(f)
+
+
+def test_closures_of_one_code_each_run_their_own_cells_when_native():
+    def make(k):
+        def f(x):
+            try:  # a break inside a try: the whole function runs natively
+                print("side effect")
+            except ValueError:
+                pass
+            return x + k
+        return f
+
+    f1, f2 = make(1.0), make(2.0)
+    j1, j2 = frame.jit(f1, backend="cpu"), frame.jit(f2, backend="cpu")
+    x = tensor()
+    np.testing.assert_array_equal(j1(x).numpy(), f1(x).numpy())
+    assert j1._frame_cache is j2._frame_cache  # one code object, one cache
+    np.testing.assert_array_equal(j2(x).numpy(), f2(x).numpy())
