@@ -253,6 +253,18 @@ def test_an_entry_without_its_compiled_code_is_compiled_from_its_source(cache_di
     np.testing.assert_array_equal(out.numpy(), mod.f(x, w).numpy())
 
 
+def test_a_stored_translation_whose_executable_is_gone_compiles_its_graph(cache_dir, mod):
+    x, w = data()
+    run(mod.f, x, w)
+    for path in (cache_dir / "compiled").glob("*.fce"):
+        if persistent_kind(path) != "record:capture":
+            path.unlink()  # evicted, say: the record stays
+    new_process()
+    out, s = run(mod.f, x, w)
+    assert s.translations == 0 and s.compiles_by_backend == {"cpu": 1}
+    np.testing.assert_array_equal(out.numpy(), mod.f(x, w).numpy())
+
+
 def test_explain_translates_instead_of_loading(cache_dir, mod):
     x, w = data()
     run(mod.f, x, w)
