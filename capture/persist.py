@@ -90,8 +90,7 @@ def _sources_fingerprint() -> str:
 def _record_key(fn, backend: str, full_graph: bool) -> str:
     code_digest = _code_digest(fn.__code__)
     return "\x1f".join([_sources_fingerprint(), code_digest, fn.__code__.co_filename,
-                        fn.__code__.co_qualname if hasattr(fn.__code__, "co_qualname") else fn.__qualname__,
-                        backend, str(bool(full_graph))])
+                        fn.__code__.co_qualname, backend, str(bool(full_graph))])
 
 
 _file_digests: dict[str, tuple[int, int, str]] = {}
@@ -135,6 +134,8 @@ def _encode(obj, fn) -> list:
     t = type(obj)
     if fn.__defaults__ is not None and obj is fn.__defaults__:  # guarded by identity
         return ["fn_defaults", [_encode(x, fn) for x in obj]]
+    if fn.__kwdefaults__ is not None and obj is fn.__kwdefaults__:
+        return ["fn_kwdefaults", [[k, _encode(v, fn)] for k, v in obj.items()]]
     if obj is None or t is bool or t is str:
         return ["v", obj]
     if t is int:
@@ -230,6 +231,13 @@ def _decode(ref: list, fn):
         if fn.__defaults__ is None or not _same_value(stored, fn.__defaults__):
             raise NotPersistable("the function's defaults changed")
         return fn.__defaults__
+    if tag == "fn_kwdefaults":
+        stored = {k: _decode(v, fn) for k, v in ref[1]}
+        current = fn.__kwdefaults__
+        if current is None or stored.keys() != current.keys() or not all(
+                _same_value(v, current[k]) for k, v in stored.items()):
+            raise NotPersistable("the function's keyword defaults changed")
+        return current
     if tag == "dtype":
         return np.dtype(ref[1])
     if tag == "npscalar":

@@ -46,6 +46,10 @@ class Holder:
 
 def with_dtype(x):
     return (x * 2).astype(np.float64)
+
+
+def keyword_only(x, *, scale=2.0, shift=(1.0, 2.0)):
+    return x * scale + shift[1]
 '''
 
 
@@ -211,6 +215,20 @@ def test_an_entry_ending_in_a_graph_break_is_not_stored(cache_dir, capsys):
     assert s.translations == 1 and s.extra["capture_persistent_hits"] == 1
 
 
+def test_keyword_only_defaults_round_trip(cache_dir, mod):
+    x, _ = data()
+    run(mod.keyword_only, x)
+    new_process()
+    out, s = run(mod.keyword_only, x)
+    assert s.translations == 0
+    np.testing.assert_array_equal(out.numpy(), mod.keyword_only(x).numpy())
+    new_process()
+    mod.keyword_only.__kwdefaults__ = {"scale": 3.0, "shift": (1.0, 2.0)}
+    out, s = run(mod.keyword_only, x)
+    assert s.translations == 1
+    np.testing.assert_array_equal(out.numpy(), mod.keyword_only(x).numpy())
+
+
 def test_dtype_constants_round_trip(cache_dir, mod):
     x, _ = data()
     run(mod.with_dtype, x)
@@ -324,6 +342,17 @@ def test_a_name_that_now_denotes_another_function_is_refused(mod, monkeypatch):
     helper.__qualname__ = "helper"
     with pytest.raises(persist.NotPersistable):
         persist._decode(ref, mod.f)
+
+
+def test_keyword_defaults_by_reference():
+    def fn(*, k=1.5, name="x"):
+        pass
+
+    ref = persist._encode(fn.__kwdefaults__, fn)
+    assert persist._decode(json.loads(json.dumps(ref)), fn) is fn.__kwdefaults__
+    fn.__kwdefaults__ = {"k": 2.5, "name": "x"}
+    with pytest.raises(persist.NotPersistable):
+        persist._decode(ref, fn)
 
 
 def test_function_globals_and_defaults_by_reference():
