@@ -75,6 +75,19 @@ class Artifact:
     blobs: dict[str, bytes] = dataclasses.field(default_factory=dict)
 
 
+def type_to_json(t) -> list:
+    """A TensorType as artifact meta: ``[dtype name, [dims]]``."""
+    return [t.dtype.name, list(t.shape)]
+
+
+def type_from_json(item: list):
+    """The inverse of ``type_to_json``."""
+    from ..dtypes import as_dtype
+    from ..ir.types import TensorType
+    name, shape = item
+    return TensorType(as_dtype(str(name)), tuple(int(d) for d in shape))
+
+
 def pack_graph(graph) -> tuple[str, bytes]:
     """``(dump_text(graph), payloads)``: a graph as artifact parts.  Payloads too
     large to print in the text (``graph_constants``) go into one ``.npz`` blob

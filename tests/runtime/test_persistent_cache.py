@@ -257,6 +257,24 @@ def test_openvino_hit_imports_the_exported_model(cache_dir, pass_runs):
         np.testing.assert_array_equal(a, b)
 
 
+def test_a_loaded_openvino_executable_parses_its_graph_only_for_a_reference_rerun(cache_dir):
+    b = GraphBuilder()
+    table = b.input("float32", (5, 3))
+    index = b.input("int32", (4,))
+    g = b.build(b.op("exp", b.op("take", table, index, axis=0)))
+    data = np.linspace(-1, 1, 15, dtype=np.float32).reshape(5, 3)
+    rc.compile(g, "openvino")
+    rc.clear_cache()
+    loaded = rc.compile(g, "openvino")
+    assert type(loaded).__name__ == "OpenVinoExecutable" and loaded._graph_value is None
+    ok = np.array([0, 4, 2, 2], np.int32)
+    np.testing.assert_allclose(loaded.run([data, ok])[0], np.exp(data[ok]), rtol=1e-6)
+    assert loaded._graph_value is None, "a plain run parsed the graph"
+    with pytest.raises(IndexError):  # out of range: the reference re-run raises its error
+        loaded.run([data, np.array([0, 9, 1, 1], np.int32)])
+    assert loaded._graph_value is not None
+
+
 _OPENVINO_CACHE_CHILD = """
 import json
 import numpy as np

@@ -24,24 +24,14 @@ from types import MappingProxyType
 from typing import Any
 
 from ...dtypes import as_dtype
-from ...hal.backend import Artifact, pack_graph, unpack_graph
+from ...hal.backend import Artifact, pack_graph, type_from_json, type_to_json, unpack_graph
 from ...hal.errors import ErrorCode, FrameError
 from ...ir.graph import Graph
 from ...ir.memplan import Buffer, Lifetime, MemoryPlan
-from ...ir.types import TensorType
 
 __all__ = ["serialize", "deserialize", "plan_to_json", "plan_from_json", "FORMAT"]
 
 FORMAT = 2
-
-
-def _type_to_json(t: TensorType) -> list:
-    return [t.dtype.name, list(t.shape)]
-
-
-def _type_from_json(item: list) -> TensorType:
-    name, shape = item
-    return TensorType(as_dtype(str(name)), tuple(int(d) for d in shape))
 
 
 def plan_to_json(plan: MemoryPlan) -> dict[str, Any]:
@@ -50,7 +40,7 @@ def plan_to_json(plan: MemoryPlan) -> dict[str, Any]:
         "buffers": [[b.dtype.name, b.size] for b in plan.buffers],
         "assignment": {str(n): i for n, i in plan.assignment.items()},
         "lifetimes": {str(n): [lt.start, lt.end] for n, lt in plan.lifetimes.items()},
-        "types": {str(n): _type_to_json(t) for n, t in plan.types.items()},
+        "types": {str(n): type_to_json(t) for n, t in plan.types.items()},
         "peak_bytes": plan.peak_bytes,
         "naive_bytes": plan.naive_bytes,
         "max_live_bytes": plan.max_live_bytes,
@@ -65,7 +55,7 @@ def plan_from_json(data: dict[str, Any]) -> MemoryPlan:
         assignment=MappingProxyType({int(n): int(i) for n, i in data["assignment"].items()}),
         lifetimes=MappingProxyType({int(n): Lifetime(int(s), int(e))
                                     for n, (s, e) in data["lifetimes"].items()}),
-        types=MappingProxyType({int(n): _type_from_json(t) for n, t in data["types"].items()}),
+        types=MappingProxyType({int(n): type_from_json(t) for n, t in data["types"].items()}),
         peak_bytes=int(data["peak_bytes"]),
         naive_bytes=int(data["naive_bytes"]),
         max_live_bytes=int(data["max_live_bytes"]),

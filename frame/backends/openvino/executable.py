@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import openvino as ov
@@ -32,6 +32,7 @@ import openvino as ov
 from ...hal.backend import Executable
 from ...hal.errors import FrameTypeError, FrameValueError
 from ...ir.graph import Graph
+from ...ir.types import TensorType
 from ...ops.interpreter import evaluate
 from .lower import INPUT_COMPLEX, INPUT_DIRECT, INPUT_INT64, OUT_INPUT, OUT_MODEL, LoweredGraph
 
@@ -92,10 +93,21 @@ class _Request:
 class OpenVinoExecutable(Executable):
     """A graph compiled by OpenVINO.  ``run`` is thread-safe."""
 
-    def __init__(self, graph: Graph, lowered: LoweredGraph, compiled: ov.CompiledModel | None):
-        self.input_types = tuple(v.type for v in graph.inputs)
-        self.output_types = tuple(v.type for v in graph.outputs)
-        self._graph = graph  # the reference re-run when a run-time check fails
+    def __init__(self, graph: Graph | Callable[[], Graph], lowered: LoweredGraph,
+                 compiled: ov.CompiledModel | None,
+                 types: tuple[Sequence[TensorType], Sequence[TensorType]] | None = None):
+        """``graph`` may be a function making it, with its input and output
+        ``types`` given: it is needed only for a reference re-run, and a
+        persisted executable then loads without parsing it."""
+        if isinstance(graph, Graph):
+            types = ([v.type for v in graph.inputs], [v.type for v in graph.outputs])
+            self._graph_value: Graph | None = graph
+            self._make_graph = None
+        else:
+            self._graph_value, self._make_graph = None, graph
+        self.input_types = tuple(types[0])
+        self.output_types = tuple(types[1])
+        self._graph_lock = threading.Lock()
         self._compiled = compiled
         self._local = threading.local()
         self._outputs = lowered.outputs
@@ -106,7 +118,7 @@ class OpenVinoExecutable(Executable):
             if entry is None:
                 continue
             param, mode = entry
-            t = graph.inputs[i].type
+            t = self.input_types[i]
             ov_input = compiled.input(param)
             self._inputs.append(_InputSlot(i, param, mode, t.dtype.np, t.shape,
                                            ov_input.get_element_type(),
@@ -121,8 +133,8 @@ class OpenVinoExecutable(Executable):
                 share = nbytes >= SHARE_BYTES and k != self._flag
                 self._model_outputs.append((port.get_element_type(), shape, np_dtype, share))
         # model outputs that are complex64 values held as float32 pairs
-        self._complex_out = {where for (kind, where), v in zip(self._outputs, graph.outputs)
-                             if kind == OUT_MODEL and v.type.dtype.is_complex}
+        self._complex_out = {where for (kind, where), t in zip(self._outputs, self.output_types)
+                             if kind == OUT_MODEL and t.dtype.is_complex}
         # The common small case gets a lean path (measured: the generic loops cost
         # ~4 us a call on a ~10 us infer): every input copied into its bound tensor,
         # every output copied out of its own, in order, no run-time checks.
@@ -131,6 +143,14 @@ class OpenVinoExecutable(Executable):
                         and all(not s.share and s.mode == INPUT_DIRECT for s in self._inputs)
                         and not any(share for *_, share in self._model_outputs)
                         and list(self._outputs) == in_order)
+
+    @property
+    def _graph(self) -> Graph:
+        """The graph, for the reference re-run when a run-time check fails."""
+        with self._graph_lock:
+            if self._graph_value is None:
+                self._graph_value = self._make_graph()
+            return self._graph_value
 
     def _request(self) -> _Request:
         state = getattr(self._local, "request", None)

@@ -10,11 +10,14 @@ The compiled model is kept as ``CompiledModel.export_model()`` bytes and
 loaded with ``Core.import_model`` (~15 ms for the 784-256-128-10 MLP, where
 lowering plus ``compile_model`` take 50-150 ms).  Beside it: the graph
 ``compile`` was given (the executable re-runs it with the reference kernels
-when a run-time exactness check fails) and the binding plan of
+when a run-time exactness check fails; loading parses it only then, or when
+a constant output needs its payload: its input and output types are kept
+apart for that) and the binding plan of
 ``LoweredGraph`` (which model parameter each graph input is bound to and how,
 where each graph output comes from, the check output).
 
-    meta = {"format": 1, "graph": <dump_text>, "device": "CPU",
+    meta = {"format": 2, "graph": <dump_text>, "device": "CPU",
+            "input_types": [[dtype, [dims]], ...], "output_types": [...],
             "inputs": [[param, mode] | None, ...], "outputs": [[kind, index | None], ...],
             "flag_output": int | None, "model_inputs": n, "model_outputs": m}
     blobs = {"constants": <npz>, "model": <export_model bytes>}   # no "model" when
@@ -28,7 +31,7 @@ from typing import Callable
 import numpy as np
 import openvino as ov
 
-from ...hal.backend import Artifact, pack_graph, unpack_graph
+from ...hal.backend import Artifact, pack_graph, type_from_json, type_to_json, unpack_graph
 from ...hal.errors import ErrorCode, FrameError
 from ...ir.graph import Graph
 from .executable import OpenVinoExecutable
@@ -36,7 +39,7 @@ from .lower import OUT_CONST, OUT_INPUT, OUT_MODEL, LoweredGraph
 
 __all__ = ["serialize", "deserialize", "loaded_from_cache", "FORMAT"]
 
-FORMAT = 1
+FORMAT = 2
 
 
 def _refuse(why: str) -> FrameError:
@@ -72,6 +75,8 @@ def serialize(graph: Graph, executable, device: str) -> Artifact | None:
             return None  # the backend compiles such a graph again, uncached, to persist it
         blobs["model"] = compiled.export_model().getvalue()
     meta = {"format": FORMAT, "graph": text, "device": device, "inputs": inputs,
+            "input_types": [type_to_json(t) for t in executable.input_types],
+            "output_types": [type_to_json(t) for t in executable.output_types],
             "outputs": outputs, "flag_output": executable._flag,
             "model_inputs": 0 if compiled is None else len(compiled.inputs),
             "model_outputs": 0 if compiled is None else len(compiled.outputs)}
@@ -88,13 +93,25 @@ def deserialize(core: ov.Core, artifact: Artifact, device: str,
         raise _refuse(f"format {meta.get('format')!r}, expected {FORMAT}")
     if meta["device"] != device:
         raise _refuse(f"compiled for device {meta['device']!r}, wanted {device!r}")
-    graph = unpack_graph(meta["graph"], artifact.blobs["constants"])
-    if len(meta["inputs"]) != len(graph.inputs) or len(meta["outputs"]) != len(graph.outputs):
-        raise _refuse("the binding plan does not match the graph")
+    types = ([type_from_json(t) for t in meta["input_types"]],
+             [type_from_json(t) for t in meta["output_types"]])
+    if len(meta["inputs"]) != len(types[0]) or len(meta["outputs"]) != len(types[1]):
+        raise _refuse("the binding plan does not match the graph's types")
+
+    def parse():
+        graph = unpack_graph(meta["graph"], artifact.blobs["constants"])
+        if ([v.type for v in graph.inputs], [v.type for v in graph.outputs]) != types:
+            raise _refuse("the graph does not have the recorded types")
+        return graph
+
+    # The graph is parsed now only when a constant output needs its payload; else
+    # on the first reference re-run (a run-time check firing), if ever.
+    graph = parse() if any(kind == OUT_CONST for kind, _ in meta["outputs"]) else None
     inputs = [None if entry is None else (int(entry[0]), str(entry[1])) for entry in meta["inputs"]]
     outputs: list[tuple[str, object]] = []
-    for (kind, where), v in zip(meta["outputs"], graph.outputs):
+    for k, (kind, where) in enumerate(meta["outputs"]):
         if kind == OUT_CONST:
+            v = graph.outputs[k]
             if v.producer is None or v.producer.op != "constant":
                 raise _refuse("a constant output is not a constant in the graph")
             outputs.append((OUT_CONST, np.array(v.producer.const, dtype=v.type.dtype.np)))
@@ -116,4 +133,4 @@ def deserialize(core: ov.Core, artifact: Artifact, device: str,
         raise _refuse("outputs come from a model, but the artifact holds none")
     flag = meta["flag_output"]
     lowered = LoweredGraph(None, inputs, outputs, None if flag is None else int(flag))
-    return OpenVinoExecutable(graph, lowered, compiled)
+    return OpenVinoExecutable(graph if graph is not None else parse, lowered, compiled, types)
