@@ -290,11 +290,18 @@ def _evaluate(rg: RecordedGraph, bw: Graph, create_graph: bool) -> list:
     if stale:
         _check_fresh(bw.outputs[1:], stale)
     results = []
+    handed: set[int] = set()   # the objects handed out so far
     for v in bw.outputs[1:]:
         value = env[id(v)]
         if id(v) not in fresh:  # a recorded value or constant: never hand out its memory
             value = value._data.copy() if isinstance(value, Tensor) else np.array(value)
             value = Tensor._wrap(value) if create_graph else value
+        elif id(value) in handed:  # one value is two gradients (d(a+b)/da, d(a+b)/db): two arrays
+            if create_graph:  # a recorded copy, so that both stay differentiable
+                value = record_call(run, "reshape", [value], {"shape": tuple(value.shape)})[0]
+            else:
+                value = value.copy()
+        handed.add(id(value))
         results.append(value)
     return results
 

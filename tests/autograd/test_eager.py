@@ -556,3 +556,33 @@ def test_backward_graph_is_reused_for_records_of_the_same_structure(monkeypatch)
     assert len(calls) == 1
     F.cross_entropy(frame.tanh(model(x)), labels).backward()  # one more node
     assert len(calls) == 2
+
+
+def test_one_value_that_is_two_gradients_gives_two_arrays():
+    """d(a+b)/da and d(a+b)/db are one value of the backward graph: each leaf
+    still gets its own array (an in-place update of one grad leaves the other)."""
+    a = frame.tensor(np.ones(3, np.float32), requires_grad=True)
+    b = frame.tensor(np.ones(3, np.float32), requires_grad=True)
+    (a + b).sum().backward()
+    assert not np.shares_memory(a.grad.numpy(), b.grad.numpy())
+    a.grad += 1
+    np.testing.assert_array_equal(b.grad.numpy(), np.ones(3, np.float32))
+    ga, gb = frame.grad(lambda p, q: (p + q).sum(), argnums=(0, 1))(
+        frame.tensor(np.ones(3, np.float32)), frame.tensor(np.ones(3, np.float32)))
+    assert not np.shares_memory(ga.numpy(), gb.numpy())
+
+
+def test_a_shared_gradient_value_stays_differentiable_for_each_leaf():
+    from frame.autograd.eager import gradients
+    x = frame.tensor(np.array([2.0]), requires_grad=True)
+    y = frame.tensor(np.array([3.0]), requires_grad=True)
+    s = x + y
+    # d/dx = d/dy = 2 (x + y): the add hands one incoming gradient to both operands
+    gx, gy = gradients((s * s).sum(), [x, y], create_graph=True)
+    assert gx is not gy and not np.shares_memory(gx.numpy(), gy.numpy())
+    np.testing.assert_allclose(gx.numpy(), [10.0])
+    np.testing.assert_allclose(gy.numpy(), [10.0])
+    for g in (gx, gy):  # each is recorded: second derivatives through it
+        hx, hy = gradients(g.sum(), [x, y])
+        np.testing.assert_allclose(hx.numpy(), [2.0])
+        np.testing.assert_allclose(hy.numpy(), [2.0])
