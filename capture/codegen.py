@@ -476,15 +476,20 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     else:
         lines.append(f"    return {ret}")
     src = "\n".join(lines) + "\n"
-    namespace = {"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
-                 "__disjoint": disjoint,
-                 "__run": exe.run if exe is not None else None, **pool.consts}
+    namespace = {**entry_helpers(exe.run if exe is not None else None), **pool.consts}
     if brk is not None:
         namespace.update(tail_consts)
     entry_fn = _compile(src, namespace)
     entry = CacheEntry(entry_fn, list(pool.guards), src, graph if exe is not None else None, exe)
     entry.breaks = brk is not None
     return entry
+
+
+def entry_helpers(run) -> dict:
+    """The names a graph entry's code uses besides its constants (``__k<n>``);
+    ``run`` is the executable's ``run`` (persist.py rebuilds entries with these)."""
+    return {"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
+            "__disjoint": disjoint, "__run": run}
 
 
 class _EagerExecutable:

@@ -146,9 +146,7 @@ def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager:
                             return _trampoline(result)
                         return result
             except TypeError as err:
-                if _unbound(err):
-                    return fn(*args, **kwargs)  # raises the function's own TypeError
-                raise
+                return _own_type_error(err, fn, args, kwargs)
             if cache.native_forever:
                 return fn(*args, **kwargs)
             result = _miss(cache, fn, args, kwargs, options)
@@ -172,9 +170,7 @@ def _dispatch(cache: CodeCache, fn, args, kwargs, options):
                     _promote(cache, entry)
                 return result
     except TypeError as err:
-        if _unbound(err):
-            return fn(*args, **kwargs)  # raises the function's own TypeError
-        raise
+        return _own_type_error(err, fn, args, kwargs)
     if cache.native_forever:
         return fn(*args, **kwargs)
     return _miss(cache, fn, args, kwargs, options)
@@ -267,6 +263,14 @@ def _try_stored(cache: CodeCache, fn, args, kwargs, options):
         if not _unbound(err):
             raise
     return MISS  # (arguments that do not bind: _miss raises the function's own error)
+
+
+def _own_type_error(err: TypeError, fn, args, kwargs):
+    """An entry call raised ``err``: when the arguments do not bind, call the
+    function, which raises its own TypeError; else re-raise ``err``."""
+    if _unbound(err):
+        return fn(*args, **kwargs)
+    raise err
 
 
 def _unbound(err: TypeError) -> bool:

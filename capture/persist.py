@@ -57,7 +57,7 @@ import numpy as np
 
 from frame.runtime.stats import record
 
-from .codegen import ENTRY_FILENAME
+from .codegen import ENTRY_FILENAME, CacheEntry, entry_helpers
 
 __all__ = ["load_entries", "save_entry"]
 
@@ -65,7 +65,6 @@ log = logging.getLogger("frame.cache")
 
 KIND = "capture"
 FORMAT = 4
-_HELPERS = ("__MISS", "__wrap", "__copyto", "__disjoint", "__run")
 
 
 class NotPersistable(Exception):
@@ -278,7 +277,7 @@ def save_entry(fn, entry, options) -> bool:
     namespace = entry.fn.__globals__
     try:
         if set(k for k in namespace if k.startswith("__") and not k.startswith("__k")) - \
-                set(_HELPERS) - {"__builtins__", "__entry"}:
+                set(entry_helpers(None)) - {"__builtins__", "__entry"}:
             raise NotPersistable("entry helpers this version does not know")
         consts = {k: _encode(v, fn) for k, v in namespace.items() if k.startswith("__k")}
         deps = _dependencies(entry.codes | {fn.__code__})
@@ -296,8 +295,7 @@ def save_entry(fn, entry, options) -> bool:
     if entry.graph is not None:
         item["nodes"] = len(entry.graph.nodes)
         item["bodies"] = any(n.body is not None for n in entry.graph.nodes)
-    key = _record_key(fn, entry.backend if options["backend"] is None else options["backend"],
-                      options["full_graph"])
+    key = _record_key(fn, options["backend"] or entry.backend, options["full_graph"])
     from .jit import CACHE_LIMIT
     items, old_blobs = _read(store, key)
     kept = [it for it in items if it["source"] != item["source"]][:CACHE_LIMIT - 1]
@@ -360,16 +358,12 @@ def load_entries(fn, options) -> list:
 
 
 def _rebuild(fn, item: dict, blobs: dict[str, bytes]):
-    from frame.tensor import Tensor
-
-    from .codegen import MISS, CacheEntry, disjoint
     from .guards import Guard
 
     if not _dependencies_hold(item["deps"]):
         raise NotPersistable("a source file it was translated from changed")
     namespace = {k: _decode(ref, fn) for k, ref in item["consts"].items()}
-    namespace.update({"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
-                      "__disjoint": disjoint, "__run": None})
+    namespace.update(entry_helpers(None))
     guards = [Guard(expr, text) for expr, text in item["guards"]]
     entry = CacheEntry(None, guards, item["source"])
     entry.backend = item["backend"]
