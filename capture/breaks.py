@@ -197,10 +197,11 @@ def _call_expr(rb, callee: Variable, pos, kwargs, backend, consts) -> str:
     kw = [f"{k!r}: {rb.expr(v)}" for k, v in kwargs.items()]
     target = None
     if isinstance(callee, UserFunctionVariable) and callee.closure is None \
-            and callee.made_defaults is None:
+            and callee.made_defaults is None and _intercepted(callee.fn):
         target = rb.expr(callee)
     elif isinstance(callee, MethodVariable) and isinstance(callee.func, UserFunctionVariable) \
-            and callee.func.closure is None and callee.func.made_defaults is None:
+            and callee.func.closure is None and callee.func.made_defaults is None \
+            and _intercepted(callee.func.fn):
         target = rb.expr(callee.func)
         args = [rb.expr(callee.self_var), *args]
     if target is not None:
@@ -266,12 +267,18 @@ def _skipped(code: types.CodeType) -> bool:
     return found
 
 
+def _intercepted(f) -> bool:
+    """Does a call of ``f`` (guarded by identity) at a break run as its own
+    intercepted frame?  Only the user's plain functions do; library code (such
+    as ``collections.namedtuple``, ``inspect.currentframe``, ``logging``) is
+    called by the entry itself, so that what it finds in its caller's frame
+    is the user's function (``codegen.entry_function``)."""
+    return type(f) is types.FunctionType and not f.__code__.co_flags & _NO_BREAK_FLAGS \
+        and not getattr(f, "__frame_jit__", False) and not _skipped(f.__code__)
+
+
 def call_intercepted(backend, f, args, kwargs):
-    """Call ``f`` from an entry at a break: a plain Python function of the
-    user's runs as its own intercepted (jitted) frame, anything else is called
-    as is."""
-    if type(f) is types.FunctionType and not f.__code__.co_flags & _NO_BREAK_FLAGS \
-            and not getattr(f, "__frame_jit__", False) and not _skipped(f.__code__):
-        from .jit import run_intercepted
-        return run_intercepted(f, backend, args, kwargs)
-    return f(*args, **kwargs)
+    """Call the user's function ``f`` from an entry at a break: it runs as its
+    own intercepted (jitted) frame."""
+    from .jit import run_intercepted
+    return run_intercepted(f, backend, args, kwargs)

@@ -22,9 +22,12 @@ original frame, are built with the ``bytecode`` package (``resume.py``).
 """
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import inspect
+import keyword
 import math
+import re
 import types
 
 import numpy as np
@@ -35,6 +38,7 @@ from numpy.lib.array_utils import byte_bounds as _byte_bounds
 
 from .errors import Unsupported
 from .guards import Guard, GuardSet
+from .resume import original_code
 from .sources import LocalSource
 from .translator import Translation
 from .variables.base import (NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable,
@@ -44,7 +48,8 @@ from .variables.containers import (DictVariable, ListVariable, NamedTupleVariabl
                                    SliceVariable, TupleVariable)
 from .variables.objects import ClassVariable, ObjectVariable, PythonModuleVariable
 
-__all__ = ["MISS", "CacheEntry", "build_entry", "build_native_entry", "signature_source"]
+__all__ = ["MISS", "CacheEntry", "build_entry", "build_native_entry", "signature_source",
+           "maker_code", "entry_function", "set_entry_helper"]
 
 
 class _Miss:
@@ -70,10 +75,11 @@ class CacheEntry:
     in_try: bool = False        # the reason is an exception a try block may catch
     backend: str | None = None  # the backend the executable was compiled for
     codes: frozenset = frozenset()  # the code objects the trace ran (capture/persist.py)
+    namespace: dict = dataclasses.field(default_factory=dict)  # helpers and constants of fn
 
     def failing_guard(self, fn, args, kwargs) -> Guard | None:
         """The first guard that does not hold for these arguments (for logs)."""
-        ns = dict(self.fn.__globals__)
+        ns = dict(self.namespace)
         try:
             bound = inspect.signature(fn).bind(*args, **kwargs)
             bound.apply_defaults()
@@ -153,13 +159,93 @@ def _guard_block(pool: GuardSet) -> list[str]:
             "        return __MISS"]
 
 
-ENTRY_FILENAME = "<frame capture entry>"   # the entries' code objects (tracebacks, persist.py)
+ENTRY_FILENAME = "<frame capture entry>"   # the maker module's code (persist.py stores it)
+
+_BUILTIN_NAMES = frozenset(n for n in vars(builtins) if not n.startswith("_")
+                           and not keyword.iskeyword(n))
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _compile(src: str, namespace: dict):
-    code = compile(src, ENTRY_FILENAME, "exec")
-    exec(code, namespace)  # noqa: S102 - our own generated source
-    return namespace["__entry"]
+def maker_code(src: str, names) -> types.CodeType:
+    """The module code defining ``__make``, which returns the entry ``src``
+    defines with ``names`` (its helpers and constants) as closure cells::
+
+        def __make(*, __k0=None, __run=None, type=None, ...):
+            def __entry(__fn, x, y):
+                ...
+            return __entry
+
+    Builtins the source names are cells too: the entry runs with the user's
+    globals, where a global of the same name must not replace them."""
+    words = set(_WORD.findall(src))
+    params = sorted((set(names) | _BUILTIN_NAMES) & words)
+    head = f"def __make(*, {', '.join(p + '=None' for p in params)}):" if params else "def __make():"
+    body = "".join("    " + line + "\n" if line else "\n" for line in src.splitlines())
+    return compile(f"{head}\n{body}    return __entry\n", ENTRY_FILENAME, "exec")
+
+
+def entry_function(maker: types.CodeType, namespace: dict, fn, lines: dict[int, int] | None = None):
+    """The entry function for ``fn`` from ``maker`` (``maker_code``): its
+    helpers are bound from ``namespace`` (and builtins) as closure cells, and
+    it runs with ``fn``'s globals under ``fn``'s file name, name and qualified
+    name, every line of the generated source at a line of ``fn`` (``lines``:
+    source line -> user line, the others at the ``def`` line).  Code that
+    inspects its caller (``logging``, ``warnings``, ``sys._getframe``,
+    ``namedtuple``'s module, tracebacks) sees the user's function there."""
+    ns: dict = {"__builtins__": builtins}
+    exec(maker, ns)  # noqa: S102 - our own generated source
+    make = ns["__make"]
+    params = make.__code__.co_varnames[:make.__code__.co_kwonlyargcount]
+    made = make(**{p: namespace[p] if p in namespace else getattr(builtins, p) for p in params})
+    user = original_code(fn.__code__)
+    code = made.__code__
+    code = code.replace(co_filename=user.co_filename, co_name=user.co_name,
+                        co_qualname=user.co_qualname, co_firstlineno=user.co_firstlineno,
+                        co_linetable=_line_table(code, user.co_firstlineno,
+                                                 {k + 1: v for k, v in (lines or {}).items()}))
+    entry = types.FunctionType(code, fn.__globals__, user.co_name, made.__defaults__,
+                               made.__closure__)
+    entry.__kwdefaults__ = made.__kwdefaults__
+    entry.__qualname__ = user.co_qualname
+    return entry
+
+
+def set_entry_helper(entry, name: str, value) -> None:
+    """Rebind the helper ``name`` of an entry function (persist.py's ``__run``)."""
+    entry.__closure__[entry.__code__.co_freevars.index(name)].cell_contents = value
+
+
+def _line_table(code: types.CodeType, first: int, lines: dict[int, int]) -> bytes:
+    """A location table (CPython 3.11+ format, lines without columns) giving
+    each instruction of ``code`` the user line its source line maps to in
+    ``lines`` (``first`` where it maps to none; no location stays none)."""
+    wanted = []
+    for start, _, _, _ in code.co_positions():
+        wanted.append(None if start is None else lines.get(start, first))
+    out = bytearray()
+    current, i = first, 0
+    while i < len(wanted):
+        line = wanted[i]
+        n = 1
+        while n < 8 and i + n < len(wanted) and wanted[i + n] == line:
+            n += 1
+        if line is None:
+            out.append(0x80 | (15 << 3) | (n - 1))
+        else:
+            out.append(0x80 | (13 << 3) | (n - 1))
+            delta = line - current
+            value = (-delta << 1) | 1 if delta < 0 else delta << 1
+            while value >= 0x40:
+                out.append(0x40 | (value & 0x3F))
+                value >>= 6
+            out.append(value)
+            current = line
+        i += n
+    return bytes(out)
+
+
+def _compile(src: str, namespace: dict, fn, lines: dict[int, int] | None = None):
+    return entry_function(maker_code(src, namespace), namespace, fn, lines)
 
 
 class _Rebuilder:
@@ -471,7 +557,13 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     lines += written
     lines += rb.prelude
     lines += replay
+    at = {}   # source line -> user line
     if brk is not None:
+        # the instruction run natively and the tails are at the break's line
+        if brk.instr.lineno is not None:
+            first = "\n".join(lines).count("\n") + 2   # (an item may span lines)
+            count = "\n".join(tail_lines).count("\n") + 1
+            at = {first + i: brk.instr.lineno for i in range(count)}
         lines += tail_lines
     else:
         lines.append(f"    return {ret}")
@@ -479,8 +571,9 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     namespace = {**entry_helpers(exe.run if exe is not None else None), **pool.consts}
     if brk is not None:
         namespace.update(tail_consts)
-    entry_fn = _compile(src, namespace)
-    entry = CacheEntry(entry_fn, list(pool.guards), src, graph if exe is not None else None, exe)
+    entry_fn = _compile(src, namespace, fn, at)
+    entry = CacheEntry(entry_fn, list(pool.guards), src, graph if exe is not None else None, exe,
+                       namespace=namespace)
     entry.breaks = brk is not None
     return entry
 
@@ -623,5 +716,5 @@ def build_native_entry(tr: Translation, fn, reason) -> CacheEntry:
     lines.append(f"    return __fn({call})")
     src = "\n".join(lines) + "\n"
     namespace = {"__MISS": MISS, **pool.consts}
-    return CacheEntry(_compile(src, namespace), list(pool.guards), src, native=True,
-                      reason=reason)
+    return CacheEntry(_compile(src, namespace, fn), list(pool.guards), src, native=True,
+                      reason=reason, namespace=namespace)

@@ -57,14 +57,14 @@ import numpy as np
 
 from frame.runtime.stats import record
 
-from .codegen import ENTRY_FILENAME, CacheEntry, entry_helpers
+from .codegen import CacheEntry, entry_function, entry_helpers, maker_code, set_entry_helper
 
 __all__ = ["load_entries", "save_entry"]
 
 log = logging.getLogger("frame.cache")
 
 KIND = "capture"
-FORMAT = 4
+FORMAT = 5
 
 
 class NotPersistable(Exception):
@@ -274,7 +274,7 @@ def save_entry(fn, entry, options) -> bool:
     store = _store()
     if store is None or entry.native or entry.breaks or entry.backend is None:
         return False
-    namespace = entry.fn.__globals__
+    namespace = entry.namespace
     try:
         if set(k for k in namespace if k.startswith("__") and not k.startswith("__k")) - \
                 set(entry_helpers(None)) - {"__builtins__", "__entry"}:
@@ -284,7 +284,7 @@ def save_entry(fn, entry, options) -> bool:
     except NotPersistable as why:
         log.debug("capture: translation of %s not persisted: %s", fn.__qualname__, why)
         return False
-    blobs: dict[str, bytes] = {"code": marshal.dumps(compile(entry.source, ENTRY_FILENAME, "exec"))}
+    blobs: dict[str, bytes] = {"code": marshal.dumps(maker_code(entry.source, namespace))}
     graph_text = None
     if entry.executable is not None:
         from frame.hal.backend import pack_graph
@@ -365,19 +365,19 @@ def _rebuild(fn, item: dict, blobs: dict[str, bytes]):
     namespace = {k: _decode(ref, fn) for k, ref in item["consts"].items()}
     namespace.update(entry_helpers(None))
     guards = [Guard(expr, text) for expr, text in item["guards"]]
-    entry = CacheEntry(None, guards, item["source"])
+    entry = CacheEntry(None, guards, item["source"], namespace=namespace)
     entry.backend = item["backend"]
     parts = {part: blobs[name] for part, name in item["blobs"].items()}
     if item["graph"] is not None:
-        namespace["__run"] = _LazyRun(entry, namespace, item, parts["graph"])
-    try:  # the compiled entry (a code object of this Python: the key holds its bytecode tag)
+        namespace["__run"] = _LazyRun(entry, item, parts["graph"])
+    try:  # the compiled maker (a code object of this Python: the key holds its bytecode tag)
         code = marshal.loads(parts["code"])
     except (KeyError, EOFError, ValueError, TypeError):
-        code = compile(item["source"], ENTRY_FILENAME, "exec")
+        code = maker_code(item["source"], namespace)
     if not isinstance(code, types.CodeType):
         raise NotPersistable("the stored entry code is not a code object")
-    exec(code, namespace)  # noqa: S102 - the entry capture generated (checksummed record)
-    entry.fn = namespace["__entry"]
+    # the entry capture generated (checksummed record)
+    entry.fn = entry_function(code, namespace, fn)
     return entry
 
 
@@ -386,8 +386,8 @@ class _LazyRun:
     its executable (``runtime.compile``: in practice a persistent-cache hit),
     then rebinds ``__run`` to the executable's ``run``."""
 
-    def __init__(self, entry, namespace: dict, item: dict, payloads: bytes):
-        self.entry, self.namespace, self.item, self.payloads = entry, namespace, item, payloads
+    def __init__(self, entry, item: dict, payloads: bytes):
+        self.entry, self.item, self.payloads = entry, item, payloads
         self.lock = threading.Lock()
 
     def __call__(self, inputs):
@@ -404,6 +404,6 @@ class _LazyRun:
                 else:  # no parsing when the persistent cache has the executable
                     exe = compile_packed(text, self.payloads, backend)
                 self.entry.executable = exe
-                self.namespace["__run"] = exe.run
+                set_entry_helper(self.entry.fn, "__run", exe.run)
                 record.count("capture_persistent_hits")
         return exe.run(inputs)

@@ -32,7 +32,8 @@ import types
 
 from .instructions import decode
 
-__all__ = ["Tail", "live_locals", "resume_code", "resume_function", "canonical", "is_resume_stack"]
+__all__ = ["Tail", "live_locals", "resume_code", "resume_function", "canonical", "is_resume_stack",
+           "original_code"]
 
 
 class Tail:
@@ -117,6 +118,13 @@ def resume_code(code: types.CodeType, offset: int, layout: tuple[bool, ...],
 
 # resume code -> (original code, number of prologue instructions)
 _ORIGIN: dict[types.CodeType, tuple[types.CodeType, int]] = {}
+
+
+def original_code(code: types.CodeType) -> types.CodeType:
+    """The user's code object ``code`` continues (``code`` itself unless it is a
+    resume code): generated entries take its name, qualified name and file."""
+    origin = _ORIGIN.get(code)
+    return code if origin is None else origin[0]
 
 
 def _starts(code: types.CodeType) -> list[int]:
