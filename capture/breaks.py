@@ -182,8 +182,9 @@ def break_lines(rb, brk: BreakPoint, fn, backend) -> tuple[list[str], dict]:
 _SENTINEL = object()
 
 
-# builtins whose result depends on the calling frame: the entry is not that frame
-_FRAME_DEPENDENT = frozenset({"locals", "vars", "globals", "dir", "eval", "exec", "super",
+# builtins whose result depends on the calling frame's locals (or more): the
+# entry runs with the function's globals, but its locals are not the function's
+_FRAME_DEPENDENT = frozenset({"locals", "vars", "dir", "eval", "exec", "super",
                               "breakpoint", "__import__"})
 
 
