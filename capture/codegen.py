@@ -14,6 +14,12 @@ One Python function per entry, generated as source and compiled once:
         <containers, attributes, globals: their final state>
         return (__t0, x)                      # the return value, rebuilt
 
+The source is compiled inside a maker (``maker_code``) so that its helpers,
+constants and builtins are closure cells, and the entry is made as the user's
+function (``entry_function``): its globals, file, name, qualified name and
+lines, so that code inspecting the frame that calls it (``logging``,
+``warnings``, ``namedtuple``, tracebacks) sees the user's function.
+
 Guards and extraction come from the same source expressions, so they cannot
 disagree.  At a graph break the entry ends instead by rebuilding the live
 stack and locals, running the breaking instruction and returning a ``Tail`` to

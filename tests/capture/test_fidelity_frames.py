@@ -180,3 +180,32 @@ def test_traceback_names_the_users_function_file_and_line(fn):
         assert not [f for f in frames if f[0] == "__entry" or f[1] == ENTRY_FILENAME
                     or f[1].endswith("breaks.py")], frames
         assert frames[-len(below):] == below, frames
+
+
+# -- the entries themselves ---------------------------------------------------------------------
+
+def _global_names(code) -> set[str]:
+    import dis
+    found = {i.argval for i in dis.get_instructions(code)
+             if i.opname in ("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL")}
+    for c in code.co_consts:
+        if hasattr(c, "co_code"):
+            found |= _global_names(c)
+    return found
+
+
+@pytest.mark.parametrize("fn", [mod.make_namedtuple, mod.log_warning, mod.make_type,
+                                mod.code_location], ids=lambda f: f.__name__)
+def test_entries_read_no_global_of_the_users_module(fn):
+    """An entry runs with the user's globals: its helpers, constants and the
+    builtins it uses are its own cells, so a global of the user's module named
+    ``type`` or ``len`` cannot change what it does."""
+    jitted = _jit(fn)
+    jitted(_x())
+    entries = list(jitted._frame_cache.entries)
+    assert entries
+    for entry in entries:
+        assert entry.fn.__globals__ is vars(mod)
+        assert entry.fn.__code__.co_filename == mod.__file__
+        assert entry.fn.__code__.co_name == fn.__name__
+        assert _global_names(entry.fn.__code__) == set(), entry.source
