@@ -70,8 +70,9 @@ def _eager_line(s: StatsSnapshot) -> str | None:
                 f"frame.jit captures nothing, jitted functions run natively "
                 f"({calls} such call(s) recorded)")
     if calls:
-        return (f"frame report: {calls} call(s) of functions jitted with eager=True ran natively "
-                f"(nothing captured)")
+        return (f"frame report: {calls} call(s) of jitted functions ran natively in eager mode "
+                f"(eager=True, or FRAME_EAGER / frame.config.eager when they were jitted): "
+                f"nothing captured")
     return None
 
 
