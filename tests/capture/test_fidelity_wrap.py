@@ -79,6 +79,8 @@ def test_async_def_without_await_returns_a_coroutine():
     coro = f(1)
     assert inspect.iscoroutine(coro)
     assert asyncio.run(coro) == 2
+    if hasattr(inspect, "markcoroutinefunction"):  # 3.12+
+        assert inspect.iscoroutinefunction(f)
     assert asyncio.run(frame.jit(_awaits, backend="cpu")(3)) == 6
 
 
