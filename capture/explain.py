@@ -106,10 +106,9 @@ def _rejit(jit, fn, backend: str | None):
     ``frame.jit`` made is re-made from what it wraps, with its options."""
     if isinstance(fn, types.MethodType) and getattr(fn.__func__, "__frame_jit__", False):
         return types.MethodType(_rejit(jit, fn.__func__, backend), fn.__self__)
-    options = getattr(fn, "_frame_options", None) if getattr(fn, "__frame_jit__", False) else None
-    if options is None:
+    if not getattr(fn, "__frame_jit__", False):
         return jit(fn, backend=backend)
-    options = dict(options, full_graph=False)  # a break is reported, not raised
+    options = dict(getattr(fn, "_frame_options", {}), full_graph=False)  # a break is reported
     if backend is not None:
         options["backend"] = backend
     return jit(fn.__wrapped__, **options)
