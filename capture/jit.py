@@ -217,6 +217,7 @@ def _jit_partial(p: functools.partial, options):
     wrapper.__name__ = getattr(p.func, "__name__", wrapper.__name__)
     wrapper.__qualname__ = getattr(p.func, "__qualname__", wrapper.__qualname__)
     wrapper.__doc__ = getattr(p.func, "__doc__", None)
+    wrapper.__module__ = getattr(p.func, "__module__", wrapper.__module__)
     return _mark(wrapper, p, getattr(inner, "_frame_cache", None), options)
 
 
