@@ -466,6 +466,8 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     returning ``result`` it rebuilds the frame's live stack and locals, runs
     the breaking instruction natively and returns a ``Tail`` to the resume
     function that continues the frame."""
+    for gen in tr.generators:  # one paused in a try would run its handler when closed
+        gen.check_closed()
     pool = tr.guards
     se = tr.side_effects
     _defaults_guard(fn, pool)

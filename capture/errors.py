@@ -40,6 +40,10 @@ CATALOGUE: dict[str, tuple[str, str]] = {
     "resume_loop": ("a loop whose body broke the graph continues one iteration at a time "
                     "(internal: the iterator is a real object; not counted as a break)",
                     "none needed"),
+    "generator_function": ("a generator, coroutine or async generator function: calling it "
+                           "returns an object that runs the body later, step by step",
+                           "jit the function that consumes the generator (generators made and "
+                           "consumed inside a jitted function are captured); this one runs natively"),
     "capture_error": ("capture itself failed on this code (a bug in frame's capture)",
                       "please report it with the code; the function runs natively meanwhile"),
 }

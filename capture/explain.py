@@ -7,6 +7,12 @@ captured (the top frame's, then its resume functions' and those of functions
 called at breaks), graph breaks and native fallbacks with kind, reason and
 ``file:line``, guards, and the time spent translating and compiling.
 
+``fn`` may be what ``frame.jit`` returned (a jitted function, module or bound
+method): the call is then explained with that jit's options (its backend;
+``eager``), unless ``explain`` is given a backend of its own.  When eager mode
+is forced (``FRAME_EAGER=1``, ``frame.config.eager`` or ``eager=True``)
+nothing is captured, and ``eager`` says why.
+
     >>> out = frame.explain(f)(x)
     >>> out.graph_count, out.graph_break_count, [b.kind for b in out.break_reasons]
     (2, 1, ['unsupported_call'])
@@ -17,10 +23,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
+import types
 
 from .errors import BreakReason
 
-__all__ = ["explain", "ExplainOutput", "note_translation", "note_break"]
+__all__ = ["explain", "ExplainOutput", "note_translation", "note_break", "note_eager"]
 
 _session = threading.local()
 
@@ -35,9 +42,14 @@ class ExplainOutput:
     compile_time_s: float = 0.0
     result: object = None           # what the call returned
     exception: BaseException | None = None   # or the exception it raised
+    eager: str | None = None        # why nothing was captured: eager mode was forced (by what)
 
     def __str__(self) -> str:
-        lines = [f"Graph count: {self.graph_count}",
+        lines = []
+        if self.eager is not None:
+            lines.append(f"Eager mode forced by {self.eager}: nothing was captured, "
+                         f"the function ran natively")
+        lines += [f"Graph count: {self.graph_count}",
                  f"Graph break count: {self.graph_break_count}",
                  f"Compile time: {self.compile_time_s * 1e3:.1f} ms"]
         if self.break_reasons:
@@ -82,6 +94,26 @@ def note_break(reason: BreakReason, graph_break: bool) -> None:
     out.break_reasons.append(reason)
 
 
+def note_eager(why: str) -> None:
+    """Called by an eagerly jitted function (``jit.jit``) on every call."""
+    out = getattr(_session, "out", None)
+    if out is not None and out.eager is None:
+        out.eager = why
+
+
+def _rejit(jit, fn, backend: str | None):
+    """``fn`` jitted afresh (with the caches of the explain session): what a
+    ``frame.jit`` made is re-made from what it wraps, with its options."""
+    if isinstance(fn, types.MethodType) and getattr(fn.__func__, "__frame_jit__", False):
+        return types.MethodType(_rejit(jit, fn.__func__, backend), fn.__self__)
+    if not getattr(fn, "__frame_jit__", False):
+        return jit(fn, backend=backend)
+    options = dict(getattr(fn, "_frame_options", {}), full_graph=False)  # a break is reported
+    if backend is not None:
+        options["backend"] = backend
+    return jit(fn.__wrapped__, **options)
+
+
 def explain(fn, *, backend: str | None = None):
     """``explain(fn)(*args, **kwargs) -> ExplainOutput`` (the call's own result
     is in ``.result``; an exception it raised is in ``.exception``, not raised)."""
@@ -89,13 +121,12 @@ def explain(fn, *, backend: str | None = None):
     def run(*args, **kwargs) -> ExplainOutput:
         import importlib
         jit_module = importlib.import_module("capture.jit")
-        target = getattr(fn, "__wrapped__", fn) if getattr(fn, "__frame_jit__", False) else fn
         out = ExplainOutput()
         saved = (getattr(_session, "out", None), getattr(jit_module._local, "caches", None))
         _session.out = out
         jit_module._local.caches = {}
         try:
-            out.result = jit_module.jit(target, backend=backend)(*args, **kwargs)
+            out.result = _rejit(jit_module.jit, fn, backend)(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - the report is still wanted; the error is kept
             out.exception = e
         finally:

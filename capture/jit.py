@@ -58,7 +58,10 @@ _local = threading.local()
 _WARNED: set[tuple] = set()
 # graph-break kinds that are not breaks the user sees (see errors.CATALOGUE)
 _INTERNAL = frozenset({"resume_loop"})
-_NOT_BREAKABLE = frozenset({"capture_error", "loop_limit", "inline_limit", "recompile_limit"})
+_NOT_BREAKABLE = frozenset({"capture_error", "loop_limit", "inline_limit", "recompile_limit",
+                            "generator_function"})
+# kinds whose reason needs no "(no graph break here: ...)"
+_SELF_EXPLAINED = frozenset({"exception", "generator_function"})
 
 
 def cache_of(fn, backend: str | None = None, full_graph: bool = False) -> CodeCache:
@@ -86,7 +89,9 @@ def reset_caches() -> None:
 
 
 def _eager_requested() -> bool:
-    return os.environ.get("FRAME_EAGER", "") not in ("", "0")
+    """``frame.config.eager`` or ``FRAME_EAGER`` (read when a function is jitted)."""
+    from frame.settings import eager_forced
+    return eager_forced()
 
 
 def _default_backend() -> str:
@@ -100,39 +105,63 @@ def _default_backend() -> str:
     return default_backend_name()
 
 
+# a generator, coroutine or async generator function returns its frame as an
+# object that runs later, step by step: only the native call makes that object
+_GENERATOR_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+                    | inspect.CO_ITERABLE_COROUTINE)
+
+
 def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager: bool = False):
     """Compile ``fn`` by capturing its bytecode into graphs.
 
     >>> @frame.jit
     ... def f(x, y):
     ...     return (x + y).relu() * 2
+
+    ``fn`` may be a Python function, a bound method, a frame module or any
+    object whose class defines ``__call__`` in Python, a ``staticmethod``
+    (its function is jitted) or a ``functools.partial`` (its function is
+    jitted, its arguments applied).  Any other callable (a builtin, a
+    ``functools.lru_cache`` wrapper, a C extension's function) cannot be
+    captured: the wrapper calls it natively, with one WARN; its own behaviour
+    (an lru_cache's cache) is kept.  Generator and coroutine functions run
+    natively too (one WARN): the call returns the generator or coroutine.
     """
     if fn is None:
         return functools.partial(jit, backend=backend, full_graph=full_graph, eager=eager)
+    options = {"backend": backend, "full_graph": full_graph, "eager": eager}
     if isinstance(fn, types.MethodType):
         bound_self, func = fn.__self__, fn.__func__
-        compiled = jit(func, backend=backend, full_graph=full_graph, eager=eager)
-        return types.MethodType(compiled, bound_self)
+        return types.MethodType(jit(func, **options), bound_self)
+    if isinstance(fn, staticmethod):  # callable since 3.10; it adds nothing to the call
+        return jit(fn.__func__, **options)
     if not isinstance(fn, types.FunctionType):
+        if not callable(fn):
+            raise TypeError(f"frame.jit expects a callable (a function, method or module), "
+                            f"got {type(fn).__name__} object {_short_repr(fn)}")
         call = getattr(type(fn), "__call__", None)
         forward = getattr(type(fn), "forward", None)
         if getattr(call, "__module__", None) == "frame.nn.module" and isinstance(forward, types.FunctionType):
             # Module.__call__ only calls forward: jit each class's forward, so that
             # every module class has its own code cache (and recompile limit)
-            call = None
-        if isinstance(call, types.FunctionType) or isinstance(forward, types.FunctionType):
-            target = call if isinstance(call, types.FunctionType) else forward
-            return types.MethodType(jit(target, backend=backend, full_graph=full_graph, eager=eager), fn)
-        raise TypeError(f"frame.jit expects a Python function, method or module, got {type(fn).__name__}")
+            return types.MethodType(jit(forward, **options), fn)
+        if isinstance(call, types.FunctionType):
+            return types.MethodType(jit(call, **options), fn)
+        if isinstance(fn, functools.partial) and call is functools.partial.__call__:
+            return _jit_partial(fn, options)
+        return _native_wrapper(fn, options)
 
     cache = cache_of(fn, backend, full_graph)
-    options = {"backend": backend, "full_graph": full_graph}
-
     if eager or _eager_requested():  # FRAME_EAGER is read when the function is jitted
+        why = "frame.jit(..., eager=True)" if eager else "FRAME_EAGER=1 (frame.config.eager)"
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            _note_eager(why)
             return fn(*args, **kwargs)
     else:
+        call_options = {"backend": backend, "full_graph": full_graph}
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             entries = cache.entries
@@ -149,15 +178,93 @@ def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager:
                 return _own_type_error(err, fn, args, kwargs)
             if cache.native_forever:
                 return fn(*args, **kwargs)
-            result = _miss(cache, fn, args, kwargs, options)
+            result = _miss(cache, fn, args, kwargs, call_options)
             if type(result) is Tail:
                 return _trampoline(result)
             return result
 
+    if fn.__code__.co_flags & inspect.CO_COROUTINE and hasattr(inspect, "markcoroutinefunction"):
+        inspect.markcoroutinefunction(wrapper)  # 3.12+: inspect.iscoroutinefunction(wrapper)
+    return _mark(wrapper, fn, cache, options)
+
+
+def _mark(wrapper, fn, cache, options):
+    """What every function ``jit`` returns carries: what it wraps, its code
+    cache (None when it has none) and the options it was made with
+    (``frame.explain`` re-makes it with the same options)."""
     wrapper.__wrapped__ = fn
     wrapper.__frame_jit__ = True
     wrapper._frame_cache = cache
+    wrapper._frame_options = dict(options)
     return wrapper
+
+
+def _note_eager(why: str) -> None:
+    """An eagerly jitted function was called: counted (``frame.report()``) and
+    noted for ``frame.explain``."""
+    from .explain import note_eager
+    note_eager(why)
+    record.count("eager_calls")
+
+
+def _jit_partial(p: functools.partial, options):
+    """``functools.partial(func, *args, **keywords)``: ``func`` jitted, called
+    as the partial calls it (its arguments first; call keywords win)."""
+    inner = jit(p.func, **options)
+
+    def wrapper(*args, **kwargs):
+        return inner(*p.args, *args, **{**p.keywords, **kwargs})
+    wrapper.__name__ = getattr(p.func, "__name__", wrapper.__name__)
+    wrapper.__qualname__ = getattr(p.func, "__qualname__", wrapper.__qualname__)
+    wrapper.__doc__ = getattr(p.func, "__doc__", None)
+    wrapper.__module__ = getattr(p.func, "__module__", wrapper.__module__)
+    return _mark(wrapper, p, getattr(inner, "_frame_cache", None), options)
+
+
+def _native_wrapper(fn, options):
+    """A callable capture cannot intercept (no Python bytecode of its own to
+    run: a builtin, a C wrapper such as ``functools.lru_cache``'s, a C
+    extension's function or callable object): the wrapper calls it natively.
+    The first call is reported (WARN once per site, counted, noted for
+    ``frame.explain``); with ``full_graph=True`` every call raises."""
+    kind = type(fn).__name__
+    inner = getattr(fn, "__wrapped__", None)
+    if inner is not None:
+        why = (f"{kind} wrapping {getattr(inner, '__qualname__', kind)} is not Python code: its "
+               f"behaviour (a cache, for functools.lru_cache) is kept by calling it natively")
+    else:
+        why = f"{kind} {_short_repr(fn)} is not Python code; it runs natively"
+    reason = BreakReason("unsupported_call", why, _where_callable(fn))
+    reported = threading.Event()
+
+    @functools.wraps(fn, updated=())
+    def wrapper(*args, **kwargs):
+        if options["full_graph"]:
+            raise GraphBreakError(reason)
+        if not reported.is_set():
+            reported.set()
+            _report(None, fn, reason)
+        return fn(*args, **kwargs)
+    return _mark(wrapper, fn, None, options)
+
+
+def _short_repr(obj) -> str:
+    text = repr(obj)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _where_callable(fn) -> str:
+    """``file:line`` of the Python function ``fn`` wraps, else ``<module.name>``."""
+    try:
+        target = inspect.unwrap(fn)
+    except ValueError:  # a cycle of __wrapped__
+        target = fn
+    code = getattr(target, "__code__", None)
+    if isinstance(code, types.CodeType):
+        return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+    name = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    module = getattr(fn, "__module__", None) or type(fn).__module__
+    return f"<{module}.{name}>"
 
 
 def _dispatch(cache: CodeCache, fn, args, kwargs, options):
@@ -341,18 +448,19 @@ def _first_native_call(cache: CodeCache, entry: CacheEntry, fn, args, kwargs, op
     return result
 
 
-def _report(cache: CodeCache, fn, reason: BreakReason, graph_break: bool = False) -> None:
+def _report(cache: CodeCache | None, fn, reason: BreakReason, graph_break: bool = False) -> None:
     """Log a graph break or a native fallback once per site (kind, reason,
     file:line) at WARN, and count it by kind."""
     if reason.kind in _INTERNAL:
         return
     from .explain import note_break
     note_break(reason, graph_break)
-    name = getattr(fn, "__qualname__", fn.__name__)
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
     key = (reason.kind, reason.reason, reason.location)
     if key not in _WARNED:
         _WARNED.add(key)
-        cache.warned.add(key)
+        if cache is not None:
+            cache.warned.add(key)
         level = logging.INFO if reason.kind == "exception" else logging.WARNING
         if graph_break:
             log.log(level, "graph break in %s (%s at %s): %s", name, reason.kind, reason.location,
@@ -394,7 +502,7 @@ def translate(fn, arguments: dict, options) -> CacheEntry:
         if why is None:
             entry, why = _break_entry(fn, arguments, e, reason, backend, options)
         if entry is None:
-            if why is not None and e.kind not in ("exception",) and e.kind not in _INTERNAL:
+            if why is not None and e.kind not in _SELF_EXPLAINED and e.kind not in _INTERNAL:
                 reason = BreakReason(e.kind, f"{e.reason} (no graph break here: {why})",
                                      reason.location)
             entry = build_native_entry(tr, fn, reason)
@@ -414,6 +522,15 @@ def _start(fn, arguments: dict):
 
     tr = Translation(fn)
     code = fn.__code__
+    if code.co_flags & _GENERATOR_FLAGS:  # before any argument is wrapped: no guard at all
+        what = ("an async generator" if code.co_flags & inspect.CO_ASYNC_GENERATOR else
+                "a coroutine" if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE)
+                else "a generator")
+        tr.failure = Unsupported("generator_function",
+                                 f"{fn.__qualname__} is {what} function: calling it returns "
+                                 f"{what} object; it runs natively")
+        tr.failure.location = _where(fn)
+        return tr, None
     try:
         from .codegen import signature_source
         signature_source(code, fn, tr.guards)  # rejects reserved parameter names early

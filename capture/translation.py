@@ -55,11 +55,13 @@ class Translation:
         self.codes: set = set()    # every code object the trace ran (capture/persist.py)
         self.input_by_value: dict[int, TensorVariable] = {}  # id(graph input Value) -> variable
         self.views: dict[int, list[TensorVariable]] = {}    # id(base variable) -> its views
+        self.generators: list = []   # GeneratorVariables made by the trace (checked at its end)
         # autograd under capture (capture/autograd.py)
         self.grad_mode: bool | None = None       # None: the caller's grad mode (guarded when read)
         self.entry_grad_mode: bool | None = None
         self.leaves: dict[int, TensorVariable] = {}      # id(meta) -> leaf input that requires grad
         self.tensor_objects: dict[int, object] = {}     # id(input variable) -> the real tensor
+        self.input_arrays: dict[int, np.ndarray] = {}   # id(input variable) -> its real array
         self.backward_done = False
         self.tracer.grad_enabled = self.grad_enabled
 
@@ -101,6 +103,14 @@ class Translation:
         if t.base is not None:
             raise Unsupported("side_effect", "an in-place update through a view of another array "
                                              "(NumPy view or frame.from_numpy)")
+        data = self.input_arrays.get(id(t))
+        if data is not None and not data.flags.writeable:
+            # the write raises NumPy's ValueError: the native run raises it, under
+            # this guard (a writeable array of the same type is captured)
+            expr = t.source.expr() + ("._data" if t.kind == TENSOR else "")
+            self.guards.add(f"not {expr}.flags.writeable", f"{t.source.text()} is read-only")
+            raise Unsupported("exception", f"{t.source.text()} is read-only: writing it in place "
+                                           f"raises ValueError")
         for view in self.views.pop(id(t), ()):
             view.stale = True
 
@@ -133,6 +143,7 @@ class Translation:
             meta = self.tracer.input_for(data, source.text())
             var = TensorVariable(meta, TENSOR if is_tensor else NDARRAY, source,
                                  requires_grad=value._requires_grad if is_tensor else False)
+            self.input_arrays[id(var)] = data
             if is_tensor:
                 self.tensor_objects[id(var)] = value
                 if value._rg and value._grad_fn is None:  # a leaf: ops on it are recorded

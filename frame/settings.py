@@ -16,7 +16,7 @@ import dataclasses
 import os
 from typing import Any
 
-__all__ = ["Config", "config", "LOG_CHANNELS"]
+__all__ = ["Config", "config", "LOG_CHANNELS", "eager_forced"]
 
 LOG_CHANNELS = ("graph_breaks", "recompiles", "guards", "graph", "bytecode", "fallbacks")
 
@@ -124,3 +124,10 @@ def _channels(value) -> tuple[str, ...]:
 
 
 config = Config.from_env()
+
+
+def eager_forced() -> bool:
+    """Is eager mode forced for every ``frame.jit``: ``frame.config.eager``, or
+    ``FRAME_EAGER`` in the environment now (``frame.jit`` reads it when a
+    function is jitted, so a variable set after import still counts)?"""
+    return config.eager or _flag("FRAME_EAGER", False)

@@ -304,14 +304,21 @@ class LazyIteratorVariable(IteratorVariable):
 
 class GeneratorVariable(IteratorVariable):
     """A generator function's frame (generator expressions included), run by
-    its own translator up to each ``yield``."""
-    __slots__ = ("tx", "started", "finished")
+    its own translator up to each ``yield``.
+
+    A generator dropped while paused inside a ``try`` (``finally``, ``except``,
+    ``with``) runs its handler natively when it is closed (garbage collected),
+    which the trace does not model: a translation that ends with such a
+    generator is refused (``check_closed``)."""
+    __slots__ = ("tx", "started", "finished", "paused_in_try")
 
     def __init__(self, child_tx):
         super().__init__()
         self.tx = child_tx
         self.started = False
         self.finished = False
+        self.paused_in_try = False
+        child_tx.tr.generators.append(self)
 
     def next(self, tx):
         if self.finished:
@@ -324,9 +331,23 @@ class GeneratorVariable(IteratorVariable):
         child.done = False
         child.run()
         if child.yielded is not None:
+            # user handlers start with PUSH_EXC_INFO (3.12+ wraps every generator
+            # body in a StopIteration handler that does not)
+            h = child.current.handler
+            self.paused_in_try = h is not None and child.instructions[h.target].opname == "PUSH_EXC_INFO"
             return child.yielded
         self.finished = True
+        self.paused_in_try = False
         return None
+
+    def check_closed(self) -> None:
+        """Refuse a trace that ends while this generator is paused in a ``try``."""
+        if self.paused_in_try:
+            e = Unsupported("side_effect", f"generator {self.tx.code.co_qualname} is left paused "
+                                           f"inside a try block: its finally/except block runs "
+                                           f"when the generator is closed")
+            e.location = self.tx.location()
+            raise e
 
     def python_type(self) -> type:
         import types

@@ -3,11 +3,11 @@
 A pass has a name and ``run(graph) -> graph``; it keeps no state between runs
 (instances are built per compile by ``standard_pipeline``).  The PassManager
 runs passes in order, verifies the graph after each, prefixes any failure with
-``pass '<name>': `` and can dump the IR after a named pass.
+``pass '<name>': `` and can dump the IR after a named pass (``dump_after``;
+``runtime.compile`` passes ``frame.config.dump_ir_after``, FRAME_DUMP_IR_AFTER).
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
 from typing import Sequence, TextIO
@@ -40,8 +40,6 @@ class PassManager:
     def __init__(self, passes: Sequence[Pass], dump_after: str | None = None,
                  dump_stream: TextIO | None = None, verify: bool = True):
         names = [p.name for p in passes]
-        if dump_after is None:
-            dump_after = os.environ.get("FRAME_DUMP_IR_AFTER") or None
         if dump_after is not None and dump_after not in names:
             raise FrameError(ErrorCode.INVALID_ARGUMENT,
                              f"cannot dump IR after unknown pass {dump_after!r}; passes: {', '.join(names)}")

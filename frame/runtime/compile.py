@@ -34,6 +34,7 @@ from ..hal.options import CompileOptions
 from ..ir.clone import clone_graph
 from ..ir.graph import Graph
 from ..ir.text import dump_text
+from ..settings import config
 from . import logs  # FRAME_LOG=graph (frame/runtime/logs.py)
 from . import persistent, tiered
 from .stats import record
@@ -199,7 +200,9 @@ def _build(graph: Graph, backend_name: str, options: CompileOptions,
     backend = get_backend(backend_name)  # NOT_FOUND propagates: no fallback
     compiled: Graph | None = None  # the graph Backend.compile took whole (persistable)
     t0 = time.perf_counter()
-    manager = PassManager(standard_pipeline(backend, options), dump_after=options.dump_ir_after)
+    # CompileOptions.dump_ir_after, else frame.config.dump_ir_after (FRAME_DUMP_IR_AFTER)
+    dump_after = options.dump_ir_after or config.dump_ir_after
+    manager = PassManager(standard_pipeline(backend, options), dump_after=dump_after)
     try:
         work = manager.run(clone_graph(graph))
     except FrameError as err:

@@ -11,7 +11,10 @@ with their failing guards, graph breaks by kind and their top locations,
 fallbacks by (op, backend, target), and every other counter or timer in
 ``StatsSnapshot.extra`` / ``extra_times`` (the persistent cache and tiering
 add theirs there).  When nothing was recorded at all the report is one line
-saying so, also at exit: setting FRAME_REPORT=1 always answers.
+saying so, also at exit: setting FRAME_REPORT=1 always answers.  When eager
+mode is forced (``FRAME_EAGER=1``, ``frame.config.eager``) or functions were
+jitted with ``eager=True``, a first line says so: then nothing is captured,
+and an empty report is why.
 
 Importing this module (``import frame`` does) applies FRAME_LOG and registers
 the exit hook; the hook prints only if ``frame.config.report`` is true when
@@ -27,7 +30,7 @@ import traceback
 from types import TracebackType
 from typing import IO, Sequence
 
-from ..settings import config
+from ..settings import config, eager_forced
 from . import logs
 from .stats import StatsSnapshot, stats
 
@@ -48,12 +51,29 @@ def report(file: IO[str] | None = None, *, snapshot: StatsSnapshot | None = None
     # a terminal (or $COLUMNS) gives the width; pipes and files get 120 columns, not rich's 80
     sized = getattr(out, "isatty", lambda: False)() or os.environ.get("COLUMNS")
     console = Console(file=out, width=None if sized else 120, highlight=False)
+    eager = _eager_line(s)
+    if eager is not None:
+        console.print(eager)
     if _is_empty(s):
         console.print("frame report: nothing to report (no translation, compile, graph break "
                       "or fallback was recorded)")
         return
     for table in _tables(s):
         console.print(table)
+
+
+def _eager_line(s: StatsSnapshot) -> str | None:
+    """Why nothing may have been captured: eager mode (None when it is off)."""
+    calls = s.extra.get("eager_calls", 0)
+    if eager_forced():
+        return (f"frame report: eager mode is forced (FRAME_EAGER=1 or frame.config.eager): "
+                f"frame.jit captures nothing, jitted functions run natively "
+                f"({calls} such call(s) recorded)")
+    if calls:
+        return (f"frame report: {calls} call(s) of jitted functions ran natively in eager mode "
+                f"(eager=True, or FRAME_EAGER / frame.config.eager when they were jitted): "
+                f"nothing captured")
+    return None
 
 
 def _is_empty(s: StatsSnapshot) -> bool:
