@@ -147,10 +147,10 @@ def break_lines(rb, brk: BreakPoint, fn, backend) -> tuple[list[str], dict]:
         lines.append(f"    __r = {instr.argval}({e(stack[-1])})")
         lines.append(tail(nxt(), stack[:-1] + [_Raw("__r")]))
     elif op == "FORMAT_SIMPLE":
-        lines.append(f"    __r = format({e(stack[-1])}, '')")
+        lines.append(f"    __r = __format({e(stack[-1])}, '')")
         lines.append(tail(nxt(), stack[:-1] + [_Raw("__r")]))
     elif op == "FORMAT_WITH_SPEC":
-        lines.append(f"    __r = format({e(stack[-2])}, {e(stack[-1])})")
+        lines.append(f"    __r = __format({e(stack[-2])}, {e(stack[-1])})")
         lines.append(tail(nxt(), stack[:-2] + [_Raw("__r")]))
     elif op == "LOAD_ATTR":
         lines.append(f"    __r = {e(stack[-1])}.{instr.argval}")
@@ -163,7 +163,7 @@ def break_lines(rb, brk: BreakPoint, fn, backend) -> tuple[list[str], dict]:
     elif op == "FOR_ITER":
         it = stack[-1]
         base = stack[:-1]
-        lines.append(f"    __r = next({e(it)}, __SENTINEL)")
+        lines.append(f"    __r = __next({e(it)}, __SENTINEL)")
         lines.append("    if __r is __SENTINEL:")
         lines.append(tail(instrs[instr.target], base, "        "))
         store = nxt()

@@ -85,7 +85,7 @@ class CacheEntry:
 
     def failing_guard(self, fn, args, kwargs) -> Guard | None:
         """The first guard that does not hold for these arguments (for logs)."""
-        ns = dict(self.namespace)
+        ns = {**_BUILTINS, **self.namespace}
         try:
             bound = inspect.signature(fn).bind(*args, **kwargs)
             bound.apply_defaults()
@@ -161,14 +161,18 @@ def _guard_block(pool: GuardSet) -> list[str]:
     return ["    try:",
             f"        if not ({cond}):",
             "            return __MISS",
-            "    except Exception:",
+            "    except __Exception:",
             "        return __MISS"]
 
 
 ENTRY_FILENAME = "<frame capture entry>"   # the maker module's code (persist.py stores it)
 
-_BUILTIN_NAMES = frozenset(n for n in vars(builtins) if not n.startswith("_")
-                           and not keyword.iskeyword(n))
+# Generated code names a builtin with two leading underscores (``__type(x)``,
+# ``__len(x)``, ``except __Exception``): parameters of the user's function are
+# the entry's parameters and may be called ``type`` or ``len``, while names
+# starting with ``__`` are refused as parameters (``signature_source``).
+_BUILTINS = {"__" + n: v for n, v in vars(builtins).items()
+             if not n.startswith("_") and not keyword.iskeyword(n)}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -176,15 +180,16 @@ def maker_code(src: str, names) -> types.CodeType:
     """The module code defining ``__make``, which returns the entry ``src``
     defines with ``names`` (its helpers and constants) as closure cells::
 
-        def __make(*, __k0=None, __run=None, type=None, ...):
+        def __make(*, __k0=None, __run=None, __type=None, ...):
             def __entry(__fn, x, y):
                 ...
             return __entry
 
-    Builtins the source names are cells too: the entry runs with the user's
-    globals, where a global of the same name must not replace them."""
+    The builtins the source names (``__type`` for ``type``) are cells too: the
+    entry runs with the user's globals, where a global of the same name must
+    not replace them, and with the user's parameter names."""
     words = set(_WORD.findall(src))
-    params = sorted((set(names) | _BUILTIN_NAMES) & words)
+    params = sorted((set(names) | set(_BUILTINS)) & words)
     head = f"def __make(*, {', '.join(p + '=None' for p in params)}):" if params else "def __make():"
     body = "".join("    " + line + "\n" if line else "\n" for line in src.splitlines())
     return compile(f"{head}\n{body}    return __entry\n", ENTRY_FILENAME, "exec")
@@ -202,7 +207,7 @@ def entry_function(maker: types.CodeType, namespace: dict, fn, lines: dict[int, 
     exec(maker, ns)  # noqa: S102 - our own generated source
     make = ns["__make"]
     params = make.__code__.co_varnames[:make.__code__.co_kwonlyargcount]
-    made = make(**{p: namespace[p] if p in namespace else getattr(builtins, p) for p in params})
+    made = make(**{p: namespace[p] if p in namespace else _BUILTINS[p] for p in params})
     user = original_code(fn.__code__)
     code = made.__code__
     code = code.replace(co_filename=user.co_filename, co_name=user.co_name,
@@ -331,7 +336,7 @@ class _Rebuilder:
             name = self.temps.get(id(var))
             if name is None:
                 name = self.temps[id(var)] = f"__c{len(self.temps)}"
-                self.prelude.append(f"    {name} = set({self.pool.const(tuple(var.values))})")
+                self.prelude.append(f"    {name} = __set({self.pool.const(tuple(var.values))})")
             return name
         if isinstance(var, SliceVariable) and var.is_constant():
             return self.pool.const(var.as_constant())
@@ -359,9 +364,9 @@ class _Rebuilder:
             if name is None:
                 name = self.temps[id(var)] = f"__c{len(self.temps)}"
                 if var.pos < 0:  # exhausted stays exhausted
-                    self.prelude.append(f"    {name} = iter(())")
+                    self.prelude.append(f"    {name} = __iter(())")
                 else:
-                    self.prelude.append(f"    {name} = iter({self.expr(var.lst)})")
+                    self.prelude.append(f"    {name} = __iter({self.expr(var.lst)})")
                     self.prelude.append(f"    {name}.__setstate__({var.pos})")
             return name
         if type(var) is IteratorVariable:
@@ -373,7 +378,7 @@ class _Rebuilder:
                 else:
                     inner = "(" + "".join(self.expr(i) + ", " for i in rest) + ")"
                 name = self.temps[id(var)] = f"__c{len(self.temps)}"
-                self.prelude.append(f"    {name} = iter({inner})")
+                self.prelude.append(f"    {name} = __iter({inner})")
             return name
         return None
 
@@ -536,7 +541,7 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
             replay.append(f"    {rb.source(c)}.clear()")
             replay.append(f"    {rb.source(c)}.update({{{items}}})")
     for obj, name, value in se.attrs.values():
-        replay.append(f"    setattr({rb.source(obj)}, {name!r}, {rb.expr(value)})")
+        replay.append(f"    __setattr({rb.source(obj)}, {name!r}, {rb.expr(value)})")
     for f_globals, name, value in se.globals.values():
         replay.append(f"    {pool.const(f_globals)}[{name!r}] = {rb.expr(value)}")
     for t, value in se.grads.values():  # validated at trace time, as Tensor.grad's setter does
@@ -643,7 +648,7 @@ def _distinct_outputs(outputs, used: set[int]) -> list[str]:
         for k, j in enumerate(group[1:], 1):
             same = " or ".join(f"__o[{j}] is __o[{i}]" for i in group[:k])
             lines.append(f"    if {same}:")
-            lines.append("        __o = list(__o)")
+            lines.append("        __o = __list(__o)")
             lines.append(f"        __o[{j}] = __o[{j}].copy()")
     return lines
 

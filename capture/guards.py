@@ -49,7 +49,7 @@ class GuardSet:
         e = source.expr()
         if isinstance(value, Tensor):
             data, t = value._data, type(value)
-            self.add(f"type({e}) is {self.const(t)} and {e}._data.shape == {data.shape!r} "
+            self.add(f"__type({e}) is {self.const(t)} and {e}._data.shape == {data.shape!r} "
                      f"and {e}._data.dtype == {self.const(data.dtype)} "
                      f"and {e}._requires_grad is {value._requires_grad!r}"
                      + (f" and ({e}._grad_fn is None) is {value._grad_fn is None!r}"
@@ -57,7 +57,7 @@ class GuardSet:
                      f"{source.text()}: {t.__name__} {data.dtype}{list(data.shape)}"
                      f"{' requires_grad' if value._requires_grad else ''}")
         else:
-            self.add(f"type({e}) is {self.const(np.ndarray)} and {e}.shape == {value.shape!r} "
+            self.add(f"__type({e}) is {self.const(np.ndarray)} and {e}.shape == {value.shape!r} "
                      f"and {e}.dtype == {self.const(value.dtype)}",
                      f"{source.text()}: ndarray {value.dtype}{list(value.shape)}")
 
@@ -67,13 +67,13 @@ class GuardSet:
         if value is None or t is bool:
             self.add(f"{e} is {value!r}", f"{source.text()} is {value!r}")
         elif isinstance(value, (float, np.floating, complex, np.complexfloating)) and value != value:
-            self.add(f"type({e}) is {self.const(t)} and {e} != {e}", f"{source.text()} is nan ({t.__name__})")
+            self.add(f"__type({e}) is {self.const(t)} and {e} != {e}", f"{source.text()} is nan ({t.__name__})")
         elif t in (int, str, bytes) or (t in (float, complex) and np.isfinite(value)):
-            self.add(f"type({e}) is {t.__name__} and {e} == {value!r}",
+            self.add(f"__type({e}) is __{t.__name__} and {e} == {value!r}",
                      f"{source.text()} == {value!r}")
         else:
             k = self.const(value)
-            self.add(f"type({e}) is {self.const(t)} and {e} == {k}",
+            self.add(f"__type({e}) is {self.const(t)} and {e} == {k}",
                      f"{source.text()} == {value!r} ({t.__name__})")
 
     def identity(self, source: Source, value) -> None:
@@ -84,17 +84,17 @@ class GuardSet:
 
     def type_and_len(self, source: Source, value) -> None:
         e = source.expr()
-        self.add(f"type({e}) is {self.const(type(value))} and len({e}) == {len(value)}",
+        self.add(f"__type({e}) is {self.const(type(value))} and __len({e}) == {len(value)}",
                  f"{source.text()}: {type(value).__name__} of length {len(value)}")
 
     def dict_keys(self, source: Source, value: dict) -> None:
         e = source.expr()
         keys = tuple(value)
-        self.add(f"type({e}) is {self.const(type(value))} and tuple({e}) == {keys!r}",
+        self.add(f"__type({e}) is {self.const(type(value))} and __tuple({e}) == {keys!r}",
                  f"{source.text()}: dict with keys {list(keys)!r}")
 
     def type_is(self, source: Source, value) -> None:
-        self.add(f"type({source.expr()}) is {self.const(type(value))}",
+        self.add(f"__type({source.expr()}) is {self.const(type(value))}",
                  f"{source.text()}: {type(value).__qualname__} object")
 
     def alias(self, source: Source, other: Source) -> None:

@@ -109,7 +109,7 @@ class AttrSource(Source):
         if self.name.isidentifier() and not keyword.iskeyword(self.name) \
                 and not self.name.startswith("__"):
             return f"{self.base.expr()}.{self.name}"
-        return f"getattr({self.base.expr()}, {self.name!r})"
+        return f"__getattr({self.base.expr()}, {self.name!r})"
 
     def text(self) -> str:
         return f"{self.base.text()}.{self.name}"

@@ -160,7 +160,7 @@ class Translation:
             g.constant(source, value)
             return ConstantVariable(value, source)
         if t in (range, slice, type(Ellipsis)):
-            g.add(f"type({source.expr()}) is {g.const(t)} and {source.expr()} == {g.const(value)}",
+            g.add(f"__type({source.expr()}) is {g.const(t)} and {source.expr()} == {g.const(value)}",
                   f"{source.text()} == {value!r}")
             return ConstantVariable(value, source)
         if t is tuple:
