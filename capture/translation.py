@@ -50,6 +50,7 @@ class Translation:
         self.guards = GuardSet()
         self.side_effects = SideEffects()
         self.wrapped: dict[int, Variable] = {}
+        self._wrapping: set[int] = set()   # containers being wrapped (a cycle is refused)
         self.keepalive: list = []
         self.instruction_count = 0
         self.codes: set = set()    # every code object the trace ran (capture/persist.py)
@@ -122,7 +123,16 @@ class Translation:
             if known.source is not None and known.source != source:
                 self.guards.alias(source, known.source)
             return known
-        var = self._build(value, source)
+        if id(value) in self._wrapping:
+            # a container that holds itself (a module's globals dict bound to one of
+            # its own names): its Variable would have to hold itself
+            raise Unsupported("unsupported_object", f"{source.text()}: a {type(value).__name__} "
+                                                    f"that contains itself")
+        self._wrapping.add(id(value))
+        try:
+            var = self._build(value, source)
+        finally:
+            self._wrapping.discard(id(value))
         if not isinstance(var, ConstantVariable):
             self.wrapped[id(value)] = var
             self.keepalive.append(value)
