@@ -203,8 +203,12 @@ def _convert_operands(tx, call: _Call, array_slots: dict[str, tuple]) -> None:
 def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
     """``fn(*args, **kwargs)`` for a NumPy function or ufunc (or ``ufunc.reduce``)
     with traced arrays among the arguments, as NumPy runs it."""
-    frame_semantics = tx._any_tensor_kind(args, kwargs)
     call, array_slots, ufunc_where = _split(fn, args, kwargs)
+    # NumPy hands the call to Tensor.__array_ufunc__/__array_function__ when a
+    # Tensor is an input or the output (never for where=)
+    overriding = [*call.args, *(() if call.out is None else (call.out,))]
+    frame_semantics = tx._any_tensor_kind(overriding, {k: v for k, v in call.kwargs.items()
+                                                       if k != "where"})
     out = _single_out(call.out)
     if frame_semantics:
         # Tensor.__array_ufunc__ / __array_function__ handle the call: frame's rules
