@@ -22,7 +22,7 @@ from .errors import Unsupported
 from .instructions import decode
 from .side_effects import SideEffects
 from .sources import AttrSource, GlobalSource, ItemSource, Source
-from .tracer import UntracedArray
+from .tracer import TracedTensor, UntracedArray
 from .translation import Cell, Translation
 from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable,
                              TensorVariable, Variable)
@@ -200,7 +200,7 @@ class InstructionTranslator:
     def to_python(self, v: Variable):
         if isinstance(v, TensorVariable):
             v.check_fresh()
-            return Tensor._wrap(v.meta)
+            return TracedTensor._wrap(v.meta)
         if isinstance(v, ConstantVariable):
             return v.value
         if isinstance(v, TupleVariable):

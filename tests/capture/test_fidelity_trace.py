@@ -319,3 +319,12 @@ def test_list_input_keeps_float64_and_is_captured():
     w = array((2, 2), positive=True)
     jitted = assert_same_as_eager(list_matmul, LIST, w)
     assert jitted(LIST, w).dtype == np.float64
+
+
+def frame_op_on_list_of_tensors(t):
+    return frame.add([t[0], t[1]], t)   # frame converts the list with np.asarray
+
+
+def test_frame_op_on_list_holding_tensors():
+    # the list's values must come from the traced tensors, never from their meta arrays
+    assert_same_as_eager(frame_op_on_list_of_tensors, tensor(), captured=None)
