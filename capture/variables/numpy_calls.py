@@ -116,11 +116,14 @@ class _Call:
 
 
 def _slots(fn, args, kwargs) -> dict[str, tuple]:
-    """parameter name -> ("pos", index) or ("kw", key), as Python would bind the call."""
+    """parameter name -> ("pos", index) or ("kw", key), as Python would bind the
+    call; {} when the signature does not bind it (frame's call decides)."""
     try:
         bound = _signature(fn).bind(*range(len(args)), **{k: ("kw", k) for k in kwargs})
     except TypeError as e:
-        raise Unsupported("exception", f"{getattr(fn, '__name__', fn)}(): TypeError: {e}") from e
+        if "out" in kwargs:
+            raise Unsupported("unsupported_call", f"{getattr(fn, '__name__', fn)}(): {e}") from e
+        return {}
     slots = {}
     for name, value in bound.arguments.items():
         if isinstance(value, dict):  # **kwargs
