@@ -15,13 +15,25 @@ import numpy as np
 from frame.dtypes import from_numpy
 from frame.functions._core import op_handler
 from frame.ir import GraphBuilder, TensorType, Value
+from frame.tensor import Tensor
 
-__all__ = ["Tracer", "UntracedArray"]
+__all__ = ["Tracer", "UntracedArray", "TracedTensor"]
 
 
 class UntracedArray(Exception):
     """An op saw an array derived from a meta array by plain NumPy (not by an
     op): its values are unknown, so the graph would be wrong."""
+
+
+class TracedTensor(Tensor):
+    """The Tensor frame's functions are handed for a traced value: a meta array
+    whose values are unknown.  Converting it to an ndarray (``np.asarray``,
+    also of a list holding it) would read those made-up values instead of
+    issuing an op, so it raises."""
+    __slots__ = ()
+
+    def __array__(self, dtype=None, copy=None):
+        raise UntracedArray("a traced tensor was converted to a NumPy array outside frame's ops")
 
 
 class Tracer:

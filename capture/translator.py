@@ -22,7 +22,7 @@ from .errors import Unsupported
 from .instructions import decode
 from .side_effects import SideEffects
 from .sources import AttrSource, GlobalSource, ItemSource, Source
-from .tracer import UntracedArray
+from .tracer import TracedTensor, UntracedArray
 from .translation import Cell, Translation
 from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable,
                              TensorVariable, Variable)
@@ -200,7 +200,7 @@ class InstructionTranslator:
     def to_python(self, v: Variable):
         if isinstance(v, TensorVariable):
             v.check_fresh()
-            return Tensor._wrap(v.meta)
+            return TracedTensor._wrap(v.meta)
         if isinstance(v, ConstantVariable):
             return v.value
         if isinstance(v, TupleVariable):
@@ -330,6 +330,9 @@ class InstructionTranslator:
     # -- operators ------------------------------------------------------------------------
     def binary_op(self, fn, a: Variable, b: Variable) -> Variable:
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+            if not self._any_tensor_kind([a, b], {}):  # NumPy makes an array of a list operand
+                from .variables.numpy_calls import as_array_operand
+                a, b = as_array_operand(self, a), as_array_operand(self, b)
             if fn in _BOOL_BITWISE and _numpy_bools(a) and _numpy_bools(b):
                 import frame
                 return self.call_real(_BOOL_BITWISE[fn](frame), [a, b], {}, numpy_semantics=True,
@@ -412,29 +415,49 @@ class InstructionTranslator:
         """``a op= b``: tensors and ndarrays are updated in place (NumPy's
         same_kind casting, fixed shape); everything else rebinds."""
         if isinstance(a, TensorVariable) and a.kind in (TENSOR, NDARRAY):
-            from .autograd import after_inplace, check_inplace
+            from .autograd import check_inplace
             check_inplace(self, a, b)
-            result = self.binary_op(fn, a, b)
-            self.tr.written_in_place(a)
-            old_meta = a.meta
-            if result.shape != a.shape:
-                raise Unsupported("exception", f"in-place result of shape {list(result.shape)} does "
-                                               f"not fit a tensor of shape {list(a.shape)}")
-            if result.meta.dtype != a.meta.dtype:
-                if not np.can_cast(result.meta.dtype, a.meta.dtype, casting="same_kind"):
-                    raise Unsupported("exception", f"cannot cast {result.meta.dtype} to "
-                                                   f"{a.meta.dtype} in place")
-                import frame
-                result = self.call_real(frame.astype, [result, ConstantVariable(a.dtype)], {})
-            a.meta = result.meta
-            after_inplace(self, a, old_meta)
-            self.side_effects.tensor_written(a)
-            return a
+            return self.write_in_place(a, self.binary_op(fn, a, b))
         if isinstance(a, ListVariable) and fn is operator.add:
             self.mutate(a)
             a.items.extend(b.iterate(self))
             return a
         return self.binary_op(fn, a, b)
+
+    def write_in_place(self, a: TensorVariable, result: Variable,
+                       where: Variable | None = None) -> TensorVariable:
+        """Overwrite ``a``'s memory with ``result`` (``a op= b``, NumPy's ``out=``,
+        ``np.copyto``): ``result`` is broadcast to ``a``'s shape and cast with
+        NumPy's ``same_kind`` rule; with ``where`` (a bool mask broadcasting to
+        ``a``'s shape) only the elements where it is true are written.  The write
+        is a side effect replayed on an input after the graph runs; ``a`` itself
+        (the same object) is the result."""
+        import frame
+        from .autograd import after_inplace
+        if not isinstance(result, TensorVariable):
+            raise Unsupported("unsupported_object", f"writing {result!r} into a tensor")
+        self.tr.written_in_place(a)
+        old_meta = a.meta
+        if result.shape != a.shape:
+            try:
+                fits = np.broadcast_shapes(result.shape, a.shape) == a.shape
+            except ValueError:
+                fits = False
+            if not fits:
+                raise Unsupported("exception", f"in-place result of shape {list(result.shape)} does "
+                                               f"not fit a tensor of shape {list(a.shape)}")
+            result = self.call_real(frame.broadcast_to, [result, self.wrap_static(a.shape)], {})
+        if result.meta.dtype != a.meta.dtype:
+            if not np.can_cast(result.meta.dtype, a.meta.dtype, casting="same_kind"):
+                raise Unsupported("exception", f"cannot cast {result.meta.dtype} to "
+                                               f"{a.meta.dtype} in place")
+            result = self.call_real(frame.astype, [result, ConstantVariable(a.dtype)], {})
+        if where is not None:
+            result = self.call_real(frame.where, [where, result, a], {})
+        a.meta = result.meta
+        after_inplace(self, a, old_meta)
+        self.side_effects.tensor_written(a)
+        return a
 
     def wrap_result(self, value) -> Variable:
         """A Variable for a value computed at trace time from constants."""

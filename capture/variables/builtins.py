@@ -306,8 +306,17 @@ def _slice(tx, args, kwargs):
 
 
 def _callable(tx, args, kwargs):
-    from .callables import CallableVariable, UserFunctionVariable
-    return ConstantVariable(isinstance(args[0], (CallableVariable, UserFunctionVariable)))
+    """``callable(x)`` is whether ``type(x)`` has ``__call__``: asked of the Python
+    type every Variable knows (the real object's, where it has one; a Variable
+    that cannot tell raises Unsupported)."""
+    if kwargs or len(args) != 1:
+        raise Unsupported("exception", f"TypeError: callable() takes exactly one argument "
+                                       f"({len(args) + len(kwargs)} given)")
+    return ConstantVariable(instances_callable(args[0].python_type()))
+
+
+def instances_callable(t: type) -> bool:
+    return any("__call__" in vars(klass) for klass in t.__mro__)
 
 
 SUPPORTED_BUILTINS = {

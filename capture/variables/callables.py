@@ -110,7 +110,8 @@ class NumpyFunctionVariable(CallableVariable):
         ufuncs, functions = _numpy_tables()
         if tx.contains_tensor(args, kwargs):
             if self.fn in ufuncs or self.fn in functions:
-                result = tx.call_real(self.fn, args, kwargs, numpy_semantics=True)
+                from .numpy_calls import numpy_call
+                result = numpy_call(tx, self.fn, args, kwargs)
                 if self.fn in _NUMPY_VIEW_FUNCTIONS and args and isinstance(args[0], TensorVariable) \
                         and args[0].kind != TENSOR:
                     tx.tr.mark_view(result, args[0], self.fn, args[1:], kwargs)

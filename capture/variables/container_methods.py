@@ -155,5 +155,6 @@ def call_container_method(tx, obj: Variable, name: str, args, kwargs) -> Variabl
         return tx.wrap_result(result)
     from .callables import NumpyFunctionVariable
     if isinstance(obj, NumpyFunctionVariable) and name == "reduce":
-        return tx.call_real(obj.fn.reduce, args, kwargs, numpy_semantics=True)
+        from .numpy_calls import numpy_call
+        return numpy_call(tx, obj.fn.reduce, args, kwargs)
     raise Unsupported("unsupported_call", f"method {name} of {obj!r}")

@@ -166,6 +166,9 @@ class ClassVariable(Variable):
             base = self.source or ConstSource(tx.tr.guards.const(self.cls), self.cls.__qualname__)
             return tx.wrap(getattr(self.cls, name), AttrSource(base, name))
         if static is _MISSING:
+            if _class_lookup(type(self.cls), name) is not _MISSING:  # the metaclass's (type.mro...)
+                raise Unsupported("unsupported_object", f"attribute {name!r} of the metaclass of "
+                                                        f"{self.cls.__qualname__}")
             raise Unsupported("exception", f"type object {self.cls.__name__!r} has no attribute {name!r}")
         if isinstance(static, (types.FunctionType, staticmethod, classmethod)):
             guard_class_attr(tx, self.cls, name, static)

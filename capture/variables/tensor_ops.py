@@ -70,6 +70,10 @@ def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
     import frame
     if name not in NDARRAY_METHODS:
         raise Unsupported("unsupported_call", f"ndarray.{name}() has no frame op")
+    from .numpy_calls import ndarray_method_function, numpy_call
+    function = ndarray_method_function(name)
+    if function is not None:  # x.sum(...) is np.sum(x, ...): NumPy's operands and out=
+        return numpy_call(tx, function, [t, *args], kwargs, numpy_ref=getattr(np.ndarray, name))
     orig_args = args
     if name in ("flatten", "ravel", "swapaxes"):
         if kwargs or not all(a.is_constant() for a in args):
@@ -132,8 +136,7 @@ def tensor_getattr(tx, t: TensorVariable, name: str) -> Variable:
         if name == "nbytes":
             return ConstantVariable(t.meta.dtype.itemsize * int(np.prod(t.shape, dtype=np.int64)))
         raise Unsupported("unsupported_object", f"tensor attribute .{name}")
-    import inspect
-    attr = inspect.getattr_static(t.python_type(), name, _MISSING)
+    attr = _type_lookup(t.python_type(), name)  # an instance's attribute: not the metaclass's
     if attr is _MISSING:
         raise Unsupported("exception", f"AttributeError: {t.python_type().__name__!r} object has no "
                                        f"attribute {name!r}")
@@ -145,6 +148,13 @@ def tensor_getattr(tx, t: TensorVariable, name: str) -> Variable:
 
 
 _MISSING = object()
+
+
+def _type_lookup(cls: type, name: str):
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return vars(klass)[name]
+    return _MISSING
 
 
 def tensor_getitem(tx, t: TensorVariable, index: Variable) -> Variable:

@@ -1,0 +1,277 @@
+"""NumPy calls on traced arrays: how NumPy itself reads the arguments.
+
+Two things frame's functions do differently from NumPy, fixed here before a
+NumPy call runs on meta arrays (``NumpyFunctionVariable``, ndarray methods,
+``ufunc.reduce``):
+
+- **array_like arguments.**  NumPy converts a list or tuple of numbers with
+  ``np.asarray`` (Python floats -> float64, ints -> int64, ints beyond int64 ->
+  an object array), while frame's functions make float32 of Python floats.
+  When the call has NumPy semantics (no frame Tensor among its arguments) a
+  list at an array_like parameter becomes the constant array NumPy would make.
+  Python scalars stay Python scalars: they are weak (NEP 50) in both.
+- **``out=`` / ``where=``.**  ``np.exp(x, out=x)`` writes into ``x`` and
+  returns it.  The result is computed without ``out`` and written into the
+  target with ``write_in_place`` (a side effect replayed on an input after the
+  graph runs): elementwise ufuncs (and ``np.clip``) broadcast and cast with
+  NumPy's ``same_kind`` rule, ``where=`` keeps the other elements of ``out``;
+  a reduction writes only an ``out`` of its own dtype and shape (NumPy would
+  reduce in the dtype of ``out``).  A call frame's Tensor protocol handles
+  (a frame Tensor among the arguments) writes as ``Tensor.__array_ufunc__``
+  does (``np.copyto``, ``same_kind``).  Anything else with ``out=`` is a graph
+  break: NumPy runs it.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from ..errors import Unsupported
+from .base import NPSCALAR, TENSOR, TensorVariable, Variable
+from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
+
+__all__ = ["numpy_call", "ndarray_method_function", "as_array_operand"]
+
+# NumPy functions frame models (frame._numpy_interop.FUNCTION_OPS): their
+# array_like parameters; "*name" is a sequence of array_likes
+_ARRAY_LIKE: dict = {
+    np.sum: ("a",), np.mean: ("a",), np.max: ("a",), np.min: ("a",), np.prod: ("a",),
+    np.argmax: ("a",), np.argmin: ("a",), np.reshape: ("a",), np.transpose: ("a",),
+    np.concatenate: ("*arrays",), np.stack: ("*arrays",), np.split: ("ary",),
+    np.squeeze: ("a",), np.expand_dims: ("a",), np.broadcast_to: ("array",),
+    np.where: ("condition", "x", "y"), np.clip: ("a", "a_min", "a_max", "min", "max"),
+    np.take: ("a", "indices"), np.flip: ("m",), np.pad: ("array",),
+}
+if hasattr(np, "amax"):
+    _ARRAY_LIKE[np.amax] = _ARRAY_LIKE[np.max]
+    _ARRAY_LIKE[np.amin] = _ARRAY_LIKE[np.min]
+
+# functions whose out= is a reduction's (written when dtype and shape are its own)
+_REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.prod, np.argmax, np.argmin,
+               getattr(np, "amax", np.max), getattr(np, "amin", np.min)}
+# ... and those whose out= is an elementwise ufunc's
+_ELEMENTWISE = {np.clip}
+
+# ndarray methods with the parameters (after the array) of a NumPy function
+_METHOD_FUNCTIONS = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min,
+                     "prod": np.prod, "argmax": np.argmax, "argmin": np.argmin,
+                     "clip": np.clip, "take": np.take}
+
+
+def _reduce_signature(array, axis=0, dtype=None, out=None, keepdims=False, initial=None,
+                      where=True):
+    """The parameters of ``ufunc.reduce``."""
+
+
+_SIGNATURES: dict = {}
+
+
+def _signature(fn) -> inspect.Signature:
+    target = _reduce_signature if _is_reduce(fn) else fn  # bound methods are new objects
+    sig = _SIGNATURES.get(target)
+    if sig is None:
+        sig = _SIGNATURES[target] = inspect.signature(target)
+    return sig
+
+
+def _is_reduce(fn) -> bool:
+    return getattr(fn, "__name__", None) == "reduce" and isinstance(getattr(fn, "__self__", None),
+                                                                     np.ufunc)
+
+
+def ndarray_method_function(name: str):
+    """The NumPy function ``np.f(x, *args)`` that ``x.name(*args)`` is, or None."""
+    return _METHOD_FUNCTIONS.get(name)
+
+
+class _Call:
+    """A NumPy call's arguments by where they were passed, with ``out`` and
+    ``where`` taken out."""
+
+    def __init__(self, args: list[Variable], kwargs: dict[str, Variable]):
+        self.args = list(args)
+        self.kwargs = dict(kwargs)
+        self.out: Variable | None = None
+        self.where: Variable | None = None
+
+    def pop(self, slot):
+        kind, key = slot
+        if kind == "kw":
+            return self.kwargs.pop(key)
+        if key != len(self.args) - 1:  # later positions would move: rare, let NumPy run it
+            raise Unsupported("unsupported_call", "out= passed by position before other arguments")
+        return self.args.pop()
+
+    def get(self, slot) -> Variable:
+        kind, key = slot
+        return self.kwargs[key] if kind == "kw" else self.args[key]
+
+    def put(self, slot, value: Variable) -> None:
+        kind, key = slot
+        if kind == "kw":
+            self.kwargs[key] = value
+        else:
+            self.args[key] = value
+
+
+def _slots(fn, args, kwargs) -> dict[str, tuple]:
+    """parameter name -> ("pos", index) or ("kw", key), as Python would bind the
+    call; {} when the signature does not bind it (frame's call decides)."""
+    try:
+        bound = _signature(fn).bind(*range(len(args)), **{k: ("kw", k) for k in kwargs})
+    except TypeError as e:
+        if "out" in kwargs:
+            raise Unsupported("unsupported_call", f"{getattr(fn, '__name__', fn)}(): {e}") from e
+        return {}
+    slots = {}
+    for name, value in bound.arguments.items():
+        if isinstance(value, dict):  # **kwargs
+            for k, v in value.items():
+                slots[k] = v
+        elif isinstance(value, int):
+            slots[name] = ("pos", value)
+        else:
+            slots[name] = value
+    return slots
+
+
+def _split(fn, args, kwargs) -> tuple[_Call, dict[str, tuple], bool]:
+    """The call with ``out``/``where`` taken out, its array_like slots, and
+    whether ``where`` is a ufunc's (a mask for ``out``)."""
+    call = _Call(args, kwargs)
+    if isinstance(fn, np.ufunc):
+        nin = fn.nin
+        if len(args) > nin:  # outputs passed positionally
+            if "out" in kwargs:
+                raise Unsupported("exception", f"{fn.__name__}() got out= twice")
+            outs = args[nin:]
+            call.args = list(args[:nin])
+            call.out = outs[0] if len(outs) == 1 else TupleVariable(outs)
+        elif "out" in call.kwargs:
+            call.out = call.kwargs.pop("out")
+        if "where" in call.kwargs:
+            call.where = call.kwargs.pop("where")
+        return call, {f"input{i}": ("pos", i) for i in range(min(nin, len(call.args)))}, True
+    slots = _slots(fn, args, kwargs)
+    if "out" in slots:
+        call.out = call.pop(slots.pop("out"))
+    names = ("array",) if _is_reduce(fn) else _ARRAY_LIKE.get(fn, ())
+    array_slots = {n: slots[n.lstrip("*")] for n in names if n.lstrip("*") in slots}
+    return call, array_slots, False
+
+
+def _single_out(out: Variable | None) -> Variable | None:
+    """``out=x`` or ``out=(x,)``; None for ``out=None`` / ``out=(None,)``."""
+    if out is None:
+        return None
+    if isinstance(out, TupleVariable):
+        if len(out.items) != 1:
+            raise Unsupported("unsupported_call", "out= with more than one array")
+        out = out.items[0]
+    if out.is_constant() and out.as_constant() is None:
+        return None
+    if not isinstance(out, TensorVariable) or out.kind == NPSCALAR:
+        raise Unsupported("unsupported_call", "out= that is not an array")
+    return out
+
+
+def as_array_operand(tx, v: Variable) -> Variable:
+    """A list/tuple at an array_like parameter, as ``np.asarray`` makes it."""
+    if not isinstance(v, (ListVariable, TupleVariable)):
+        return v
+    if not is_constant_value(v):
+        raise Unsupported("unsupported_call", "a list holding arrays as a NumPy operand (NumPy "
+                                              "stacks it with its own dtype rules)")
+    try:
+        value = np.asarray(constant_value(v))
+    except Exception as e:  # ragged lists and the like: NumPy raises, natively
+        raise Unsupported("exception", f"np.asarray raises {type(e).__name__}: {e}") from e
+    if value.dtype.kind not in "biufc":
+        raise Unsupported("unsupported_object", f"a list NumPy makes a {value.dtype} array of")
+    return tx.wrap_result(value)
+
+
+def _convert_operands(tx, call: _Call, array_slots: dict[str, tuple]) -> None:
+    for name, slot in array_slots.items():
+        v = call.get(slot)
+        if name.startswith("*") and isinstance(v, (ListVariable, TupleVariable)) and \
+                tx.contains_tensor([v]):
+            items = [as_array_operand(tx, i) for i in v.items]
+            call.put(slot, type(v)(items) if isinstance(v, ListVariable) else TupleVariable(items))
+        else:
+            call.put(slot, as_array_operand(tx, v))
+
+
+def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
+    """``fn(*args, **kwargs)`` for a NumPy function or ufunc (or ``ufunc.reduce``)
+    with traced arrays among the arguments, as NumPy runs it."""
+    call, array_slots, ufunc_where = _split(fn, args, kwargs)
+    # NumPy hands the call to Tensor.__array_ufunc__/__array_function__ when a
+    # Tensor is an input or the output (never for where=)
+    overriding = [*call.args, *(() if call.out is None else (call.out,))]
+    frame_semantics = tx._any_tensor_kind(overriding, {k: v for k, v in call.kwargs.items()
+                                                       if k != "where"})
+    out = _single_out(call.out)
+    if frame_semantics:
+        # Tensor.__array_ufunc__ / __array_function__ handle the call: frame's rules
+        # for the operands, any other keyword is theirs to refuse
+        if call.where is not None:
+            call.kwargs["where"] = call.where
+        if out is not None and not (isinstance(fn, np.ufunc) or _is_reduce(fn)):
+            raise Unsupported("unsupported_call", f"numpy.{fn.__name__} with out= on a frame Tensor "
+                                                  f"(NumPy runs on the data)")
+        result = tx.call_real(fn, call.args, call.kwargs, numpy_semantics=True, numpy_ref=numpy_ref)
+        if out is None:
+            return result
+        from ..autograd import check_inplace
+        check_inplace(tx, out, result)
+        return tx.write_in_place(out, result)
+    _convert_operands(tx, call, array_slots)
+    if out is None:
+        if call.where is not None and not (
+                call.where.is_constant() and call.where.as_constant() is True):
+            raise Unsupported("unsupported_call", "where= without out=: NumPy leaves the other "
+                                                  "elements uninitialised")
+        return tx.call_real(fn, call.args, call.kwargs, numpy_semantics=True, numpy_ref=numpy_ref)
+    result = tx.call_real(fn, call.args, call.kwargs, numpy_semantics=True, numpy_ref=numpy_ref)
+    if not isinstance(result, TensorVariable):
+        raise Unsupported("unsupported_call", f"numpy.{getattr(fn, '__name__', fn)} with out= and "
+                                              f"several results")
+    elementwise = fn in _ELEMENTWISE or (isinstance(fn, np.ufunc) and fn.signature is None)
+    if not elementwise:
+        if result.shape != out.shape or result.meta.dtype != out.meta.dtype:
+            raise Unsupported("unsupported_call", f"out= of dtype {out.meta.dtype} and shape "
+                                                  f"{list(out.shape)} for a result of "
+                                                  f"{result.meta.dtype} {list(result.shape)}")
+        if not (isinstance(fn, np.ufunc) or _is_reduce(fn) or fn in _REDUCTIONS):
+            raise Unsupported("unsupported_call", f"numpy.{fn.__name__} with out=")
+    mask = None
+    if ufunc_where and call.where is not None:
+        mask = _where_mask(tx, call.where, out)
+        if mask is False:
+            if not np.can_cast(result.meta.dtype, out.meta.dtype, casting="same_kind"):
+                raise Unsupported("exception", f"cannot cast {result.meta.dtype} to "
+                                               f"{out.meta.dtype} (casting='same_kind')")
+            return out
+    from ..autograd import check_inplace
+    check_inplace(tx, out, result)
+    return tx.write_in_place(out, result, None if mask is True else mask)
+
+
+def _where_mask(tx, where: Variable, out: TensorVariable):
+    """A ufunc's ``where=``: True, False, or a bool array Variable broadcasting to ``out``."""
+    if where.is_constant() and type(where.as_constant()) in (bool, np.bool_):
+        return bool(where.as_constant())
+    mask = as_array_operand(tx, where)
+    if not isinstance(mask, TensorVariable) or mask.kind == TENSOR or mask.meta.dtype != np.bool_:
+        raise Unsupported("unsupported_call", "where= that is not a bool array")
+    try:
+        fits = np.broadcast_shapes(mask.shape, out.shape) == out.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise Unsupported("unsupported_call", f"where= of shape {list(mask.shape)} for out= of "
+                                              f"shape {list(out.shape)}")
+    return mask
+
