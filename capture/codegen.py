@@ -693,10 +693,18 @@ def _mutation_guards(tr: Translation) -> None:
     tensors = list(tr.input_by_value.values())
     tensors += [w for w in written if all(w is not t for t in tensors)]
     if written and len(tensors) > 1:
-        g.add(f"__disjoint(({''.join(data(w) + ', ' for w in written)}), "
-              f"({''.join(data(t) + ', ' for t in tensors)}))",
-              f"{', '.join(w.source.text() for w in written)} share no memory with the other "
-              f"tensor inputs")
+        expr = (f"__disjoint(({''.join(data(w) + ', ' for w in written)}), "
+                f"({''.join(data(t) + ', ' for t in tensors)}))")
+        shown = ", ".join(w.source.text() for w in written)
+        arrays = [tr.input_arrays.get(id(v)) for v in tensors]
+        if all(a is not None for a in arrays) and not disjoint(
+                tuple(tr.input_arrays[id(w)] for w in written), tuple(arrays)):
+            # these very arguments alias: the graph's copy-in/write-back model
+            # would be wrong, so such calls run natively (under this guard)
+            g.add(f"not {expr}", f"{shown} share memory with another tensor input")
+            raise Unsupported("side_effect", f"an in-place write into {shown}, which shares "
+                                             f"memory with another tensor input")
+        g.add(expr, f"{shown} share no memory with the other tensor inputs")
     mutated = list(se.containers.values()) + [obj for obj, _, _ in se.attrs.values()]
     others = [v for v in tr.wrapped.values() if v.source is not None
               and isinstance(v, (ListVariable, DictVariable, ObjectVariable))]

@@ -334,9 +334,29 @@ def _miss(cache: CodeCache, fn, args, kwargs, options):
     if fresh and entry.breaks:
         _report(cache, fn, entry.reason, graph_break=True)
     result = entry.fn(fn, *args, **kwargs)
-    if result is MISS:  # cannot happen unless a guard reads something the call changes
-        raise RuntimeError(f"frame.jit: fresh entry for {name} rejected its own arguments")
+    if result is MISS:
+        return _rejected(cache, entry, fn, name, args, kwargs, options)
     return result
+
+
+def _rejected(cache: CodeCache, entry: CacheEntry, fn, name: str, args, kwargs, options):
+    """A fresh entry's guards failed on the very arguments it was translated
+    for: capture modelled something wrongly (a guard reads what the trace
+    assumed, or the call changes it).  Nothing of the entry can be trusted: it
+    is dropped, the function runs natively from now on, and the failing guard
+    is logged as a capture error (``FRAME_LOG=guards`` shows all of them)."""
+    failing = entry.failing_guard(fn, args, kwargs)
+    with cache.lock:
+        cache.entries = [e for e in cache.entries if e is not entry]
+        cache.native_forever = True
+    reason = BreakReason("capture_error",
+                         f"a fresh entry rejected its own arguments (guard "
+                         f"{failing.text if failing is not None else 'unknown'}); it runs natively",
+                         _where(fn))
+    _report(cache, fn, reason)
+    if options["full_graph"]:
+        raise GraphBreakError(reason)
+    return fn(*args, **kwargs)
 
 
 def _persisting() -> bool:
