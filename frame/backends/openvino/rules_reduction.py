@@ -4,9 +4,14 @@ NumPy accumulates integer sums and products in int64 (sum of int32 is
 int64); the CPU plugin would accumulate in int32, so those are refused.  Bool
 sums are counts and bool products are "all": both are lowered exactly.
 ReduceMax/ReduceMin run in float32 on integers (wrong beyond 2**24), so
-integer max/min/argmax/argmin are refused; on floats they ignore NaN where
-NumPy propagates it, so NaN is selected explicitly.  argmax/argmin are built
-from comparisons so that ties and NaN pick the first index, as NumPy does.
+integer max/min/argmax/argmin are refused.  On floats they ignore NaN where
+NumPy propagates it, and they start from -FLT_MAX / +FLT_MAX rather than
+-inf / +inf (the max of a lane of -inf comes back as -3.4e38): one reduction
+of a small per-element code (``special_lanes``) finds the lanes with a NaN
+and the lanes holding nothing but the infinity at the far end, and both are
+selected explicitly (``float_extremum``).  argmax/argmin are built from
+comparisons with that exact extremum, so that ties and NaN pick the first
+index, as NumPy does.
 """
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ import openvino.opset16 as ops
 from ...ir.graph import Node
 from .table import Lowerer, Out, lowering, out
 
-__all__: list[str] = []
+__all__ = ["float_extremum", "special_lanes"]
 
 # bool sums are counted in i32, which the plugin may accumulate in f32: exact to 2**24
 _EXACT_COUNT = 2 ** 24
@@ -48,6 +53,35 @@ def _sum_prod_check(node: Node) -> str | None:
 
 def _reduce(build, x: Out, cx: Lowerer, axes, keepdims: bool) -> Out:
     return out(build(x, cx.ints(axes), keepdims))
+
+
+def special_lanes(cx: Lowerer, x: Out, op: str, axes, keepdims: bool,
+                  nan_if_inf: bool = False) -> tuple[Out, Out]:
+    """``(has_nan, only_far_inf)`` per reduced lane of the f32 value ``x``, from one
+    ReduceMax of a per-element code: 2 for NaN, 0 for the infinity a ``max``
+    (``op``) starts from (-inf; +inf for ``min``), 1 otherwise.  With
+    ``nan_if_inf``, the other infinity counts as NaN too (softmax's rows)."""
+    far = cx.f32(float("-inf") if op == "max" else float("inf"))
+    # Less/LessEqual are right for NaN operands (False), Greater is not
+    beyond = out(ops.less(far, x) if op == "max" else ops.less(x, far))
+    nan = out(ops.is_nan(x))
+    if nan_if_inf:
+        near = cx.f32(float("inf") if op == "max" else float("-inf"))
+        nan = out(ops.logical_or(nan, out(ops.equal(x, near))))
+    code = out(ops.add(out(ops.multiply(out(ops.convert(nan, "f32")), cx.f32(2.0))),
+                       out(ops.convert(beyond, "f32"))))
+    worst = _reduce(ops.reduce_max, code, cx, axes, keepdims)
+    return (out(ops.greater(worst, cx.f32(1.5))), out(ops.less(worst, cx.f32(0.5))))
+
+
+def float_extremum(cx: Lowerer, x: Out, op: str, axes, keepdims: bool) -> Out:
+    """NumPy's ``x.max(axes)`` / ``x.min(axes)`` of the f32 value ``x``: NaN when a
+    lane holds one, -inf (+inf) when a lane holds only -inf (+inf)."""
+    result = _reduce(ops.reduce_max if op == "max" else ops.reduce_min, x, cx, axes, keepdims)
+    has_nan, only_far = special_lanes(cx, x, op, axes, keepdims)
+    result = out(ops.select(only_far, cx.f32(float("-inf") if op == "max" else float("inf")),
+                            result))
+    return out(ops.select(has_nan, cx.f32(float("nan")), result))
 
 
 @lowering("sum", "prod", check=_sum_prod_check, int64=True)
@@ -95,11 +129,9 @@ def _extremum(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     if kind == "b":
         build = ops.reduce_logical_or if node.op == "max" else ops.reduce_logical_and
         return [_reduce(build, x, cx, axes, keepdims)]
-    result = _reduce(ops.reduce_max if node.op == "max" else ops.reduce_min, x, cx, axes, keepdims)
-    if kind == "f":  # any NaN in the reduced lanes makes the result NaN, as in NumPy
-        has_nan = _reduce(ops.reduce_logical_or, out(ops.is_nan(x)), cx, axes, keepdims)
-        result = out(ops.select(has_nan, cx.f32(float("nan")), result))
-    return [result]
+    if kind == "f":
+        return [float_extremum(cx, x, node.op, axes, keepdims)]
+    return [_reduce(ops.reduce_max if node.op == "max" else ops.reduce_min, x, cx, axes, keepdims)]
 
 
 @lowering("argmax", "argmin", check=_int_extremum_check, int64=True)
@@ -113,14 +145,14 @@ def _argextremum(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     n = t.shape[axis]
     if t.dtype.kind == "b":
         x = out(ops.convert(x, "i32"))
-    reduce = ops.reduce_max if node.op == "argmax" else ops.reduce_min
-    best = _reduce(reduce, x, cx, (axis,), True)
-    hits = out(ops.equal(x, best))
+    op = "max" if node.op == "argmax" else "min"
     if t.dtype.kind == "f":
+        best = float_extremum(cx, x, op, (axis,), True)
         # NumPy treats NaN as the extremum: the first NaN wins when a lane has one
-        nan = out(ops.is_nan(x))
-        any_nan = _reduce(ops.reduce_logical_or, nan, cx, (axis,), True)
-        hits = out(ops.select(any_nan, nan, hits))
+        hits = out(ops.select(out(ops.is_nan(best)), out(ops.is_nan(x)), out(ops.equal(x, best))))
+    else:
+        best = _reduce(ops.reduce_max if op == "max" else ops.reduce_min, x, cx, (axis,), True)
+        hits = out(ops.equal(x, best))
     index_shape = [n] + [1] * (t.rank - axis - 1)
     index = cx.const(np.arange(n, dtype=np.int32).reshape(index_shape), "i")
     candidates = out(ops.select(hits, index, cx.i32(n)))
