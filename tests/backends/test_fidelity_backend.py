@@ -162,3 +162,58 @@ def test_softmax_of_a_matmul_with_infinities_through_jit():
     assert np.isnan(want[0][1:]).all()  # +inf, -inf and NaN rows: x - max(x) is NaN
     for g, w_ in zip(got, want):
         _same(g, w_, "jit(openvino) vs plain")
+
+
+# --------------------------------------------------------------------------- high ranks
+
+@pytest.mark.parametrize("rank", [13, 33, 40])
+def test_high_rank_tensors_run_on_the_cpu_path(rank, caplog):
+    """Ranks the CPU plugin cannot handle (above 12: compile_model fails, or the
+    process dies) are refused by the support check and fall back, through jit."""
+    be = _openvino()
+    from frame.backends.openvino.support import MAX_RANK
+
+    def f(x, y):
+        z = (x * 2.0 + y).relu()
+        return z.sum(axis=0), z.max(axis=1), frame.softmax(z, axis=-1)
+
+    shape = (2, 3) + (1,) * (rank - 3) + (2,)
+    rng = np.random.default_rng(rank)
+    x = rng.standard_normal(shape).astype(np.float32)
+    y = rng.standard_normal(shape).astype(np.float32)
+    want = [t.numpy() for t in f(frame.tensor(x), frame.tensor(y))]
+    caplog.set_level("WARNING", logger="frame.fallbacks")
+    got = [t.numpy() for t in frame.jit(f, backend="openvino")(frame.tensor(x), frame.tensor(y))]
+    for g, w in zip(got, want):
+        _same(g, w, f"rank {rank}")
+    assert any(f"rank-{rank}" in r.getMessage() and f"up to {MAX_RANK}" in r.getMessage()
+               for r in caplog.records), [r.getMessage() for r in caplog.records]
+    b = GraphBuilder()
+    v = b.op("relu", b.input(frame.float32, shape))
+    assert "rank" in be.why_unsupported(b.graph.nodes[-1])
+    with pytest.raises(FrameError) as err:
+        be.compile(b.build(v), OPTIONS)
+    assert err.value.code is ErrorCode.UNIMPLEMENTED
+
+
+def test_rank_twelve_is_still_compiled():
+    be = _openvino()
+    shape = (2, 3) + (1,) * 9 + (2,)
+    b = GraphBuilder()
+    x = b.input(frame.float32, shape)
+    v = b.op("softmax", b.op("max", x, axes=(1,), keepdims=True), axis=11)
+    exe = be.compile(b.build(v), OPTIONS)
+    data = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    from frame.ops.interpreter import evaluate
+    _same(exe.run([data])[0], evaluate(b.graph, [data])[0], "rank 12")
+
+
+def test_compile_model_errors_keep_their_message():
+    _openvino()
+    from frame.backends.openvino.backend import openvino_message
+    err = RuntimeError("Exception from src/inference/src/cpp/core.cpp:117:\n"
+                       "Exception from src/inference/src/dev/plugin.cpp:54:\n"
+                       "could not create a primitive descriptor for the concat primitive.\n\n")
+    assert openvino_message(err) == "could not create a primitive descriptor for the concat primitive."
+    bare = RuntimeError("Exception from src/inference/src/cpp/core.cpp:117:\n")
+    assert openvino_message(bare) == "Exception from src/inference/src/cpp/core.cpp:117:"

@@ -103,6 +103,18 @@ def usable_cache_dir(path: str) -> bool:
         return ok
 
 
+def openvino_message(err: BaseException) -> str:
+    """The informative part of an OpenVINO exception: its lines without the
+    "Exception from src/...cpp:N:" location headers (which may be all a short
+    message has: then the first of them)."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    said = [line for line in lines
+            if not (line.startswith("Exception from ") and line.endswith(":"))]
+    if said:
+        return " ".join(said)
+    return lines[0] if lines else repr(err)
+
+
 def _largest_tensor(graph: Graph) -> int:
     sizes = [v.type.size for v in graph.inputs]
     for node in graph.nodes:
@@ -190,27 +202,13 @@ class OpenVinoBackend(Backend):
         compiled = None
         if lowered.model is not None:
             try:
-                compiled = self._compile_model(lowered.model, device, config)
+                compiled = self.core.compile_model(lowered.model, device, config)
             except RuntimeError as err:
-                first = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
                 raise FrameError(ErrorCode.INTERNAL, f"backend 'openvino': compile_model failed "
-                                                     f"on {device} with {config}: {first}") from err
+                                                     f"on {device} with {config}: "
+                                                     f"{openvino_message(err)}") from err
         # the executable keeps the graph for reference re-runs: a private copy
         return OpenVinoExecutable(clone_graph(graph), lowered, compiled)
-
-    def _compile_model(self, model, device: str, config: dict[str, object]):
-        try:
-            return self.core.compile_model(model, device, config)
-        except RuntimeError as err:
-            if "CACHE_DIR" not in config:
-                raise
-            # the model cache is an optimisation: a cache OpenVINO cannot read or
-            # write must not fail the compile
-            log.warning("OpenVINO model cache: compile_model failed with CACHE_DIR=%s (%s); "
-                        "compiling without the cache", config["CACHE_DIR"],
-                        str(err).strip().splitlines()[0] if str(err).strip() else repr(err))
-            uncached = {k: v for k, v in config.items() if k != "CACHE_DIR"}
-            return self.core.compile_model(model, device, uncached)
 
     # -- persistence -----------------------------------------------------------------------
     def serialize(self, graph: Graph, executable: Executable,
