@@ -26,7 +26,7 @@ import openvino.opset14 as opset14
 import openvino.opset16 as ops
 
 from ...ir.graph import Node
-from .rules_reduction import special_lanes
+from .rules_reduction import float_sum, special_lanes
 from .rules_shape import checked_index
 from .table import Lowerer, Out, lowering, out
 
@@ -160,8 +160,8 @@ def _avg_pool2d(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
 def _reduce_loss(cx: Lowerer, loss: Out, count: int, reduction: str) -> Out:
     if reduction == "none":
         return loss
-    rank = loss.get_partial_shape().rank.get_length()
-    total = out(ops.reduce_sum(loss, cx.ints(range(rank)), False)) if rank else loss
+    shape = [int(d) for d in loss.get_partial_shape().to_shape()]
+    total = float_sum(cx, loss, shape, range(len(shape)), []) if shape else loss
     if reduction == "sum":
         return total
     return out(ops.divide(total, cx.f32(float(count))))
