@@ -21,6 +21,7 @@ planned again the same way, one op at a time.  An op with no way to run at
 all (no compiled support, no eager kernel on the backend, no decomposition,
 no cpu reference kernel) is an UNIMPLEMENTED error naming the op here, at
 compile time, rather than at its first run.
+
 Every hop logs one WARN and counts ``(op, backend)``; every fallback decision
 also logs one graph-level WARN.  All of it happens once, at compile time.
 """
