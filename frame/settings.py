@@ -26,6 +26,12 @@ def _default_cache_dir() -> str:
     return os.path.join(base, "frame")
 
 
+def _cache_dir() -> str:
+    """FRAME_CACHE_DIR; unset means the default, an empty value means none."""
+    value = os.environ.get("FRAME_CACHE_DIR")
+    return _default_cache_dir() if value is None else value
+
+
 def _flag(name: str, default: bool) -> bool:
     value = os.environ.get(name)
     if value is None or value == "":
@@ -50,7 +56,9 @@ class Config:
     report: bool = False                # FRAME_REPORT: print frame.report() at exit
     log: tuple[str, ...] = ()           # FRAME_LOG: comma list of LOG_CHANNELS
     dump_ir_after: str | None = None    # FRAME_DUMP_IR_AFTER: a pass name
-    cache_dir: str = dataclasses.field(default_factory=_default_cache_dir)  # FRAME_CACHE_DIR
+    cache_dir: str = dataclasses.field(default_factory=_default_cache_dir)  # FRAME_CACHE_DIR:
+                                        # "" = no persistent cache at all (neither frame's
+                                        # entries nor OpenVINO's model cache)
     cache: bool = True                  # FRAME_CACHE: the persistent on-disk compile cache
     cache_max_bytes: int = 1 << 30      # FRAME_CACHE_MAX_BYTES
     tiered: bool = True                 # FRAME_TIERED: cpu tier first, slow tier in background
@@ -97,7 +105,7 @@ class Config:
             report=_flag("FRAME_REPORT", False),
             log=_channels(os.environ.get("FRAME_LOG", "")),
             dump_ir_after=os.environ.get("FRAME_DUMP_IR_AFTER") or None,
-            cache_dir=os.environ.get("FRAME_CACHE_DIR") or _default_cache_dir(),
+            cache_dir=_cache_dir(),
             cache=_flag("FRAME_CACHE", True),
             cache_max_bytes=_int("FRAME_CACHE_MAX_BYTES", 1 << 30),
             tiered=_flag("FRAME_TIERED", True),

@@ -11,6 +11,17 @@ Only UNIMPLEMENTED reaches here.  For each unsupported node, in order:
 An unsupported fused node is first opened up into its body nodes.  Maximal
 runs of supported nodes are compiled by the target backend as subgraphs
 (partitioning); the rest run one op at a time through ``Backend.launch``.
+
+When ``Backend.compile`` refused the graph as a whole (an UNIMPLEMENTED
+without a list of nodes), nothing is trusted to that backend's compiler: not
+the graph's nodes and not the body nodes of the fused nodes opened up
+either (they would be sent back to the same compiler, which would refuse
+them again).  A partition the backend still refuses at compile time is
+planned again the same way, one op at a time.  An op with no way to run at
+all (no compiled support, no eager kernel on the backend, no decomposition,
+no cpu reference kernel) is an UNIMPLEMENTED error naming the op here, at
+compile time, rather than at its first run.
+
 Every hop logs one WARN and counts ``(op, backend)``; every fallback decision
 also logs one graph-level WARN.  All of it happens once, at compile time.
 """
@@ -48,11 +59,13 @@ def _why(backend: Backend, node: Node, default: str) -> str:
 class _Planner:
     """Assigns every node a placement and rewrites decompositions in place."""
 
-    def __init__(self, graph: Graph, backend: Backend, unsupported: set[int], reason: str):
+    def __init__(self, graph: Graph, backend: Backend, unsupported: set[int], reason: str,
+                 whole: bool = False):
         self.graph = graph
         self.backend = backend
         self.unsupported = unsupported
         self.reason = reason
+        self.whole = whole  # Backend.compile refused the whole graph: compile nothing
         self.placed: list[tuple[str, Node]] = []
         self.renamed: dict[int, Value] = {}   # id(old value) -> replacement (decompositions)
 
@@ -71,10 +84,11 @@ class _Planner:
 
     def place(self, node: Node, allow_decompose: bool = True) -> None:
         node.inputs = tuple(self._resolve(v) for v in node.inputs)
-        if id(node) not in self.unsupported and self.backend.supports(node):
+        refused = self.whole or id(node) in self.unsupported
+        if not refused and self.backend.supports(node):
             self.placed.append((COMPILED, node))
             return
-        reason = _why(self.backend, node, self.reason if id(node) in self.unsupported else "")
+        reason = _why(self.backend, node, self.reason if refused else "")
         if node.body is not None:
             self._open_fused(node)
             return
@@ -92,6 +106,11 @@ class _Planner:
             self._hop(node, "decomposition", reason)
             self._decompose(node, schema)
             return
+        if kernel_registry.get(node.op, "cpu") is None:
+            raise FrameError(ErrorCode.UNIMPLEMENTED,
+                             f"op '{node.op}' cannot run: backend '{self.backend.name}' cannot "
+                             f"compile it ({reason}), and it has no eager kernel there, no "
+                             f"decomposition and no cpu reference kernel")
         self._hop(node, CPU, reason)
         self.placed.append((CPU, node))
 
@@ -203,15 +222,16 @@ def build_fallback(graph: Graph, backend: Backend, options: CompileOptions,
     from ..passes.memory_planning import MemoryPlanning
 
     listed = getattr(err, "unsupported", None)
-    if listed:
-        unsupported = {id(n) for n in listed}
-    else:  # Backend.compile refused the graph as a whole: nothing can be trusted to it
-        unsupported = {id(n) for n in graph.nodes}
+    unsupported = {id(n) for n in listed} if listed else set()
+    # without a list, Backend.compile refused the graph as a whole: nothing can be
+    # trusted to it (neither these nodes nor the bodies of fused ones)
+    whole = not listed
     reason = err.message
     log.warning("fallback: backend '%s' cannot compile this %d-node graph as a whole (%s); "
                 "partitioning it", backend.name, len(graph.nodes), reason)
 
-    planner = _Planner(graph, backend, unsupported, reason)
+    cpu = get_backend("cpu")  # loaded first: it serves every op's reference kernel
+    planner = _Planner(graph, backend, unsupported, reason, whole)
     for node in list(graph.nodes):
         planner.place(node)
     outputs = [planner._resolve(v) for v in graph.outputs]
@@ -224,7 +244,6 @@ def build_fallback(graph: Graph, backend: Backend, options: CompileOptions,
         for v in n.outputs:
             slot_of[id(v)] = len(slot_of)
 
-    cpu = get_backend("cpu")
     constants: dict[int, np.ndarray] = {}
     steps: list[_Step] = []
     placed = planner.placed
@@ -244,7 +263,15 @@ def build_fallback(graph: Graph, backend: Backend, options: CompileOptions,
                 sub, ins, outs = _segment_graph(run_nodes, slot_of, later, graph.device)
                 if sub.outputs:
                     sub = PassManager([MemoryPlanning(), BackendLowering(backend)]).run(sub)
-                    exe = backend.compile(sub, options)
+                    try:
+                        exe = backend.compile(sub, options)
+                    except FrameError as refusal:
+                        if refusal.code is not ErrorCode.UNIMPLEMENTED:
+                            raise
+                        # claimed by supports() but refused by compile: run this part
+                        # op by op (a refusal without a node list compiles nothing)
+                        exe = build_fallback(sub, backend, options,
+                                             refusal.with_message(refusal.message))
                     steps.append(_Step(COMPILED, exe.run, ins, outs,
                                        f"compiled[{len(run_nodes)} nodes]"))
             i = j

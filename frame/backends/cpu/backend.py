@@ -39,7 +39,8 @@ class CpuBackend(Backend):
     def supports(self, node: Node) -> bool:
         if node.body is not None:
             return all(self.supports(n) for n in node.body.nodes)
-        return lookup(node.op) is not None
+        schema = lookup(node.op)
+        return schema is not None and schema.reference is not None
 
     def compile(self, graph: Graph, options: CompileOptions | None = None) -> Executable:
         """One generated function for ``graph`` over ``graph.meta['memory_plan']``
@@ -50,7 +51,7 @@ class CpuBackend(Backend):
         for node in graph.nodes:
             if not self.supports(node):
                 raise unimplemented(f"backend 'cpu' cannot compile op '{node.op}': it is not "
-                                    f"registered")
+                                    f"registered or has no reference kernel")
         plan = graph.meta.get("memory_plan")
         if plan is None:
             plan = plan_memory(graph)

@@ -12,16 +12,19 @@ UNIMPLEMENTED for graphs holding such nodes and the runtime falls back.
 Compile settings: ``INFERENCE_PRECISION_HINT`` from ``CompileOptions.precision``
 (``f32`` by default, so nothing is silently computed in bf16/f16), subnormals
 kept on CPU (NumPy keeps them), and OpenVINO's own model cache in
-``$FRAME_CACHE_DIR/openvino`` (default ``~/.cache/frame/openvino``; an empty
-``FRAME_CACHE_DIR`` turns it off), so a second process compiles the same
-graph from the cache.  ``serialize`` / ``deserialize`` persist a compiled
+``<frame.config.cache_dir>/openvino`` (``FRAME_CACHE_DIR``, default
+``~/.cache/frame/openvino``; an empty ``FRAME_CACHE_DIR`` turns it off, as it
+turns off frame's own cache), so a second process compiles the same graph
+from the cache.  The cache is an optimisation: a directory that cannot be
+created or written (a file, a path under a file, no permission) logs one
+WARN (``frame.cache``) and compiles run without it.  ``serialize`` / ``deserialize`` persist a compiled
 executable as ``export_model`` bytes for frame's own on-disk compile cache,
 which skips lowering and ``compile_model`` altogether (``persist.py``).
 """
 from __future__ import annotations
 
+import logging
 import os
-import pathlib
 import threading
 from typing import Sequence
 
@@ -33,13 +36,15 @@ from ...hal.errors import ErrorCode, FrameError, invalid_argument, not_found
 from ...hal.options import CompileOptions
 from ...ir.clone import clone_graph
 from ...ir.graph import Graph, Node
+from ...settings import config as frame_config
 from .eager import NEVER_EAGER, EagerCache, EagerKernel
 from .executable import OpenVinoExecutable
 from .lower import lower_graph
 from .support import first_unsupported, unsupported_reason
 from .table import RULES
 
-__all__ = ["OpenVinoBackend", "model_cache_dir", "VIRTUAL_DEVICES", "PRECISIONS"]
+__all__ = ["OpenVinoBackend", "model_cache_dir", "usable_cache_dir", "VIRTUAL_DEVICES",
+           "PRECISIONS"]
 
 # devices that pick among the physical ones rather than being one
 VIRTUAL_DEVICES = ("AUTO",)
@@ -58,15 +63,56 @@ ONE_THREAD_BELOW = 1 << 16
 SNIPPETS_MODE = "DISABLE"
 
 
+log = logging.getLogger("frame.cache")
+
+
 def model_cache_dir() -> str | None:
-    """Where OpenVINO caches compiled models; None when ``FRAME_CACHE_DIR=''``."""
-    base = os.environ.get("FRAME_CACHE_DIR")
-    if base is None:
-        root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = os.path.join(root, "frame")
-    elif not base:
+    """Where OpenVINO caches compiled models: ``<frame.config.cache_dir>/openvino``
+    (the one reading of FRAME_CACHE_DIR, shared with frame's own cache); None
+    when the setting is empty."""
+    base = frame_config.cache_dir
+    if not base:
         return None
-    return os.path.join(base, "openvino")
+    return os.path.join(os.path.abspath(os.path.expanduser(base)), "openvino")
+
+
+_usable: dict[str, bool] = {}
+_usable_lock = threading.Lock()
+
+
+def usable_cache_dir(path: str) -> bool:
+    """Can OpenVINO keep its model cache in ``path``?  Created when missing; the
+    first unusable directory of a process logs one WARN, and the answer is
+    remembered per directory (a compile never fails for want of a cache)."""
+    with _usable_lock:
+        known = _usable.get(path)
+        if known is not None:
+            return known
+        try:
+            os.makedirs(path, exist_ok=True)
+            if not os.access(path, os.W_OK | os.X_OK):
+                raise PermissionError(f"no write permission for {path!r}")
+            ok = True
+        except OSError as err:
+            warned = any(v is False for v in _usable.values())
+            log.log(logging.DEBUG if warned else logging.WARNING,
+                    "OpenVINO model cache: cannot use %s (%s: %s); compiling without it",
+                    path, type(err).__name__, err)
+            ok = False
+        _usable[path] = ok
+        return ok
+
+
+def openvino_message(err: BaseException) -> str:
+    """The informative part of an OpenVINO exception: its lines without the
+    "Exception from src/...cpp:N:" location headers (which may be all a short
+    message has: then the first of them)."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    said = [line for line in lines
+            if not (line.startswith("Exception from ") and line.endswith(":"))]
+    if said:
+        return " ".join(said)
+    return lines[0] if lines else repr(err)
 
 
 def _largest_tensor(graph: Graph) -> int:
@@ -118,8 +164,7 @@ class OpenVinoBackend(Backend):
             if graph is not None and _largest_tensor(graph) < ONE_THREAD_BELOW:
                 config["INFERENCE_NUM_THREADS"] = 1
         cache = model_cache_dir()
-        if cache is not None:
-            pathlib.Path(cache).mkdir(parents=True, exist_ok=True)
+        if cache is not None and usable_cache_dir(cache):
             config["CACHE_DIR"] = cache
         for key, value in options.extra:  # e.g. ("INFERENCE_NUM_THREADS", "2") wins
             config[key] = value
@@ -159,9 +204,9 @@ class OpenVinoBackend(Backend):
             try:
                 compiled = self.core.compile_model(lowered.model, device, config)
             except RuntimeError as err:
-                first = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
                 raise FrameError(ErrorCode.INTERNAL, f"backend 'openvino': compile_model failed "
-                                                     f"on {device} with {config}: {first}") from err
+                                                     f"on {device} with {config}: "
+                                                     f"{openvino_message(err)}") from err
         # the executable keeps the graph for reference re-runs: a private copy
         return OpenVinoExecutable(clone_graph(graph), lowered, compiled)
 

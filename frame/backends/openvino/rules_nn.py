@@ -3,8 +3,13 @@
 - matmul: float and bool; integer MatMul goes through float in the CPU
   plugin (measured: (2**20 + 1) * (2**10 + 1) comes back rounded), so it is
   refused.  A bool product is computed as a float count, exact below 2**24.
-- softmax/log_softmax map to the opset ops; layer_norm, cross_entropy and
-  mse_loss are built the way their reference kernels compute them.
+- softmax/log_softmax map to the opset ops, whose max-subtraction drops NaN
+  and starts from -FLT_MAX: a row whose max is not finite (a NaN, a +inf,
+  or nothing but -inf) is all NaN in the reference (``x - max`` is NaN), so
+  such rows are selected as NaN (one extra reduction of a per-element code,
+  ``special_lanes``); cross_entropy's log_softmax too.  layer_norm,
+  cross_entropy and mse_loss are built the way their reference kernels
+  compute them.
 - conv2d is Convolution/GroupConvolution; pooling is MaxPool/AvgPool in floor
   mode (AvgPool from opset14: opset16's crashes the plugin).  MaxPool drops
   NaN and never returns -inf, NumPy's window max does both, so a second pool
@@ -21,6 +26,7 @@ import openvino.opset14 as opset14
 import openvino.opset16 as ops
 
 from ...ir.graph import Node
+from .rules_reduction import float_sum, special_lanes
 from .rules_shape import checked_index
 from .table import Lowerer, Out, lowering, out
 
@@ -59,10 +65,18 @@ def _matmul(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
 
 # --------------------------------------------------------------------------- softmax family
 
+def nan_correct_softmax(cx: Lowerer, op: str, x: Out, axis: int) -> Out:
+    """Softmax / LogSoftmax of the f32 value ``x`` along ``axis``, NaN on every row
+    whose max is NaN, +inf or -inf, as the reference's ``x - max(x)`` makes it."""
+    y = out((ops.softmax if op == "softmax" else ops.log_softmax)(x, axis))
+    has_nan, only_neg_inf = special_lanes(cx, x, "max", [axis], True, nan_if_inf=True)
+    bad = out(ops.logical_or(has_nan, only_neg_inf))
+    return out(ops.select(bad, cx.f32(float("nan")), y))
+
+
 @lowering("softmax", "log_softmax")
 def _softmax(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
-    build = ops.softmax if node.op == "softmax" else ops.log_softmax
-    return [out(build(ins[0], node.attrs["axis"]))]
+    return [nan_correct_softmax(cx, node.op, ins[0], node.attrs["axis"])]
 
 
 @lowering("layer_norm")
@@ -146,8 +160,8 @@ def _avg_pool2d(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
 def _reduce_loss(cx: Lowerer, loss: Out, count: int, reduction: str) -> Out:
     if reduction == "none":
         return loss
-    rank = loss.get_partial_shape().rank.get_length()
-    total = out(ops.reduce_sum(loss, cx.ints(range(rank)), False)) if rank else loss
+    shape = [int(d) for d in loss.get_partial_shape().to_shape()]
+    total = float_sum(cx, loss, shape, range(len(shape)), []) if shape else loss
     if reduction == "sum":
         return total
     return out(ops.divide(total, cx.f32(float(count))))
@@ -158,7 +172,7 @@ def _cross_entropy(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     logits, labels = ins
     n, c = node.inputs[0].type.shape
     labels = checked_index(cx, labels, 0, c)
-    log_probs = out(ops.log_softmax(logits, 1))
+    log_probs = nan_correct_softmax(cx, "log_softmax", logits, 1)
     picked = out(ops.gather_elements(log_probs, out(ops.reshape(labels, cx.ints([n, 1]), False)), 1))
     loss = out(ops.negative(out(ops.reshape(picked, cx.ints([n]), False))))
     return [_reduce_loss(cx, loss, n, node.attrs["reduction"])]

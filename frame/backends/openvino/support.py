@@ -19,6 +19,12 @@ What the CPU plugin does (measured, FACTS.md and tests/backends/openvino):
   claimed only when that input reaches it already rounded: a graph input, a
   constant, or data movement of those.  Everything else an op may need is its
   rule's own ``check``.
+- tensors of rank above 12 (``MAX_RANK``, oneDNN's ``DNNL_MAX_NDIMS``) are
+  refused: measured with OpenVINO 2026.4, Concat at rank 13 fails in
+  compile_model ("could not create a primitive descriptor"), ReduceMax and
+  Softmax at rank 13 kill the process (SIGFPE), Select of a broadcast scalar
+  at rank 19 smashes the stack, and every model above rank 32 fails with an
+  empty message.  Such nodes run on the cpu path (fallback chain).
 """
 from __future__ import annotations
 
@@ -30,7 +36,10 @@ from ...dtypes import int64
 from ...ir.graph import Node, Value
 from .table import I32_MAX, I32_MIN, RULES
 
-__all__ = ["unsupported_reason", "fits_int32", "Analysis"]
+__all__ = ["unsupported_reason", "fits_int32", "Analysis", "MAX_RANK"]
+
+# the highest tensor rank the CPU plugin handles (oneDNN's DNNL_MAX_NDIMS; see above)
+MAX_RANK = 12
 
 
 def fits_int32(values: np.ndarray) -> bool:
@@ -68,6 +77,10 @@ class Analysis:
         if rule is None:
             return f"op '{node.op}' has no OpenVINO lowering"
         values = list(node.inputs) + list(node.outputs)
+        rank = max((v.type.rank for v in values), default=0)
+        if rank > MAX_RANK:
+            return (f"op '{node.op}' on {_types(node)}: a rank-{rank} tensor; the OpenVINO CPU "
+                    f"plugin handles ranks up to {MAX_RANK}")
         for v in values:
             dt = v.type.dtype
             if dt.name in ("float64", "complex128"):

@@ -406,14 +406,15 @@ def test_model_cache_lives_under_frame_cache_dir(tmp_path):
 
 def test_cache_dir_setting(monkeypatch, tmp_path):
     from frame.backends.openvino import model_cache_dir
-    monkeypatch.setenv("FRAME_CACHE_DIR", "")
-    assert model_cache_dir() is None
-    assert "CACHE_DIR" not in backend().config_for("CPU", CompileOptions())
-    monkeypatch.setenv("FRAME_CACHE_DIR", str(tmp_path))
-    assert backend().config_for("CPU", CompileOptions())["CACHE_DIR"] == str(tmp_path / "openvino")
-    monkeypatch.delenv("FRAME_CACHE_DIR")
+    with frame.config.override(cache_dir=""):
+        assert model_cache_dir() is None
+        assert "CACHE_DIR" not in backend().config_for("CPU", CompileOptions())
+    with frame.config.override(cache_dir=str(tmp_path)):
+        assert backend().config_for("CPU", CompileOptions())["CACHE_DIR"] == str(tmp_path / "openvino")
+    monkeypatch.delenv("FRAME_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert model_cache_dir() == str(tmp_path / "xdg" / "frame" / "openvino")
+    with frame.config.override(cache_dir=frame.settings.Config.from_env().cache_dir):
+        assert model_cache_dir() == str(tmp_path / "xdg" / "frame" / "openvino")
 
 
 def test_default_backend_name(monkeypatch):
