@@ -25,7 +25,7 @@ from .sources import AttrSource, GlobalSource, ItemSource, Source
 from .tracer import TracedTensor, UntracedArray
 from .translation import Cell, Translation
 from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable,
-                             TensorVariable, Variable)
+                             TensorVariable, Variable, broadcasts_to)
 from .variables.callables import CallableVariable, UserFunctionVariable
 from .variables.containers import (DictVariable, ListVariable, SetVariable, SliceVariable,
                                    TupleVariable, unpack_constant_key)
@@ -439,11 +439,7 @@ class InstructionTranslator:
         self.tr.written_in_place(a)
         old_meta = a.meta
         if result.shape != a.shape:
-            try:
-                fits = np.broadcast_shapes(result.shape, a.shape) == a.shape
-            except ValueError:
-                fits = False
-            if not fits:
+            if not broadcasts_to(result.shape, a.shape):
                 raise Unsupported("exception", f"in-place result of shape {list(result.shape)} does "
                                                f"not fit a tensor of shape {list(a.shape)}")
             result = self.call_real(frame.broadcast_to, [result, self.wrap_static(a.shape)], {})

@@ -187,3 +187,12 @@ class TensorVariable(Variable):
 
     def __repr__(self) -> str:
         return f"Tensor({self.kind} {self.meta.dtype}{list(self.shape)})"
+
+
+def broadcasts_to(shape: tuple, target: tuple) -> bool:
+    """Does an array of ``shape`` broadcast to ``target`` unchanged (an in-place
+    write, ``out=`` or ``where=`` of that shape into an array of ``target``)?"""
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False

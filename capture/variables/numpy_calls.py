@@ -28,7 +28,7 @@ import inspect
 import numpy as np
 
 from ..errors import Unsupported
-from .base import NPSCALAR, TENSOR, TensorVariable, Variable
+from .base import NPSCALAR, TENSOR, TensorVariable, Variable, broadcasts_to
 from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
 
 __all__ = ["numpy_call", "ndarray_method_function", "as_array_operand"]
@@ -266,11 +266,7 @@ def _where_mask(tx, where: Variable, out: TensorVariable):
     mask = as_array_operand(tx, where)
     if not isinstance(mask, TensorVariable) or mask.kind == TENSOR or mask.meta.dtype != np.bool_:
         raise Unsupported("unsupported_call", "where= that is not a bool array")
-    try:
-        fits = np.broadcast_shapes(mask.shape, out.shape) == out.shape
-    except ValueError:
-        fits = False
-    if not fits:
+    if not broadcasts_to(mask.shape, out.shape):
         raise Unsupported("unsupported_call", f"where= of shape {list(mask.shape)} for out= of "
                                               f"shape {list(out.shape)}")
     return mask
