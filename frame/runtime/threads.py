@@ -43,6 +43,7 @@ _lock = threading.Lock()
 _blas_applied: int | None = None     # the limit frame set (None: frame has not touched BLAS)
 _blas_original: list[tuple[str, int]] | None = None  # (filepath, num_threads) before frame
 _ov_applied: dict[int, dict[str, object]] = {}       # id(core) -> properties set on it
+_openvino_used = False               # the openvino backend was asked to compile (blas_rule)
 
 
 def cores() -> int:
@@ -55,23 +56,43 @@ def cores() -> int:
 
 # --------------------------------------------------------------------------- the rule
 
-def blas_rule(backend: str) -> int:
-    """The BLAS pool size frame chooses when ``blas_threads`` is None and
-    ``backend`` is about to compile; 0 = leave BLAS alone."""
-    return 0
+def blas_rule(openvino_used: bool) -> int:
+    """The BLAS pool size frame chooses when ``blas_threads`` is None; 0 =
+    leave BLAS alone.  ``openvino_used``: the openvino backend has been asked
+    to compile in this process (it stays so).
+
+    Once OpenVINO computes in the process, it owns the cores and BLAS runs on
+    the calling thread: NumPy's OpenBLAS workers busy-wait for ~0.1 s after
+    every multithreaded call, so each NumPy matmul before an OpenVINO request
+    leaves a spinning thread on the core OpenVINO's second thread needs.
+    Measured (``benchmarks/threads.py``, docs/performance.md): with BLAS on one
+    thread the OpenVINO training step is 1.9x faster on a quiet machine and
+    hand NumPy, run in the same process, is 1.4x faster too (its own spinning
+    workers lose to OpenVINO's pool); on a loaded machine two BLAS threads made
+    NumPy and the cpu backend 7-20x slower.  The cpu backend alone keeps BLAS
+    as the library set it up: BLAS is then the only pool.
+    """
+    return 1 if openvino_used else 0
 
 
 def openvino_rule() -> dict[str, object]:
-    """OpenVINO CPU properties frame chooses for settings left at None."""
+    """OpenVINO CPU properties frame chooses for settings left at None: none.
+    OpenVINO keeps its own thread count (every core, one stream for the latency
+    hint; small graphs still get one thread from the backend's size rule) and
+    its pinning: on this machine neither one thread nor pinning off measured
+    better with BLAS on one thread (docs/performance.md)."""
     return {}
 
 
 # --------------------------------------------------------------------------- application
 
 def _wanted_blas(backend: str) -> int:
+    global _openvino_used
+    if backend == "openvino":
+        _openvino_used = True
     if config.blas_threads is not None:
         return config.blas_threads
-    return blas_rule(backend)
+    return blas_rule(_openvino_used)
 
 
 def openvino_properties() -> dict[str, object]:
@@ -150,8 +171,9 @@ def current() -> dict[str, object]:
 
 def reset() -> None:
     """Restore the BLAS pools and forget what was applied (tests)."""
-    global _blas_applied, _blas_original
+    global _blas_applied, _blas_original, _openvino_used
     with _lock:
+        _openvino_used = False
         if _blas_applied is not None and _blas_original is not None:
             from threadpoolctl import ThreadpoolController
             original = dict(_blas_original)

@@ -164,3 +164,51 @@ def test_openvino_zero_leaves_the_library_default():
         rc.compile(graph(1 << 17, const=3.5), "openvino")
         core = get_backend("openvino").core
         assert int(core.get_property("CPU", "INFERENCE_NUM_THREADS")) == 0
+
+
+# --------------------------------------------------------------------------- frame's rule
+
+def test_rule_openvino_takes_the_cores_from_blas():
+    before = blas_threads()
+    rc.compile(graph(8), "cpu")
+    assert blas_threads() == before, "the cpu backend alone leaves BLAS as it is"
+    rc.compile(graph(1 << 17), "openvino")
+    assert set(blas_threads()) == {1}
+    assert threads.current()["blas_limit"] == 1
+
+
+def test_rule_can_be_overridden():
+    before = blas_threads()
+    with frame.config.override(blas_threads=0):
+        rc.compile(graph(1 << 17), "openvino")
+        assert blas_threads() == before
+
+
+def test_rule_leaves_openvino_its_own_threads_and_pinning():
+    from frame.hal import get_backend
+    exe = rc.compile(graph(1 << 17), "openvino")
+    core = get_backend("openvino").core
+    assert int(core.get_property("CPU", "INFERENCE_NUM_THREADS")) == 0
+    assert threads.current()["openvino"] == {}
+    assert bool(_compiled_property(exe, "ENABLE_CPU_PINNING")) is bool(
+        core.get_property("CPU", "ENABLE_CPU_PINNING"))
+
+
+def test_rule_applies_with_the_default_backend_in_a_fresh_process():
+    code = ("import numpy as np, frame\n"
+            "from threadpoolctl import threadpool_info\n"
+            "f = frame.jit(lambda x: (x @ x).relu())\n"
+            "x = frame.tensor(np.eye(8, dtype=np.float32))\n"
+            "for _ in range(3): f(x)\n"
+            "print([i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'])\n")
+    env = dict(os.environ, PYTHONPATH=ROOT, FRAME_BACKEND="", FRAME_TIERED="1")
+    env.pop("FRAME_BLAS_THREADS", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    assert set(eval(out.strip().splitlines()[-1])) == {1}
+
+
+def test_rule_stays_after_openvino_when_the_cpu_backend_compiles():
+    rc.compile(graph(1 << 17), "openvino")
+    rc.compile(graph(8, const=4.5), "cpu")
+    assert set(blas_threads()) == {1}
