@@ -212,3 +212,18 @@ def test_rule_stays_after_openvino_when_the_cpu_backend_compiles():
     rc.compile(graph(1 << 17), "openvino")
     rc.compile(graph(8, const=4.5), "cpu")
     assert set(blas_threads()) == {1}
+
+
+def test_openvino_threads_apply_to_a_model_loaded_from_the_persistent_cache(tmp_path, monkeypatch):
+    from frame.runtime.stats import reset_stats, stats
+    monkeypatch.setenv("FRAME_CACHE_DIR", str(tmp_path))
+    with frame.config.override(cache=True, cache_dir=str(tmp_path), tiered=False):
+        reset_stats()
+        with frame.config.override(ov_threads=2):
+            rc.compile(graph(1 << 17, const=5.5), "openvino")
+        assert stats().extra.get("persistent_writes", 0) == 1
+        rc.clear_cache()
+        with frame.config.override(ov_threads=1):
+            exe = rc.compile(graph(1 << 17, const=5.5), "openvino")
+        assert stats().extra.get("persistent_hits", 0) == 1
+        assert int(_compiled_property(exe, "INFERENCE_NUM_THREADS")) == 1
