@@ -29,7 +29,6 @@ force.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 
 from ..settings import config
@@ -44,14 +43,6 @@ _blas_applied: int | None = None     # the limit frame set (None: frame has not 
 _blas_original: list[tuple[str, int]] | None = None  # (filepath, num_threads) before frame
 _ov_applied: dict[int, dict[str, object]] = {}       # id(core) -> properties set on it
 _openvino_used = False               # the openvino backend was asked to compile (blas_rule)
-
-
-def cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 # --------------------------------------------------------------------------- the rule
@@ -79,8 +70,11 @@ def openvino_rule() -> dict[str, object]:
     """OpenVINO CPU properties frame chooses for settings left at None: none.
     OpenVINO keeps its own thread count (every core, one stream for the latency
     hint; small graphs still get one thread from the backend's size rule) and
-    its pinning: on this machine neither one thread nor pinning off measured
-    better with BLAS on one thread (docs/performance.md)."""
+    its pinning.  Measured with BLAS on one thread (docs/performance.md): two
+    OpenVINO threads made the training step 1.6x faster than one on a quiet
+    machine, one thread was up to 2x faster on a machine loaded by other
+    processes (``FRAME_OV_THREADS=1`` there); pinning off made no consistent
+    difference."""
     return {}
 
 
