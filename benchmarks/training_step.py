@@ -22,6 +22,10 @@ frame's OpenVINO core before anything compiles (frame's own choice otherwise: on
 thread below 64K elements per tensor, OpenVINO's default above -- this step's
 784x256 weights are above), ``--torch-threads`` calls ``torch.set_num_threads``.
 ``--sweep`` runs the benchmark in a subprocess per setting and tabulates them.
+frame's own thread rule (docs/performance.md) limits the BLAS pool to one thread
+once the openvino candidate compiles, whatever ``--blas-threads`` set; run with
+``FRAME_BLAS_THREADS=0`` to keep the library's pool (``benchmarks/threads.py`` is
+the sweep of frame's settings).
 """
 from __future__ import annotations
 

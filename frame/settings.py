@@ -49,6 +49,33 @@ def _int(name: str, default: int) -> int:
     return int(value) if value not in (None, "") else default
 
 
+def _threads(name: str) -> int | None:
+    """A thread count: unset or empty = None (frame's rule), else an int >= 0."""
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return None
+    try:
+        count = int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be an int >= 0 or empty, got {value!r}") from None
+    return _thread_count(name, count)
+
+
+def _thread_count(name: str, value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be None or an int >= 0, got {value!r}")
+    return value
+
+
+def _optional_flag(name: str) -> bool | None:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return None
+    return _flag(name, True)
+
+
 @dataclasses.dataclass
 class Config:
     eager: bool = False                 # FRAME_EAGER: frame.jit runs functions natively
@@ -73,6 +100,12 @@ class Config:
                                         # this long without a foreground compile (first
                                         # results first), or after waiting 2 s regardless
     min_graph_ops: int = 1              # FRAME_MIN_GRAPH_OPS: smaller graphs run eagerly
+    # Who owns the cores (docs/performance.md; applied by frame.runtime.threads when
+    # a backend is first used): None = frame's rule, 0 = leave to the library
+    blas_threads: int | None = None     # FRAME_BLAS_THREADS: NumPy's BLAS pool (threadpoolctl)
+    ov_threads: int | None = None       # FRAME_OV_THREADS: OpenVINO INFERENCE_NUM_THREADS
+    ov_pinning: bool | None = None      # FRAME_OV_PINNING: OpenVINO ENABLE_CPU_PINNING;
+                                        # None = frame's rule
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in self.__dataclass_fields__:
@@ -80,6 +113,10 @@ class Config:
                                  f"settings: {', '.join(self.__dataclass_fields__)}")
         if name == "log":
             value = _channels(value)
+        elif name in ("blas_threads", "ov_threads"):
+            value = _thread_count(f"frame.config.{name}", value)
+        elif name == "ov_pinning" and value is not None:
+            value = bool(value)
         object.__setattr__(self, name, value)
         if name == "log" and self is globals().get("config"):  # FRAME_LOG takes effect at once
             from .runtime.logs import apply
@@ -115,6 +152,9 @@ class Config:
             compile_exit_wait_s=_float("FRAME_COMPILE_EXIT_WAIT_S", 10.0),
             tier_quiet_s=_float("FRAME_TIER_QUIET_S", 0.1),
             min_graph_ops=_int("FRAME_MIN_GRAPH_OPS", 1),
+            blas_threads=_threads("FRAME_BLAS_THREADS"),
+            ov_threads=_threads("FRAME_OV_THREADS"),
+            ov_pinning=_optional_flag("FRAME_OV_PINNING"),
         )
 
 

@@ -36,7 +36,7 @@ from ..ir.graph import Graph
 from ..ir.text import dump_text
 from ..settings import config
 from . import logs  # FRAME_LOG=graph (frame/runtime/logs.py)
-from . import persistent, tiered
+from . import persistent, threads, tiered
 from .stats import record
 
 __all__ = ["compile", "compile_packed", "cache_key", "CompilationCache", "compilation_cache", "clear_cache"]
@@ -143,6 +143,7 @@ def _miss(graph: Graph | _Packed, backend_name: str, options: CompileOptions,
           key: str) -> Executable:
     """An in-process miss: the persistent cache, else tiered, else a compile."""
     tiered.note_foreground_compile()  # background compiles wait for a quiet moment
+    threads.for_backend(backend_name)  # the BLAS pool's size, on the caller's thread
     try:
         fast = tiered.fast_tier_for(backend_name)
         if fast is not None:
@@ -198,6 +199,7 @@ def _build(graph: Graph, backend_name: str, options: CompileOptions,
     from .fallback import build_fallback
 
     backend = get_backend(backend_name)  # NOT_FOUND propagates: no fallback
+    threads.configure(backend)
     compiled: Graph | None = None  # the graph Backend.compile took whole (persistable)
     t0 = time.perf_counter()
     # CompileOptions.dump_ir_after, else frame.config.dump_ir_after (FRAME_DUMP_IR_AFTER)

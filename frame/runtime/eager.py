@@ -17,6 +17,7 @@ from ..hal.backend import KernelInvocation, get_backend
 from ..hal.errors import ErrorCode, FrameError, FrameIndexError, FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from ..ops.registry import get_schema
+from . import threads
 
 __all__ = ["run_op", "infer_types", "eager_backend_name"]
 
@@ -93,7 +94,9 @@ def run_op(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> l
     types, expected = _inferred(op, arrays, attrs)
     backend = _backend
     if backend is None:
-        backend = _backend = get_backend(eager_backend_name)
+        backend = get_backend(eager_backend_name)
+        threads.configure(backend)
+        _backend = backend
     try:
         outs = backend.launch(KernelInvocation(op, arrays, attrs))
     except FrameError as err:

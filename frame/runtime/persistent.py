@@ -70,6 +70,7 @@ from typing import Any, TextIO
 from ..hal.backend import Artifact, Backend, Executable, get_backend
 from ..hal.options import CompileOptions
 from ..settings import config
+from . import threads
 from .stats import record
 
 __all__ = ["PersistentCache", "active_store", "entry_digest", "cache_command", "FORMAT",
@@ -264,6 +265,7 @@ class PersistentCache:
             record.count("persistent_misses")
             return None
         backend = get_backend(backend_name)  # NOT_FOUND propagates, as a compile would raise it
+        threads.configure(backend)
         try:
             exe = self._rebuild(data, key, backend, options)
         except Exception as err:  # noqa: BLE001 -- whatever a damaged entry does, compile instead
