@@ -55,13 +55,17 @@ class CodeCache:
 
 class CodeCaches:
     """code object -> its ``CodeCache`` per (requested backend, full_graph),
-    keyed by the code object's identity and held as long as the code object
-    lives (a weak reference: a dropped function's entries, graphs and
-    executables go with its code).  Entries hold executables of one backend,
-    and a native entry must not serve a full_graph wrapper."""
+    keyed by the code object's identity and kept as long as the code object
+    lives (weak references: a dropped function's entries, graphs and
+    executables go with its code).  A resume code's caches are kept as long as
+    the code it continues: a loop's resume functions refer to each other, and
+    nothing else may keep them.  Entries hold executables of one backend, and
+    a native entry must not serve a full_graph wrapper."""
 
     def __init__(self):
-        self._by_id: dict[int, tuple[weakref.ref, dict[tuple, CodeCache]]] = {}
+        # id(code) -> (weak reference to the code, its caches, the weak reference
+        # whose callback forgets them: the code's own, or its original code's)
+        self._by_id: dict[int, tuple[weakref.ref, dict[tuple, CodeCache], weakref.ref]] = {}
         self._lock = threading.Lock()
 
     def get(self, code: types.CodeType, backend: str | None, full_graph: bool) -> CodeCache:
@@ -73,19 +77,26 @@ class CodeCaches:
         with self._lock:
             found = self._by_id.get(id(code))
             if found is None or found[0]() is not code:
-                key = id(code)
-                found = self._by_id[key] = (weakref.ref(code, lambda ref: self._forget(key, ref)), {})
+                found = self._by_id[id(code)] = self._record(code)
             return found[1].setdefault((backend, full_graph), CodeCache())
+
+    def _record(self, code: types.CodeType) -> tuple:
+        from .resume import original_code
+        key = id(code)
+        original = original_code(code)  # (code itself unless it is a resume code)
+        ref = weakref.ref(code, None if original is not code else lambda r: self._forget(key, r))
+        lifetime = ref if original is code else weakref.ref(original, lambda r: self._forget(key, r))
+        return ref, {}, lifetime
 
     def _forget(self, key: int, ref: weakref.ref) -> None:
         # a weakref callback (any thread, possibly inside get): no lock
         found = self._by_id.get(key)
-        if found is not None and found[0] is ref:
+        if found is not None and found[2] is ref:
             self._by_id.pop(key, None)
 
     def caches(self) -> list[CodeCache]:
-        return [cache for _, by_request in list(self._by_id.values())
-                for cache in list(by_request.values())]
+        return [cache for record in list(self._by_id.values())
+                for cache in list(record[1].values())]
 
     def clear(self) -> None:
         with self._lock:

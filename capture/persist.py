@@ -196,7 +196,10 @@ def _encode_const(name: str, obj, fn, namespace: dict) -> list:
 
 
 def _code_digest(code: types.CodeType) -> str:
-    return hashlib.sha256(marshal.dumps(code)).hexdigest()[:32]
+    # marshal format 2: no back-references, which later formats write for
+    # objects referenced more than once (refcounts: one code object, imported
+    # twice, would get two digests)
+    return hashlib.sha256(marshal.dumps(code, 2)).hexdigest()[:32]
 
 
 def _resolve(module: str, qualname: str):

@@ -154,11 +154,10 @@ def canonical(code: types.CodeType, offset: int) -> tuple[types.CodeType, int]:
     """The original code and offset a position of a resume code stands for: a
     resume function of a resume function is built from the original code, so
     a loop's continuations are the same few code objects every iteration."""
-    origin = _ORIGIN.get(code)
-    original = origin[0]() if origin is not None else None
-    if original is None:
+    original = original_code(code)
+    if original is code:
         return code, offset
-    skip = origin[1]
+    skip = _ORIGIN[code][1]
     starts = _starts(code)
     k = starts.index(offset) - skip
     if k < 0:

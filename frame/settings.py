@@ -73,6 +73,8 @@ class Config:
                                         # this long without a foreground compile (first
                                         # results first), or after waiting 2 s regardless
     min_graph_ops: int = 1              # FRAME_MIN_GRAPH_OPS: smaller graphs run eagerly
+    compile_cache_size: int = 256       # FRAME_COMPILE_CACHE_SIZE: executables the in-process
+                                        # compile cache keeps (least recently used dropped first)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in self.__dataclass_fields__:
@@ -115,6 +117,7 @@ class Config:
             compile_exit_wait_s=_float("FRAME_COMPILE_EXIT_WAIT_S", 10.0),
             tier_quiet_s=_float("FRAME_TIER_QUIET_S", 0.1),
             min_graph_ops=_int("FRAME_MIN_GRAPH_OPS", 1),
+            compile_cache_size=_int("FRAME_COMPILE_CACHE_SIZE", 256),
         )
 
 
