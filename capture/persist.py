@@ -18,7 +18,11 @@ What a stored entry may depend on, and how a new process knows it still holds:
   digest of the top code object (``marshal``), of capture's and frame's
   sources (sizes and mtimes), Python's bytecode tag and NumPy's version, and
   the entry lists every file whose code the trace ran with the sha256 of its
-  content, checked at load;
+  content, checked at load (the code digest is of ``marshal`` format 2, which
+  has no back-references: later formats depend on reference counts);
+* the globals of the function being called: entries read them through
+  ``__fn.__globals__`` (a module imported under two names shares the stored
+  entries, each call reading its own module);
 * everything else the trace read is guarded, and the guards are in the source;
 * the constants are named, not pickled: ``None``/bool/int/float/str/bytes and
   tuples of them by value, NumPy dtypes by their string, modules by name,
@@ -27,7 +31,8 @@ What a stored entry may depend on, and how a new process knows it still holds:
   leads back to the very object, resolved at load only among modules already
   imported: loading never imports anything; a Python function's code digest
   is stored too and checked, so a name monkeypatched to another function does
-  not pass for the traced one), the function's own defaults by value (checked
+  not pass for the traced one; a code object guarded as some pooled function's
+  ``__code__`` is stored as that function's code), the function's own defaults by value (checked
   equal to the current ones at load).  An entry with any other
   constant (an object instance, an array, a closure's contents...) is not
   stored.
