@@ -11,10 +11,11 @@ source with its own constant, so every function has its own code object and
 its own graph), jits each one, calls it once and drops it (function,
 namespace and wrapper).  It reports the resident set size (VmRSS, after a
 ``gc.collect()``) after 500 functions and after all of them, and the growth
-per function in between: capture's code caches live as long as the code
-objects, and the in-process compile cache keeps at most
-``frame.config.compile_cache_size`` executables, so the growth per function
-should be near zero (allocator noise) once the compile cache is full.
+per function in between: capture keeps the code caches of at most
+``capture.jit.CODES_KEPT`` code objects besides those still alive (these
+functions' namespaces refer to them), and the in-process compile cache keeps
+at most ``frame.config.compile_cache_size`` executables, so the growth per
+function should be near zero (allocator noise) once both are full.
 """
 from __future__ import annotations
 

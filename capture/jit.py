@@ -12,6 +12,7 @@ then on.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import logging
@@ -34,6 +35,7 @@ log = logging.getLogger("frame.capture")
 recompile_log = logging.getLogger("frame.recompiles")
 
 CACHE_LIMIT = 8
+CODES_KEPT = 256   # code objects whose caches CodeCaches keeps (least recently looked up dropped)
 
 
 class CodeCache:
@@ -57,27 +59,41 @@ class CodeCaches:
     """code object -> its ``CodeCache`` per (requested backend, full_graph),
     keyed by the code object's identity and kept as long as the code object
     lives (weak references: a dropped function's entries, graphs and
-    executables go with its code).  A resume code's caches are kept as long as
-    the code it continues: a loop's resume functions refer to each other, and
-    nothing else may keep them.  Entries hold executables of one backend, and
-    a native entry must not serve a full_graph wrapper."""
+    executables go with its code), and at most for the ``CODES_KEPT`` codes
+    looked up most recently: an entry runs with its function's globals
+    (codegen.entry_function), and a function in a namespace of its own (an
+    ``exec``) is referred to by that namespace, so its entries would keep its
+    code alive.  A cache dropped here stays with the wrappers that hold it (a
+    later lookup of its code starts a new one).  A resume code's caches are
+    kept as long as the code it continues: a loop's resume functions refer to
+    each other, and nothing else may keep them.  Entries hold executables of
+    one backend, and a native entry must not serve a full_graph wrapper."""
 
     def __init__(self):
         # id(code) -> (weak reference to the code, its caches, the weak reference
-        # whose callback forgets them: the code's own, or its original code's)
-        self._by_id: dict[int, tuple[weakref.ref, dict[tuple, CodeCache], weakref.ref]] = {}
+        # whose callback forgets them: the code's own, or its original code's);
+        # least recently looked up first
+        self._by_id: collections.OrderedDict[
+            int, tuple[weakref.ref, dict[tuple, CodeCache], weakref.ref]] = collections.OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, code: types.CodeType, backend: str | None, full_graph: bool) -> CodeCache:
-        found = self._by_id.get(id(code))
+        key = id(code)
+        found = self._by_id.get(key)
         if found is not None and found[0]() is code:
             cache = found[1].get((backend, full_graph))
             if cache is not None:
+                try:
+                    self._by_id.move_to_end(key)
+                except KeyError:  # dropped meanwhile by another thread: the cache still serves
+                    pass
                 return cache
         with self._lock:
-            found = self._by_id.get(id(code))
+            found = self._by_id.get(key)
             if found is None or found[0]() is not code:
-                found = self._by_id[id(code)] = self._record(code)
+                found = self._by_id[key] = self._record(code)
+                while len(self._by_id) > CODES_KEPT:
+                    self._by_id.popitem(last=False)
             return found[1].setdefault((backend, full_graph), CodeCache())
 
     def _record(self, code: types.CodeType) -> tuple:

@@ -317,16 +317,18 @@ def test_threads_with_distinct_shapes_translate_each_shape_once():
 
 # -- item 16: dropped functions ------------------------------------------------------------------------
 
-def _dropped(source: str, *args):
-    """Jit, call and drop a function made from ``source``; weak references to
-    its code object, its code cache and the executable of its entry."""
+def _dropped(source: str, *args, in_namespace: bool = False):
+    """Jit, call and drop a function made from ``source`` (its namespace
+    refers to it only ``in_namespace``); weak references to its code object,
+    its code cache and the executable of its entry."""
     ns = {"np": np}
     exec(compile(textwrap.dedent(source), "<dropped>", "exec"), ns)
-    jitted = frame.jit(ns["f"], backend="cpu")
-    assert_same(jitted(*args), ns["f"](*args))
+    fn = ns["f"] if in_namespace else ns.pop("f")
+    jitted = frame.jit(fn, backend="cpu")
+    assert_same(jitted(*args), fn(*args))
     cache = jitted._frame_cache
     assert cache.entries and not cache.entries[-1].native
-    refs = [weakref.ref(ns["f"].__code__), weakref.ref(cache)]
+    refs = [weakref.ref(fn.__code__), weakref.ref(cache)]
     refs += [weakref.ref(e.executable) for e in cache.entries if e.executable is not None]
     return refs
 
@@ -337,6 +339,25 @@ def test_a_dropped_functions_caches_are_freed():
             def f(v):
                 return np.tanh(v * 3.0) + 1.0
         ''', x())
+        gc.collect()
+    assert [r() for r in refs] == [None] * len(refs)
+
+
+def test_a_function_its_namespace_refers_to_is_freed_past_the_codes_kept(monkeypatch):
+    # its entries run with its globals, which refer to it: the caches go when
+    # CODES_KEPT other code objects were looked up since
+    monkeypatch.setattr(jit_module, "CODES_KEPT", 2)
+    with frame.config.override(compile_cache_size=0):
+        refs = _dropped('''
+            def f(v):
+                return np.tanh(v * 3.0) + 1.0
+        ''', x(), in_namespace=True)
+        gc.collect()
+        assert refs[0]() is not None, "kept: among the last CODES_KEPT codes"
+        for k in range(2):
+            ns = {}
+            exec(f"def g(v):\n    return v * {k + 2.0}\n", ns)
+            frame.jit(ns.pop("g"), backend="cpu")(x())
         gc.collect()
     assert [r() for r in refs] == [None] * len(refs)
 
