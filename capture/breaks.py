@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import types
+import weakref
 
 from .errors import Unsupported
 from .resume import Tail, is_resume_stack, live_locals, resume_code, resume_function
@@ -241,15 +242,14 @@ def _tail_expr(rb, brk: BreakPoint, fn, backend, target, items, consts) -> str:
     args = [i.text if isinstance(i, _Raw) else rb.expr(i) for i in items
             if not isinstance(i, NullVariable)]
     args += [rb.expr(brk.locals[n]) if n not in cells else rb.expr(cells[n]) for n in names]
-    if code.co_freevars:  # the closure of the function this call runs
-        rf = f"__resume_fn({rb.pool.const(rcode)}, __fn)"
-        consts["__resume_fn"] = resume_function
-    else:
-        rf = rb.pool.const(resume_function(rcode, fn))
+    # the globals and closure of the function this call runs (one entry serves
+    # every function of the code object)
+    rf = f"__resume_fn({rb.pool.const(rcode)}, __fn)"
+    consts["__resume_fn"] = resume_function
     return f"__Tail({backend!r}, {rf}, ({''.join(a + ', ' for a in args)}))"
 
 
-_SKIP: dict[types.CodeType, bool] = {}
+_SKIP: "weakref.WeakKeyDictionary[types.CodeType, bool]" = weakref.WeakKeyDictionary()
 
 
 def _skipped(code: types.CodeType) -> bool:

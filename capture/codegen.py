@@ -80,7 +80,7 @@ class CacheEntry:
     reason: object = None       # BreakReason for native entries
     in_try: bool = False        # the reason is an exception a try block may catch
     backend: str | None = None  # the backend the executable was compiled for
-    codes: frozenset = frozenset()  # the code objects the trace ran (capture/persist.py)
+    files: frozenset = frozenset()  # co_filename of every code the trace ran (capture/persist.py)
     namespace: dict = dataclasses.field(default_factory=dict)  # helpers and constants of fn
 
     def failing_guard(self, fn, args, kwargs) -> Guard | None:
@@ -94,6 +94,7 @@ class CacheEntry:
         ns.update(bound.arguments)
         ns["__fn"] = fn
         ns["__C"] = fn.__closure__
+        ns["__G"] = fn.__globals__
         for g in self.guards:
             try:
                 if not eval(g.expr, ns):  # noqa: S307 - our own generated expression
@@ -148,10 +149,20 @@ def _defaults_guard(fn, pool: GuardSet) -> None:
         pool.add(f"__fn.__kwdefaults__ is {pool.const(fn.__kwdefaults__)}", "keyword defaults unchanged")
 
 
-def _closure_line(pool: GuardSet, rb) -> list[str]:
-    """Bind ``__C`` (the function's closure cells) when a guard or source reads it."""
-    texts = [g.expr for g in pool.guards] + (list(rb.sources) if rb is not None else [])
-    return ["    __C = __fn.__closure__"] if any("__C[" in t for t in texts) else []
+def _frame_lines(body: list[str]) -> list[str]:
+    """Bind ``__C`` (the called function's closure cells) and ``__G`` (its
+    globals) when the entry's ``body`` reads them: an entry serves every
+    function of its code object, each with its own cells and globals."""
+    text = "\n".join(body)
+    lines = []
+    if "__C[" in text:
+        lines.append("    __C = __fn.__closure__")
+    if _READS_G.search(text):
+        lines.append("    __G = __fn.__globals__")
+    return lines
+
+
+_READS_G = re.compile(r"\b__G\b")
 
 
 def _guard_block(pool: GuardSet) -> list[str]:
@@ -542,8 +553,9 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
             replay.append(f"    {rb.source(c)}.update({{{items}}})")
     for obj, name, value in se.attrs.values():
         replay.append(f"    __setattr({rb.source(obj)}, {name!r}, {rb.expr(value)})")
-    for f_globals, name, value in se.globals.values():
-        replay.append(f"    {pool.const(f_globals)}[{name!r}] = {rb.expr(value)}")
+    for f_globals, name, value in se.globals.values():  # (a frame's globals_ref: __G or pooled)
+        ref = "__G" if f_globals is fn.__globals__ else pool.const(f_globals)
+        replay.append(f"    {ref}[{name!r}] = {rb.expr(value)}")
     for t, value in se.grads.values():  # validated at trace time, as Tensor.grad's setter does
         replay.append(f"    {rb.source(t)}._grad = {rb.expr(value)}")
     if brk is not None:
@@ -560,26 +572,28 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
             extract.append(rb.source(tv) + ("._data" if tv.kind == TENSOR else ""))
 
     params, _ = signature_source(fn.__code__, fn, pool)
-    lines = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
-    lines += _closure_line(pool, rb)
-    lines += _guard_block(pool)
-    lines += rb.source_lines()          # every source is read before anything is replayed
+    body = _guard_block(pool)
+    body += rb.source_lines()           # every source is read before anything is replayed
     if exe is not None:
-        lines.append(f"    __o = __run(({''.join(e + ', ' for e in extract)}))")
-        lines += _distinct_outputs(outputs, rb.used_outputs)
-    lines += written
-    lines += rb.prelude
-    lines += replay
-    at = {}   # source line -> user line
+        body.append(f"    __o = __run(({''.join(e + ', ' for e in extract)}))")
+        body += _distinct_outputs(outputs, rb.used_outputs)
+    body += written
+    body += rb.prelude
+    body += replay
+    before_tail = len(body)
     if brk is not None:
-        # the instruction run natively and the tails are at the break's line
-        if brk.instr.lineno is not None:
-            first = "\n".join(lines).count("\n") + 2   # (an item may span lines)
-            count = "\n".join(tail_lines).count("\n") + 1
-            at = {first + i: brk.instr.lineno for i in range(count)}
-        lines += tail_lines
+        body += tail_lines
     else:
-        lines.append(f"    return {ret}")
+        body.append(f"    return {ret}")
+    head = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
+    head += _frame_lines(body)
+    lines = head + body
+    at = {}   # source line -> user line
+    if brk is not None and brk.instr.lineno is not None:
+        # the instruction run natively and the tails are at the break's line
+        first = "\n".join(head + body[:before_tail]).count("\n") + 2   # (an item may span lines)
+        count = "\n".join(tail_lines).count("\n") + 1
+        at = {first + i: brk.instr.lineno for i in range(count)}
     src = "\n".join(lines) + "\n"
     namespace = {**entry_helpers(exe.run if exe is not None else None), **pool.consts}
     if brk is not None:
@@ -729,12 +743,11 @@ def build_native_entry(tr: Translation, fn, reason) -> CacheEntry:
     pool = tr.guards
     _defaults_guard(fn, pool)
     params, call = signature_source(fn.__code__, fn, pool)
-    lines = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
-    lines += _closure_line(pool, None)
-    lines += _guard_block(pool)
     # the function being called, not the one translated: closures of one code
     # object share the entries (their cells are guarded only if the trace read them)
-    lines.append(f"    return __fn({call})")
+    body = _guard_block(pool) + [f"    return __fn({call})"]
+    lines = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
+    lines += _frame_lines(body) + body
     src = "\n".join(lines) + "\n"
     namespace = {"__MISS": MISS, **pool.consts}
     return CacheEntry(_compile(src, namespace, fn), list(pool.guards), src, native=True,

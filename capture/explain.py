@@ -124,7 +124,7 @@ def explain(fn, *, backend: str | None = None):
         out = ExplainOutput()
         saved = (getattr(_session, "out", None), getattr(jit_module._local, "caches", None))
         _session.out = out
-        jit_module._local.caches = {}
+        jit_module._local.caches = jit_module.CodeCaches()
         try:
             out.result = _rejit(jit_module.jit, fn, backend)(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - the report is still wanted; the error is kept

@@ -124,6 +124,7 @@ def LOAD_GLOBAL(tx, instr):
 
 @handler("STORE_GLOBAL")
 def STORE_GLOBAL(tx, instr):
+    tx.globals_ref()  # (guards that this frame's globals are the dict the replay writes)
     tx.side_effects.store_global(tx.f_globals, instr.argval, tx.pop())
 
 

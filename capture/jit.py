@@ -12,6 +12,7 @@ then on.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import logging
@@ -19,6 +20,7 @@ import os
 import threading
 import time
 import types
+import weakref
 
 from frame.runtime import logs as frame_logs  # FRAME_LOG guards/bytecode (frame/runtime/logs.py)
 from frame.runtime.stats import record
@@ -27,31 +29,100 @@ from .codegen import MISS, CacheEntry, build_entry, build_native_entry
 from .errors import BreakReason, GraphBreakError, Unsupported
 from .resume import Tail
 
-__all__ = ["jit", "CodeCache", "cache_of", "CACHE_LIMIT", "reset_caches", "run_intercepted"]
+__all__ = ["jit", "CodeCache", "CodeCaches", "cache_of", "CACHE_LIMIT", "reset_caches", "run_intercepted"]
 
 log = logging.getLogger("frame.capture")
 recompile_log = logging.getLogger("frame.recompiles")
 
 CACHE_LIMIT = 8
+CODES_KEPT = 256   # code objects whose caches CodeCaches keeps (least recently looked up dropped)
 
 
 class CodeCache:
-    """The entries of one code object, for one (backend, full_graph) request."""
+    """The entries of one code object, for one (backend, full_graph) request.
 
-    def __init__(self, code: types.CodeType):
-        self.code = code
+    ``entries`` is never changed in place: an update (a new entry, a promotion)
+    assigns a new list under ``lock``, so a call iterates a consistent snapshot
+    without taking a lock, and the miss path, which holds ``translating``,
+    sees every entry another thread added."""
+
+    def __init__(self):
         self.entries: list[CacheEntry] = []
         self.native_forever = False
         self.warned: set[tuple] = set()
         self.stored_checked = False             # stored translations looked up (persist.py)
-        self.lock = threading.Lock()            # guards the entries list
+        self.lock = threading.Lock()            # serialises updates of the entries list
         self.translating = threading.RLock()    # one translation at a time
 
 
-# (code, requested backend, full_graph) -> cache.  Entries hold executables of
-# one backend, and a native entry must not serve a full_graph wrapper.
-_CACHES: dict[tuple, CodeCache] = {}
-_CACHES_LOCK = threading.Lock()
+class CodeCaches:
+    """code object -> its ``CodeCache`` per (requested backend, full_graph),
+    keyed by the code object's identity and kept as long as the code object
+    lives (weak references: a dropped function's entries, graphs and
+    executables go with its code), and at most for the ``CODES_KEPT`` codes
+    looked up most recently: an entry runs with its function's globals
+    (codegen.entry_function), and a function in a namespace of its own (an
+    ``exec``) is referred to by that namespace, so its entries would keep its
+    code alive.  A cache dropped here stays with the wrappers that hold it (a
+    later lookup of its code starts a new one).  A resume code's caches are
+    kept as long as the code it continues: a loop's resume functions refer to
+    each other, and nothing else may keep them.  Entries hold executables of
+    one backend, and a native entry must not serve a full_graph wrapper."""
+
+    def __init__(self):
+        # id(code) -> (weak reference to the code, its caches, the weak reference
+        # whose callback forgets them: the code's own, or its original code's);
+        # least recently looked up first
+        self._by_id: collections.OrderedDict[
+            int, tuple[weakref.ref, dict[tuple, CodeCache], weakref.ref]] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, code: types.CodeType, backend: str | None, full_graph: bool) -> CodeCache:
+        key = id(code)
+        found = self._by_id.get(key)
+        if found is not None and found[0]() is code:
+            cache = found[1].get((backend, full_graph))
+            if cache is not None:
+                try:
+                    self._by_id.move_to_end(key)
+                except KeyError:  # dropped meanwhile by another thread: the cache still serves
+                    pass
+                return cache
+        with self._lock:
+            found = self._by_id.get(key)
+            if found is None or found[0]() is not code:
+                found = self._by_id[key] = self._record(code)
+                while len(self._by_id) > CODES_KEPT:
+                    self._by_id.popitem(last=False)
+            return found[1].setdefault((backend, full_graph), CodeCache())
+
+    def _record(self, code: types.CodeType) -> tuple:
+        from .resume import original_code
+        key = id(code)
+        original = original_code(code)  # (code itself unless it is a resume code)
+        ref = weakref.ref(code, None if original is not code else lambda r: self._forget(key, r))
+        lifetime = ref if original is code else weakref.ref(original, lambda r: self._forget(key, r))
+        return ref, {}, lifetime
+
+    def _forget(self, key: int, ref: weakref.ref) -> None:
+        # a weakref callback (any thread, possibly inside get): no lock
+        found = self._by_id.get(key)
+        if found is not None and found[2] is ref:
+            self._by_id.pop(key, None)
+
+    def caches(self) -> list[CodeCache]:
+        return [cache for record in list(self._by_id.values())
+                for cache in list(record[1].values())]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._by_id.clear()
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+
+_CACHES = CodeCaches()
 # frame.explain runs a function with fresh caches of its own (explain.py)
 _local = threading.local()
 # graph-break sites already logged: (kind, reason, location)
@@ -65,27 +136,23 @@ _SELF_EXPLAINED = frozenset({"exception", "generator_function"})
 
 
 def cache_of(fn, backend: str | None = None, full_graph: bool = False) -> CodeCache:
+    """The cache of ``fn``'s current code object (or of a code object)."""
     code = getattr(fn, "__code__", fn)
-    key = (code, backend, full_graph)
     caches = getattr(_local, "caches", None)
     if caches is None:
         caches = _CACHES
-    cache = caches.get(key)
-    if cache is None:
-        with _CACHES_LOCK:
-            cache = caches.setdefault(key, CodeCache(code))
-    return cache
+    return caches.get(code, backend, full_graph)
 
 
 def reset_caches() -> None:
     """Forget every cache entry (tests)."""
-    with _CACHES_LOCK:
-        for cache in _CACHES.values():
-            cache.entries.clear()  # wrappers made earlier hold their cache object
+    for cache in _CACHES.caches():
+        with cache.lock:
+            cache.entries = []  # wrappers made earlier hold their cache object
             cache.native_forever = False
             cache.warned.clear()
-        _CACHES.clear()
-        _WARNED.clear()
+    _CACHES.clear()
+    _WARNED.clear()
 
 
 def _eager_requested() -> bool:
@@ -151,6 +218,7 @@ def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager:
             return _jit_partial(fn, options)
         return _native_wrapper(fn, options)
 
+    code = fn.__code__
     cache = cache_of(fn, backend, full_graph)
     if eager or _eager_requested():  # FRAME_EAGER is read when the function is jitted
         why = "frame.jit(..., eager=True)" if eager else "FRAME_EAGER=1 (frame.config.eager)"
@@ -164,6 +232,10 @@ def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager:
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            nonlocal code, cache
+            if fn.__code__ is not code:  # replaced (a code reloader): the new code's cache
+                code = fn.__code__
+                cache = wrapper._frame_cache = cache_of(fn, backend, full_graph)
             entries = cache.entries
             try:
                 for i, entry in enumerate(entries):
@@ -301,10 +373,11 @@ def run_intercepted(fn, backend, args, kwargs):
 
 
 def _promote(cache: CodeCache, entry: CacheEntry) -> None:
+    """Move ``entry`` to the front (newest hit first): a new list, see CodeCache."""
     with cache.lock:
-        if entry in cache.entries:
-            cache.entries.remove(entry)
-            cache.entries.insert(0, entry)
+        entries = cache.entries
+        if entries and entries[0] is not entry and any(e is entry for e in entries):
+            cache.entries = [entry, *(e for e in entries if e is not entry)]
 
 
 def _miss(cache: CodeCache, fn, args, kwargs, options):
@@ -379,7 +452,7 @@ def _try_stored(cache: CodeCache, fn, args, kwargs, options):
             with cache.lock:
                 room = CACHE_LIMIT - len(cache.entries)
                 loaded = loaded[:max(room, 0)]
-                cache.entries.extend(loaded)
+                cache.entries = [*cache.entries, *loaded]
     try:
         for entry in loaded:
             result = entry.fn(fn, *args, **kwargs)
@@ -434,7 +507,7 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
     breaks = entry.native and (entry.reason.kind != "exception" or entry.in_try)
     if not (breaks and options["full_graph"]):  # a full_graph break raises on every call
         with cache.lock:
-            cache.entries.insert(0, entry)
+            cache.entries = [entry, *cache.entries]
     return entry
 
 
@@ -514,7 +587,8 @@ def translate(fn, arguments: dict, options) -> CacheEntry:
             raise tr.failure
         result = tx.run()
         entry = build_entry(tr, fn, result, backend)
-        entry.backend, entry.codes = backend, frozenset(tr.codes)
+        entry.backend = backend
+        entry.files = frozenset(code.co_filename for code in tr.codes)
     except Unsupported as e:
         reason = BreakReason(e.kind, e.reason, e.location or _where(fn))
         entry = None

@@ -18,7 +18,11 @@ What a stored entry may depend on, and how a new process knows it still holds:
   digest of the top code object (``marshal``), of capture's and frame's
   sources (sizes and mtimes), Python's bytecode tag and NumPy's version, and
   the entry lists every file whose code the trace ran with the sha256 of its
-  content, checked at load;
+  content, checked at load (the code digest is of ``marshal`` format 2, which
+  has no back-references: later formats depend on reference counts);
+* the globals of the function being called: entries read them through
+  ``__fn.__globals__`` (a module imported under two names shares the stored
+  entries, each call reading its own module);
 * everything else the trace read is guarded, and the guards are in the source;
 * the constants are named, not pickled: ``None``/bool/int/float/str/bytes and
   tuples of them by value, NumPy dtypes by their string, modules by name,
@@ -27,7 +31,8 @@ What a stored entry may depend on, and how a new process knows it still holds:
   leads back to the very object, resolved at load only among modules already
   imported: loading never imports anything; a Python function's code digest
   is stored too and checked, so a name monkeypatched to another function does
-  not pass for the traced one), the function's own defaults by value (checked
+  not pass for the traced one; a code object guarded as some pooled function's
+  ``__code__`` is stored as that function's code), the function's own defaults by value (checked
   equal to the current ones at load).  An entry with any other
   constant (an object instance, an array, a closure's contents...) is not
   stored.
@@ -110,10 +115,9 @@ def _file_digest(path: str) -> str:
     return digest
 
 
-def _dependencies(codes) -> list[list[str]]:
-    files = sorted({code.co_filename for code in codes})
+def _dependencies(files) -> list[list[str]]:
     deps = []
-    for path in files:
+    for path in sorted(files):
         if not os.path.isfile(path):
             raise NotPersistable(f"code from {path!r}, which is not a file")
         deps.append([path, _file_digest(path)])
@@ -182,8 +186,25 @@ def _encode(obj, fn) -> list:
     raise NotPersistable(f"a {t.__name__} constant")
 
 
+def _encode_const(name: str, obj, fn, namespace: dict) -> list:
+    """A pooled constant; a code object is the code of a function in the pool
+    (a guard ``<function>.__code__ is <code>``, whose function is guarded by
+    identity): stored as that constant's ``__code__``, which loading the
+    function by name checks by digest."""
+    if isinstance(obj, types.CodeType):
+        for k, v in namespace.items():
+            if k != name and k.startswith("__k") and isinstance(v, types.FunctionType) \
+                    and v.__code__ is obj:
+                return ["code_of", k]
+        raise NotPersistable("a code constant")
+    return _encode(obj, fn)
+
+
 def _code_digest(code: types.CodeType) -> str:
-    return hashlib.sha256(marshal.dumps(code)).hexdigest()[:32]
+    # marshal format 2: no back-references, which later formats write for
+    # objects referenced more than once (refcounts: one code object, imported
+    # twice, would get two digests)
+    return hashlib.sha256(marshal.dumps(code, 2)).hexdigest()[:32]
 
 
 def _resolve(module: str, qualname: str):
@@ -279,8 +300,9 @@ def save_entry(fn, entry, options) -> bool:
         if set(k for k in namespace if k.startswith("__") and not k.startswith("__k")) - \
                 set(entry_helpers(None)) - {"__builtins__", "__entry"}:
             raise NotPersistable("entry helpers this version does not know")
-        consts = {k: _encode(v, fn) for k, v in namespace.items() if k.startswith("__k")}
-        deps = _dependencies(entry.codes | {fn.__code__})
+        consts = {k: _encode_const(k, v, fn, namespace) for k, v in namespace.items()
+                  if k.startswith("__k")}
+        deps = _dependencies(entry.files | {fn.__code__.co_filename})
     except NotPersistable as why:
         log.debug("capture: translation of %s not persisted: %s", fn.__qualname__, why)
         return False
@@ -362,7 +384,14 @@ def _rebuild(fn, item: dict, blobs: dict[str, bytes]):
 
     if not _dependencies_hold(item["deps"]):
         raise NotPersistable("a source file it was translated from changed")
-    namespace = {k: _decode(ref, fn) for k, ref in item["consts"].items()}
+    consts = item["consts"]
+    namespace = {k: _decode(ref, fn) for k, ref in consts.items() if ref[0] != "code_of"}
+    for k, ref in consts.items():
+        if ref[0] == "code_of":  # the code of a pooled function (decoded above)
+            owner = namespace.get(ref[1])
+            if not isinstance(owner, types.FunctionType):
+                raise NotPersistable(f"code of {ref[1]!r}, which is not a function")
+            namespace[k] = owner.__code__
     namespace.update(entry_helpers(None))
     guards = [Guard(expr, text) for expr, text in item["guards"]]
     entry = CacheEntry(None, guards, item["source"], namespace=namespace)

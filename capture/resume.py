@@ -29,6 +29,7 @@ from __future__ import annotations
 import inspect
 import threading
 import types
+import weakref
 
 from .instructions import decode
 
@@ -50,7 +51,8 @@ class Tail:
 _TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP"}
 _READS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"}
 
-_LIVE_CACHE: dict[types.CodeType, list[frozenset]] = {}
+# per-code caches live as long as their code objects (a dropped function's go with it)
+_LIVE_CACHE: "weakref.WeakKeyDictionary[types.CodeType, list[frozenset]]" = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
 
@@ -95,7 +97,9 @@ def live_locals(code: types.CodeType, index: int) -> frozenset:
     return _liveness(code)[index]
 
 
-_CODES: dict[tuple, types.CodeType] = {}
+# code -> {(offset, layout, local names, stack names): resume code}
+_CODES: "weakref.WeakKeyDictionary[types.CodeType, dict[tuple, types.CodeType]]" = \
+    weakref.WeakKeyDictionary()
 
 
 def resume_code(code: types.CodeType, offset: int, layout: tuple[bool, ...],
@@ -105,26 +109,29 @@ def resume_code(code: types.CodeType, offset: int, layout: tuple[bool, ...],
     NULL) and ``local_names`` passed after the stack values (named ``stack_names``)."""
     stack_names = tuple(stack_names)
     code, offset = canonical(code, offset)
-    key = (code, offset, layout, local_names, stack_names)
-    found = _CODES.get(key)
-    if found is not None:
-        return found
+    key = (offset, layout, local_names, stack_names)
     with _LOCK:
-        found = _CODES.get(key)
+        built = _CODES.get(code)
+        if built is None:
+            built = _CODES[code] = {}
+        found = built.get(key)
         if found is None:
-            found = _CODES[key] = _build(code, offset, layout, local_names, stack_names)
+            found = built[key] = _build(code, offset, layout, local_names, stack_names)
     return found
 
 
-# resume code -> (original code, number of prologue instructions)
-_ORIGIN: dict[types.CodeType, tuple[types.CodeType, int]] = {}
+# resume code -> (original code (a weak reference: the resume codes of a code
+# object must not keep it alive), number of prologue instructions)
+_ORIGIN: "weakref.WeakKeyDictionary[types.CodeType, tuple[weakref.ref, int]]" = \
+    weakref.WeakKeyDictionary()
 
 
 def original_code(code: types.CodeType) -> types.CodeType:
     """The user's code object ``code`` continues (``code`` itself unless it is a
     resume code): generated entries take its name, qualified name and file."""
     origin = _ORIGIN.get(code)
-    return code if origin is None else origin[0]
+    original = origin[0]() if origin is not None else None
+    return code if original is None else original
 
 
 def _starts(code: types.CodeType) -> list[int]:
@@ -147,10 +154,10 @@ def canonical(code: types.CodeType, offset: int) -> tuple[types.CodeType, int]:
     """The original code and offset a position of a resume code stands for: a
     resume function of a resume function is built from the original code, so
     a loop's continuations are the same few code objects every iteration."""
-    origin = _ORIGIN.get(code)
-    if origin is None:
+    original = original_code(code)
+    if original is code:
         return code, offset
-    original, skip = origin
+    skip = _ORIGIN[code][1]
     starts = _starts(code)
     k = starts.index(offset) - skip
     if k < 0:
@@ -206,7 +213,7 @@ def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) 
     out.name = code.co_name
     out.qualname = f"{code.co_qualname}.<resume@{offset}>"
     result = out.to_code()
-    _ORIGIN[result] = (code, len(prologue))
+    _ORIGIN[result] = (weakref.ref(code), len(prologue))
     return result
 
 

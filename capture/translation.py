@@ -66,6 +66,21 @@ class Translation:
         self.backward_done = False
         self.tracer.grad_enabled = self.grad_enabled
 
+    def globals_ref(self, f_globals: dict, top: bool) -> str:
+        """The entry's expression for a frame's globals dict.  The top frame's
+        are ``__G``, the called function's ``__globals__`` (functions of one
+        code object share a cache; each reads its own globals).  A called
+        function's globals are its own (its identity is guarded): a pooled
+        constant, or ``__G`` under a guard when they are the top frame's dict
+        (one dict, as the trace assumed when it saw writes of one visible to
+        the other)."""
+        if f_globals is self.fn.__globals__:
+            if not top:
+                self.guards.add(f"__G is {self.guards.const(f_globals)}",
+                                "G of a called function is the function's G")
+            return "__G"
+        return self.guards.const(f_globals)
+
     def grad_enabled(self) -> bool:
         """Grad mode at this point of the trace: set by a ``no_grad``/``enable_grad``
         block, else the caller's (read once, guarded)."""

@@ -488,6 +488,9 @@ class InstructionTranslator:
         if self.depth + 1 > MAX_INLINE_DEPTH:
             raise Unsupported("inline_limit", f"inlining {fn.__qualname__} past depth {MAX_INLINE_DEPTH}")
         defaults = self._defaults(fn_var)
+        if fn_var.source is not None:  # a code reloader may replace it (fn.__code__ = ...)
+            g, e = self.tr.guards, fn_var.source.expr()
+            g.add(f"{e}.__code__ is {g.const(code)}", f"{fn_var.source.text()}.__code__ unchanged")
         f_locals = bind_arguments(code, fn.__qualname__, args, kwargs, *defaults)
         cells = self._cells_for(fn_var)
         for name in code.co_cellvars:
@@ -555,17 +558,21 @@ class InstructionTranslator:
             return cell.value
         raise Unsupported("exception", f"cell variable {name!r} referenced before assignment")
 
+    def globals_ref(self) -> str:
+        """The entry's expression for this frame's globals (``Translation.globals_ref``)."""
+        return self.tr.globals_ref(self.f_globals, self.depth == 0)
+
     def load_global(self, name: str) -> Variable:
+        ref = self.globals_ref()
         pending = self.side_effects.pending_global(self.f_globals, name)
         if pending is not None:
             return pending
         g = self.tr.guards
         if name in self.f_globals:
-            src = GlobalSource(name, g.const(self.f_globals))
+            src = GlobalSource(name, ref)
             return self.wrap(self.f_globals[name], src)
         if name in self.f_builtins:
-            gname = g.const(self.f_globals)
-            g.add(f"{name!r} not in {gname}", f"G has no {name!r} (the builtin is used)")
+            g.add(f"{name!r} not in {ref}", f"G has no {name!r} (the builtin is used)")
             src = GlobalSource(name, g.const(self.f_builtins), "B")
             return self.wrap(self.f_builtins[name], src)
         raise Unsupported("exception", f"name {name!r} is not defined")

@@ -106,6 +106,8 @@ class Config:
     ov_threads: int | None = None       # FRAME_OV_THREADS: OpenVINO INFERENCE_NUM_THREADS
     ov_pinning: bool | None = None      # FRAME_OV_PINNING: OpenVINO ENABLE_CPU_PINNING;
                                         # None = frame's rule
+    compile_cache_size: int = 256       # FRAME_COMPILE_CACHE_SIZE: executables the in-process
+                                        # compile cache keeps (least recently used dropped first)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in self.__dataclass_fields__:
@@ -155,6 +157,7 @@ class Config:
             blas_threads=_threads("FRAME_BLAS_THREADS"),
             ov_threads=_threads("FRAME_OV_THREADS"),
             ov_pinning=_optional_flag("FRAME_OV_PINNING"),
+            compile_cache_size=_int("FRAME_COMPILE_CACHE_SIZE", 256),
         )
 
 

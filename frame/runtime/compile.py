@@ -6,7 +6,12 @@
 Key = ``backend + "\\x1f" + options.fingerprint() + "\\x1f" + dump_text(graph)``.
 The cache is process-wide and thread-safe; concurrent compiles of one key
 compile once (the others wait for it).  A hit runs no pass and no
-``Backend.compile`` and returns the same Executable object.  Only
+``Backend.compile`` and returns the same Executable object.  It keeps at most
+``frame.config.compile_cache_size`` executables (FRAME_COMPILE_CACHE_SIZE),
+dropping the least recently used first (counted as
+``compile_cache_evictions``): an executable a capture entry still holds stays
+alive with the entry; a dropped one is compiled again (or loaded from the
+persistent cache) if its graph comes back.  Only
 UNIMPLEMENTED (from backend_lowering or ``Backend.compile``) triggers the
 fallback chain; the resulting FallbackExecutable is cached under the same key.
 
@@ -24,6 +29,7 @@ Below the in-process cache (an in-process miss):
 """
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 import time
@@ -70,12 +76,15 @@ class _Packed:
 
 
 class CompilationCache:
-    """key -> Executable, with one in-flight compile per key."""
+    """key -> Executable, with one in-flight compile per key, least recently
+    used dropped first beyond ``max_size`` (None: ``frame.config.compile_cache_size``,
+    read at each insertion)."""
 
-    def __init__(self):
+    def __init__(self, max_size: int | None = None):
         self._lock = threading.Lock()
-        self._entries: dict[str, Executable] = {}
+        self._entries: collections.OrderedDict[str, Executable] = collections.OrderedDict()
         self._pending: dict[str, threading.Event] = {}
+        self.max_size = max_size
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -89,6 +98,7 @@ class CompilationCache:
             with self._lock:
                 exe = self._entries.get(key)
                 if exe is not None:
+                    self._entries.move_to_end(key)
                     record.count("cache_hits")
                     return exe
                 waiting = self._pending.get(key)
@@ -101,11 +111,19 @@ class CompilationCache:
             exe = build()
             with self._lock:
                 self._entries[key] = exe
+                self._evict()
             return exe
         finally:
             with self._lock:
                 del self._pending[key]
             done.set()
+
+
+    def _evict(self) -> None:
+        limit = max(self.max_size if self.max_size is not None else config.compile_cache_size, 0)
+        while len(self._entries) > limit:
+            self._entries.popitem(last=False)
+            record.count("compile_cache_evictions")
 
 
 compilation_cache = CompilationCache()
