@@ -87,7 +87,7 @@ class CacheEntry:
         """The first guard that does not hold for these arguments (for logs)."""
         ns = {**_BUILTINS, **self.namespace}
         try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
             bound.apply_defaults()
         except TypeError:
             return None
