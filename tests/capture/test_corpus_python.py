@@ -30,6 +30,11 @@ from .helpers import array, tensor
 
 case = Corpus()
 
+# a new bug found by this corpus (not one of issue 12's list)
+NUMPY_WARNINGS = ("NumPy's floating-point warnings of compiled ops are not the user's: np.log of a "
+                  "negative warns from the user's line natively, not at all on openvino, from "
+                  "'<frame cpu executable N>' on cpu")
+
 
 # -- closures, nonlocal, nested functions ----------------------------------------------------------
 
@@ -842,6 +847,42 @@ def warning_filter_error_raises(x):
         warnings.simplefilter("error")
         warnings.warn("deprecated", DeprecationWarning)
     return x
+
+
+def _deprecated_scale(x):
+    warnings.warn("_deprecated_scale is deprecated", DeprecationWarning, stacklevel=2)
+    return x * 2
+
+
+@case(lambda: (array(),), observe=True, xfail="issue 12 item 8")
+def warning_in_body(x):
+    if x.min() < 0:
+        warnings.warn("negative values clipped", UserWarning)
+    return np.maximum(x, 0)
+
+
+@case(lambda: (array(),), observe=True, xfail="issue 12 item 8")
+def warning_attributed_to_caller(x):
+    return _deprecated_scale(x) + 1
+
+
+@case(lambda: (array(),), observe=True)
+def logging_in_body(x):
+    _corpus_log.warning("input of shape %s", x.shape)
+    return x.sum()
+
+
+@case(lambda: (array(),), observe=True)
+def logging_in_helper(x):
+    def report(v):
+        _corpus_log.warning("mean %.2f", float(v.mean()))
+        return v
+    return report(x * 2)
+
+
+@case(lambda: (array(),), observe=True, xfail=NUMPY_WARNINGS)
+def numpy_invalid_value_warning(x):
+    return np.log(x)
 
 
 @case(lambda: (array(),), xfail="issue 12 item 8")
