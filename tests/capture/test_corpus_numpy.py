@@ -189,6 +189,39 @@ def copyto_with_where(x):
     return dst
 
 
+READ_ONLY_TABLE = np.arange(6, dtype=np.float32).reshape(2, 3)
+READ_ONLY_TABLE.flags.writeable = False
+
+
+class FrozenWeights:
+    """Holds a read-only array (deep copies are read-only too)."""
+
+    def __init__(self, w):
+        self.w = w
+        self.w.flags.writeable = False
+
+    def __deepcopy__(self, memo):
+        return FrozenWeights(self.w.copy())
+
+
+@case(lambda: (array(),), xfail=READ_ONLY)
+def read_only_global_in_place_raises(x):
+    table = READ_ONLY_TABLE
+    table += x
+    return table
+
+
+@case(lambda: (array(),))
+def read_only_global_read(x):
+    return READ_ONLY_TABLE * x, READ_ONLY_TABLE.flags.writeable
+
+
+@case(lambda: (array(), FrozenWeights(array(seed=1))), xfail=READ_ONLY)
+def read_only_attribute_in_place_raises(x, frozen):
+    frozen.w += x
+    return frozen.w
+
+
 @case(lambda: (array(),))
 def ufunc_where_without_out(x):
     r = np.add(x, 1, where=x > 0, out=np.zeros_like(x))
