@@ -453,6 +453,125 @@ def complex_arithmetic(z):
     return z * z, np.abs(z), z.real, np.conj(z)
 
 
+
+@case(lambda: (array(dtype="int64"),))
+def int_reductions_with_dtype(x):
+    return x.sum(dtype=np.int8), x.mean(), np.mean(x, dtype=np.float32), x.prod(axis=0), x.var()
+
+
+@case(lambda: (array((4, 3)),))
+def var_std_ddof(x):
+    return x.var(axis=0), x.std(ddof=1), np.var(x, axis=1, keepdims=True)
+
+
+@case(lambda: (np.array([[1, 3, 3], [2, 2, 0]], dtype=np.int64),))
+def argmax_ties_first_index(x):
+    return x.argmax(axis=1), x.argmin(), np.argmax(x, axis=0)
+
+
+@case(lambda: (np.array([0.5, 1.5, 2.5, -0.5, -2.5], dtype=np.float32),))
+def round_half_to_even(x):
+    return np.round(x), np.rint(x), np.floor(x), np.trunc(x), np.round(x * 10, 1)
+
+
+@case(lambda: (np.array([-7.5, 7.5, -0.0], dtype=np.float64),))
+def float_floor_divide_and_mod(x):
+    return x // 2, x % 2, np.fmod(x, 2), np.divmod(x, 2)
+
+
+@case(lambda: (array(),))
+def power_of_negative_base(x):
+    with np.errstate(invalid="ignore"):
+        return x ** 0.5, x ** 2, np.power(x, 3.0), np.cbrt(x)
+
+
+@case(lambda: (np.array([1, 2, 3], dtype=np.int64), np.array([4, 5, 6], dtype=np.int64)))
+def vector_dot_is_numpy_scalar(a, b):
+    d = a @ b
+    return d, type(d), np.dot(a, b), np.inner(a, b), np.outer(a, b)
+
+
+@case(lambda: (array((2, 3, 4)),))
+def negative_axes_and_tuples(x):
+    return x.sum(axis=-1), x.max(axis=(0, 2)), x.mean(axis=(-2, -1), keepdims=True)
+
+
+@case(lambda: (array((2, 3)),))
+def reduction_axis_out_of_range(x):
+    return x.sum(axis=2)
+
+
+@case(lambda: (array((2, 3)),))
+def reshape_error_message(x):
+    return x.reshape(4, -1)
+
+
+@case(lambda: (array((1, 3)),))
+def squeeze_wrong_axis_raises(x):
+    return np.squeeze(x, axis=1)
+
+
+@case(lambda: (array(dtype="bool"),))
+def bool_reductions_dtypes(b):
+    return b.sum(), b.mean(), np.any(b, axis=0), b.all(), b.sum(axis=1).dtype.name
+
+
+@case(lambda: (array(),))
+def max_with_initial_and_where(x):
+    return x.max(initial=10.0), np.sum(x, where=x > 0), x.min(axis=0, initial=-1.0)
+
+
+@case(lambda: (np.array([1e38, -1e38], dtype=np.float32),))
+def float32_overflow_to_inf(x):
+    with np.errstate(over="ignore"):
+        return x * 10, np.exp(np.float32(100)), (x * 10).dtype.name
+
+
+@case(lambda: (np.array([-128, 127], dtype=np.int8),))
+def int8_abs_and_negate_wrap(x):
+    return np.abs(x), -x, x.astype(np.int16) * 2
+
+
+@case(lambda: (np.array([0.0, -0.0, 2.0, -3.0, np.nan], dtype=np.float32),))
+def sign_and_signbit(x):
+    return np.sign(x), np.signbit(x), np.copysign(1.0, x)
+
+
+@case(lambda: (array(dtype="int64"), array()))
+def maximum_mixed_dtypes(i, f):
+    return np.maximum(i, f), np.minimum(i, 2.5), np.where(i > 2, i, f), np.clip(i, 1.5, 3)
+
+
+@case(lambda: (array(dtype="int32"),))
+def int32_python_float_promotion(x):
+    return x * 1.5, (x * 1.5).dtype.name, x / 2, (x / 2).dtype.name, x + np.int64(1)
+
+
+@case(lambda: (array(),))
+def where_with_scalars_dtype(x):
+    return np.where(x > 0, 1, 0), np.where(x > 0, 1.0, 0), np.where(x > 0, x, 0)
+
+
+@case(lambda: (array(),))
+def cumulative_ops(x):
+    return np.cumsum(x), np.cumprod(x, axis=1), np.diff(x, axis=1), np.cumsum(x > 0)
+
+
+@case(lambda: (array((3, 4)),))
+def sort_and_partition(x):
+    return np.sort(x, axis=1), np.sort(x, axis=None), np.partition(x.ravel(), 2)[:2]
+
+
+@case(lambda: (array((3, 4)),))
+def percentile_and_median(x):
+    return np.median(x), np.percentile(x, 75, axis=0), np.quantile(x, [0.1, 0.9])
+
+
+@case(lambda: (array((2, 3)), array((3, 2), seed=1)))
+def matmul_shape_error(a, b):
+    return a @ a
+
+
 # -- empty and 0-d arrays ------------------------------------------------------------------------
 
 @case(lambda: (np.zeros((0, 3), np.float32),))

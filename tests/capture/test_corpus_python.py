@@ -14,6 +14,7 @@ import dataclasses
 import enum
 import functools
 import inspect
+import json
 import logging
 import sys
 import types
@@ -31,6 +32,13 @@ from .helpers import array, tensor
 case = Corpus()
 
 # a new bug found by this corpus (not one of issue 12's list)
+# a new bug found by this corpus: the trace of a function (here a resume function)
+# that writes in place into an input array that shares memory with another input
+# assumes them disjoint and guards it; the guard fails on the call's own
+# arguments, so the call raises RuntimeError instead of running natively
+ALIASED_INPUTS = ("in-place write into an input that shares memory with another input (a view "
+                  "handed to a resume function): the disjoint() guard fails on the call's own "
+                  "arguments -> RuntimeError 'fresh entry ... rejected its own arguments'")
 NUMPY_WARNINGS = ("NumPy's floating-point warnings of compiled ops are not the user's: np.log of a "
                   "negative warns from the user's line natively, not at all on openvino, from "
                   "'<frame cpu executable N>' on cpu")
@@ -944,6 +952,343 @@ def locals_builtin(x):
     y = x * 2
     names = sorted(locals())
     return names, y
+
+
+# -- control flow and protocols -------------------------------------------------------------------
+
+class ToyDataset:
+    """torch.utils.data style: __len__ / __getitem__ / __iter__."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def __len__(self):
+        return self.x.shape[0]
+
+    def __getitem__(self, i):
+        if i >= len(self):
+            raise IndexError(i)
+        return self.x[i], i % 2
+
+
+class Vec:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __add__(self, other):
+        return Vec(self.a + other.a, self.b + other.b)
+
+    def __eq__(self, other):
+        return isinstance(other, Vec) and (self.a, self.b) == (other.a, other.b)
+
+    def __hash__(self):
+        return hash((self.a, self.b))
+
+    def __repr__(self):
+        return f"Vec({self.a}, {self.b})"
+
+
+class Temperature:
+    def __init__(self):
+        self._c = 0.0
+
+    @property
+    def celsius(self):
+        return self._c
+
+    @celsius.setter
+    def celsius(self, value):
+        if value < -273.15:
+            raise ValueError("below absolute zero")
+        self._c = value
+
+
+class Counted:
+    instances = 0
+
+    def __init__(self):
+        Counted.instances += 1
+        self.id = Counted.instances
+
+
+class Timer:
+    """A user context manager."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def __enter__(self):
+        self.log.append("enter")
+        return self
+
+    def __exit__(self, *exc):
+        self.log.append("exit" if exc[0] is None else f"exit {exc[0].__name__}")
+        return False
+
+
+@case(lambda: (array((5, 3)),))
+def dataset_iterated_by_index(x):
+    ds = ToyDataset(x)
+    rows = [ds[i][0] * ds[i][1] for i in range(len(ds))]
+    return sum(rows), len(ds)
+
+
+@case(lambda: (array((3, 3)),))
+def dataset_iterated_by_getitem_protocol(x):
+    return [label for _, label in ToyDataset(x)]
+
+
+@case(lambda: (1, 2))
+def operator_overloading_and_hash(a, b):
+    v = Vec(a, b) + Vec(b, a)
+    return v == Vec(3, 3), {Vec(1, 2), Vec(1, 2)}.__len__(), repr(v), v.a
+
+
+@case(lambda: (25.0,))
+def property_setter(value):
+    t = Temperature()
+    t.celsius = value
+    return t.celsius, vars(t)
+
+
+@case(lambda: (-300.0,))
+def property_setter_raises(value):
+    t = Temperature()
+    t.celsius = value
+    return t
+
+
+@case(lambda: (array(),))
+def user_context_manager(x):
+    log = []
+    with Timer(log):
+        y = x * 2
+    return y, log
+
+
+@case(lambda: (array(),))
+def user_context_manager_sees_exception(x):
+    log = []
+    try:
+        with Timer(log):
+            raise KeyError("k")
+    except KeyError:
+        pass
+    return log, x.ndim
+
+
+@case(lambda: (array((6,)),))
+def while_loop_with_break_and_else(x):
+    i, total = 0, 0.0
+    while i < x.shape[0]:
+        total += float(x[i])
+        if total > 100:
+            break
+        i += 1
+    else:
+        total = -total
+    return total, i
+
+
+@case(lambda: ([1, 2, 3, 4, 5, 6],))
+def for_else_search(values):
+    for v in values:
+        if v % 7 == 0:
+            found = v
+            break
+    else:
+        found = None
+    return found
+
+
+@case(lambda: ([1, 2, 3, 4],))
+def list_mutated_while_iterating(values):
+    out = []
+    for v in values:
+        if v == 2:
+            values.remove(v)
+        out.append(v)
+    return out, values
+
+
+@case(lambda: ({"b": 1, "a": 2},))
+def dict_order_after_reinsert(d):
+    d["c"] = 3
+    v = d.pop("b")
+    d["b"] = v
+    return list(d), list(d.items())
+
+
+@case(lambda: (array(),))
+def del_local_then_use_raises(x):
+    y = x * 2
+    del y
+    return y  # noqa: F821
+
+
+@case(lambda: (array(),))
+def class_attribute_counter(x):
+    before = Counted.instances
+    a, b = Counted(), Counted()
+    return b.id - a.id, Counted.instances - before, x.shape
+
+
+@case(lambda: (array(),))
+def builtins_on_numpy_scalars(x):
+    s = x.sum()
+    return round(s, 2), abs(s), divmod(7, 3), pow(2, 10, 7), max(x.shape), min(1, 2.5)
+
+
+@case(lambda: (array(),))
+def ambiguous_truth_value_raises(x):
+    if x > 0:
+        return x
+    return -x
+
+
+@case(lambda: (array(),))
+def builtin_max_over_rows_raises(x):
+    return max(x)
+
+
+@case(lambda: (2**70, 3))
+def python_bignum_arithmetic(big, k):
+    return big * k, big // 7, big % 1000, -big >> 3, str(big)[:5]
+
+
+@case(lambda: ([np.float32(2.5), np.float32(-1.0), np.float32(0.5)],))
+def sorted_numpy_scalars(values):
+    return sorted(values), min(values), sum(values)
+
+
+@case(lambda: (array(),))
+def conditional_expression_and_walrus(x):
+    out = [(n := float(r.sum())) if n_pos > 1 else 0.0 for r in x for n_pos in [int((r > 0).sum())]]
+    return out, x.mean() if x.size else None
+
+
+@case(lambda: (array(), "abc"))
+def match_statement(x, kind):
+    match kind:
+        case "abc":
+            return x * 2
+        case _:
+            return x
+
+
+# -- state live across a graph break ------------------------------------------------------------
+# ``json.dumps`` has no capture model: the call is a graph break, so what was
+# built before it is rebuilt as Python objects and handed to the resume function.
+
+def _log_line(**fields):
+    return json.dumps(fields, sort_keys=True)
+
+
+@case(lambda: (array(),))
+def list_of_arrays_across_break(x):
+    acc = [x * 2, x + 1]
+    line = _log_line(n=len(acc))
+    acc.append(acc[0] - acc[1])
+    return acc, line
+
+
+@case(lambda: (array((3, 3)),), xfail=ALIASED_INPUTS)
+def view_across_break_written_after(x):
+    row = x[0]
+    line = _log_line(step=1)
+    row *= 2
+    return x, row, line
+
+
+@case(lambda: (array(),))
+def same_array_twice_across_break(x):
+    y = x * 2
+    pair = (y, y)
+    line = _log_line(k="v")
+    return pair, pair[0] is pair[1], line
+
+
+@case(lambda: (array((2, 3)),), xfail=ALIASED_INPUTS)
+def views_of_an_intermediate_across_break(x):
+    y = x * 2
+    a, b = y[0], y[1]
+    line = _log_line(rows=2)
+    a += 100
+    return a, b, y, line
+
+
+@case(lambda: (array(),))
+def dict_and_namedtuple_across_break(x):
+    state = {"w": x * 2, "meta": Batch(x, x.sum())}
+    line = _log_line(keys=sorted(state))
+    state["w"] += 1
+    return state, line
+
+
+@case(lambda: (array(),))
+def object_built_before_break(x):
+    f = Affine(x * 2, 1.0)
+    line = _log_line(calls=f.calls)
+    return f(x), f.calls, line
+
+
+@case(lambda: (array(), [1, 2]))
+def argument_list_mutated_around_break(x, log):
+    log.append(x.sum())
+    line = _log_line(n=len(log))
+    log.append(line)
+    return log
+
+
+@case(lambda: (array(),))
+def argument_in_place_before_break(x):
+    x += 1.0
+    line = _log_line(done=True)
+    x *= 2.0
+    return x.sum(), line
+
+
+@case(lambda: (array(),), globals_to_check=("STEP_COUNT",))
+def global_written_before_break(x):
+    global STEP_COUNT
+    STEP_COUNT += 10
+    line = _log_line(step=STEP_COUNT)
+    return x * STEP_COUNT, line
+
+
+@case(lambda: (array(),))
+def numpy_scalar_across_break(x):
+    s = x.sum()
+    m = x[0, 0]
+    line = _log_line(n=1)
+    return s, m, s + m, type(s), line
+
+
+@case(lambda: (array((4, 3)),))
+def loop_with_break_in_body(x):
+    out = []
+    for i, row in enumerate(x):
+        out.append(row * i)
+        _log_line(i=i)
+    return out
+
+
+@case(lambda: (array((4, 3)),))
+def closure_over_array_across_break(x):
+    y = x * 2
+
+    def shifted(v):
+        return v + y
+    line = _log_line(a=1)
+    return shifted(x), line
+
+
+@case(lambda: (tensor(),))
+def tensor_across_break(t):
+    y = frame.relu(t)
+    z = t.detach()
+    line = _log_line(a=1)
+    return y * 2, z, line
 
 
 # -- tensor code written like the above ------------------------------------------------------------
