@@ -23,6 +23,8 @@ import frame  # noqa: E402
 from . import test_corpus_numpy, test_corpus_python, test_corpus_stdlib  # noqa: E402
 from .corpus import effective_backend  # noqa: E402
 
+logging.getLogger("tests.corpus").addHandler(logging.NullHandler())  # the cases' own records
+
 MODULES = (test_corpus_python, test_corpus_numpy, test_corpus_stdlib)
 
 
@@ -40,7 +42,7 @@ def main() -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per case")
     opts = parser.parse_args()
     logging.getLogger("frame").setLevel(logging.ERROR)
-    total = one_graph = xfails = 0
+    total = one_graph = no_graph = xfails = 0
     kinds: collections.Counter = collections.Counter()
     for module in MODULES:
         m_total = m_one = 0
@@ -54,6 +56,7 @@ def main() -> None:
             else:
                 whole = out.graph_count == 1 and out.graph_break_count == 0
                 one_graph += whole
+                no_graph += out.graph_count == 0 and out.graph_break_count == 0
                 m_one += whole
                 for r in out.break_reasons:
                     kinds[r.kind] += 1
@@ -66,7 +69,8 @@ def main() -> None:
         print(f"{module.__name__.rsplit('.', 1)[-1]}: {m_total} cases, {m_one} as one graph "
               f"with no break")
     print(f"backend {effective_backend()}: {total} cases, {xfails} marked xfail, "
-          f"{one_graph} ({one_graph / total:.0%}) as exactly one graph with no break")
+          f"{one_graph} ({one_graph / total:.0%}) as exactly one graph with no break, "
+          f"{no_graph} more captured whole with no tensor op (no graph)")
     print("break kinds:", dict(kinds.most_common()))
 
 

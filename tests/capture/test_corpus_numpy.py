@@ -781,6 +781,60 @@ def tensor_numpy_roundtrip(t):
     return frame.tensor(a * 2), a.dtype.name
 
 
+
+# -- identity and memory of results -------------------------------------------------------------
+
+@case(lambda: (array(),))
+def input_returned_twice_and_in_list(x):
+    return x, x, [x], {"x": x}
+
+
+@case(lambda: (array((4, 3)),))
+def views_of_input_returned(x):
+    return x.T, x[::2], x.reshape(-1), x[None], np.transpose(x), x[1:, :2]
+
+
+@case(lambda: (array((1, 3)),))
+def squeeze_and_expand_views(x):
+    return x.squeeze(), np.expand_dims(x, 0), x.squeeze(0)
+
+
+@case(lambda: (array((4, 3)),))
+def asarray_and_astype_no_copy(x):
+    return np.asarray(x), x.astype(x.dtype, copy=False), np.asarray(x, dtype=np.float32), \
+        np.ascontiguousarray(x.T)
+
+
+@case(lambda: (array((4, 3)),))
+def in_place_then_view_returned(x):
+    x *= 2.0
+    return x[0], x.T
+
+
+@case(lambda: (array((4, 3)),))
+def result_and_view_of_result(x):
+    y = np.exp(x)
+    return y, y[0], y.T, y.reshape(2, 6)
+
+
+@case(lambda: (tensor((4, 3)),))
+def tensor_detach_and_from_numpy(t):
+    return t.detach(), t, frame.from_numpy(t.numpy())
+
+
+@case(lambda: (array((4, 3)),))
+def from_numpy_tensor_and_array(x):
+    t = frame.from_numpy(x)
+    return t * 2, t, x
+
+
+@case(lambda: (array((4, 3)), array((4, 3), seed=1)))
+def two_results_equal_values(x, y):
+    a = x + y
+    b = y + x
+    return a, b, a is b
+
+
 @pytest.mark.parametrize("c", case.params())
 def test_corpus_numpy(c):
     c.check()
