@@ -13,7 +13,7 @@ import pytest
 import frame
 
 from .corpus import Corpus
-from .helpers import array, tensor
+from .helpers import array, assert_same, last_entry, tensor
 
 case = Corpus()
 
@@ -838,3 +838,20 @@ def two_results_equal_values(x, y):
 @pytest.mark.parametrize("c", case.params())
 def test_corpus_numpy(c):
     c.check()
+
+
+def _scale_row_in_place(x, row):
+    row *= 2.0
+    return x.sum(axis=1)
+
+
+def test_in_place_write_into_an_input_aliasing_another_input():
+    # (not a registry case: the helper deep-copies the inputs, which loses the view)
+    jitted = frame.jit(_scale_row_in_place, backend=None)
+    for aliased in (True, False, True):
+        x, xj = array((2, 3)), array((2, 3))
+        args = (x, x[0] if aliased else array((3,), seed=1))
+        jargs = (xj, xj[0] if aliased else array((3,), seed=1))
+        assert_same(_scale_row_in_place(*args), jitted(*jargs))
+        assert_same(args, jargs, "args after the call")
+        assert last_entry(jitted).native is aliased  # a view with its base runs natively

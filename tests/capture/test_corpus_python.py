@@ -32,13 +32,6 @@ from .helpers import array, tensor
 case = Corpus()
 
 # a new bug found by this corpus (not one of issue 12's list)
-# a new bug found by this corpus: the trace of a function (here a resume function)
-# that writes in place into an input array that shares memory with another input
-# assumes them disjoint and guards it; the guard fails on the call's own
-# arguments, so the call raises RuntimeError instead of running natively
-ALIASED_INPUTS = ("in-place write into an input that shares memory with another input (a view "
-                  "handed to a resume function): the disjoint() guard fails on the call's own "
-                  "arguments -> RuntimeError 'fresh entry ... rejected its own arguments'")
 NUMPY_WARNINGS = ("NumPy's floating-point warnings of compiled ops are not the user's: np.log of a "
                   "negative warns from the user's line natively, not at all on openvino, from "
                   "'<frame cpu executable N>' on cpu")
@@ -1192,7 +1185,7 @@ def list_of_arrays_across_break(x):
     return acc, line
 
 
-@case(lambda: (array((3, 3)),), xfail=ALIASED_INPUTS)
+@case(lambda: (array((3, 3)),))
 def view_across_break_written_after(x):
     row = x[0]
     line = _log_line(step=1)
@@ -1208,7 +1201,7 @@ def same_array_twice_across_break(x):
     return pair, pair[0] is pair[1], line
 
 
-@case(lambda: (array((2, 3)),), xfail=ALIASED_INPUTS)
+@case(lambda: (array((2, 3)),))
 def views_of_an_intermediate_across_break(x):
     y = x * 2
     a, b = y[0], y[1]
