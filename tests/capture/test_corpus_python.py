@@ -855,7 +855,7 @@ def _deprecated_scale(x):
     return x * 2
 
 
-@case(lambda: (array(),), observe=True, xfail="issue 12 item 8")
+@case(lambda: (array(),), observe=True)
 def warning_in_body(x):
     if x.min() < 0:
         warnings.warn("negative values clipped", UserWarning)
@@ -898,14 +898,14 @@ def sys_getframe_code(x):
     return code.co_name, code.co_argcount, code.co_filename == __file__
 
 
-@case(lambda: (array(),), xfail="issue 12 item 8")
+@case(lambda: (array(),))
 def namedtuple_created_inside(x):
     Point = collections.namedtuple("Point", "x y")
     p = Point(float(x[0, 0]), float(x[0, 1]))
     return p._asdict(), type(p).__name__, Point.__module__
 
 
-@case(lambda: (array(),), xfail="issue 12 item 8")
+@case(lambda: (array(),))
 def enum_created_inside(x):
     Mode = enum.Enum("Mode", "TRAIN EVAL")
     return Mode.TRAIN.name, Mode.EVAL.value, Mode.__module__, x.ndim

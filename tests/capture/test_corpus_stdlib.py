@@ -29,8 +29,6 @@ from .helpers import array, tensor
 
 case = Corpus()
 
-CALLABLES = "issue 12 item 11"   # jit refuses lru_cache / partial / builtins
-
 
 # -- math --------------------------------------------------------------------------------------------
 
@@ -168,9 +166,8 @@ def cmp_to_key_sort(values):
     return sorted(values, key=functools.cmp_to_key(lambda a, b: b - a))
 
 
-case.add(functools.partial(_scale, factor=3.0), lambda: (array(),), name="jit_a_partial",
-         xfail=CALLABLES)
-case.add(_fib, lambda: (15,), name="jit_an_lru_cache_wrapper", xfail=CALLABLES)
+case.add(functools.partial(_scale, factor=3.0), lambda: (array(),), name="jit_a_partial")
+case.add(_fib, lambda: (15,), name="jit_an_lru_cache_wrapper")
 
 
 # -- itertools and operator --------------------------------------------------------------------------
