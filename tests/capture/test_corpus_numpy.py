@@ -834,9 +834,66 @@ def two_results_equal_values(x, y):
     return a, b, a is b
 
 
-@pytest.mark.parametrize("c", case.params())
-def test_corpus_numpy(c):
-    c.check()
+# -- scalars, promotion and small conveniences -----------------------------------------------------
+
+@case(lambda: (array(),))
+def numpy_scalar_strong_typing(x):
+    return x + np.float64(1.0), np.int64(3) * x, x * np.float32(2), x * True, np.int32(2) + x
+
+
+@case(lambda: (array(),))
+def scalar_repr_and_format(x):
+    s = x.sum()
+    return repr(s), str(x[0, 0]), f"{x.max()}", f"{s:.3f}", "%s" % x.min()
+
+
+@case(lambda: (array((3, 2)),))
+def array_as_python_sequence(x):
+    rows = list(x)
+    a, b, c = x
+    return rows, a + c, tuple(x.shape), len(x), x.shape == (3, 2), sum(x)
+
+
+@case(lambda: (array((2, 3)),))
+def bool_list_and_int_list_indexing(x):
+    return x[[True, False]], x[:, [2, 0]], x[[1, 0], [0, 2]]
+
+
+@case(lambda: (array(),))
+def in_place_item_update_of_argument(x):
+    x[0] += 1.0
+    x[:, -1] *= 0.5
+    x.fill(0.25) if x.sum() > 100 else None
+    return x
+
+
+@case(lambda: (array(),))
+def numpy_constructors_default_dtypes(x):
+    n, m = x.shape
+    return (np.zeros(n), np.arange(m), np.ones_like(x, dtype=int), np.linspace(0, 1, m),
+            np.full((n,), 7), np.eye(m, dtype=x.dtype), np.zeros_like(x, dtype="float64"))
+
+
+@case(lambda: (array(),))
+def astype_string_dtypes(x):
+    return x.astype("float64"), x.astype("int32"), x.astype(bool), x.astype(x.dtype).dtype.name
+
+
+@case(lambda: (array(),))
+def python_number_results(x):
+    return x.shape[0] / 2, x.ndim ** 2, x.size // 4, x.shape[1] % 2 == 1, float(len(x))
+
+
+@case(lambda: (tensor(),))
+def tensor_truth_value_raises(t):
+    if t:
+        return t
+    return -t
+
+
+@case(lambda: (tensor(), np.float64(2.0)))
+def tensor_with_numpy_scalar(t, s):
+    return t * s, t + np.float32(1), (t * s).dtype
 
 
 def _scale_row_in_place(x, row):
@@ -854,3 +911,8 @@ def test_in_place_write_into_an_input_aliasing_another_input():
         assert_same(_scale_row_in_place(*args), jitted(*jargs))
         assert_same(args, jargs, "args after the call")
         assert last_entry(jitted).native is aliased  # a view with its base runs natively
+
+
+@pytest.mark.parametrize("c", case.params())
+def test_corpus_numpy(c):
+    c.check()
