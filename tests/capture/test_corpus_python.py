@@ -1284,6 +1284,113 @@ def tensor_across_break(t):
     return y * 2, z, line
 
 
+# -- more calls and exceptions ---------------------------------------------------------------------
+
+def _safe_log(x):
+    if (x <= 0).any():
+        raise ValueError("log of a non-positive value")
+    return np.log(x)
+
+
+def _first_positive(values):
+    for v in values:
+        if v > 0:
+            return v
+    raise LookupError("no positive value")
+
+
+@case(lambda: (array(),))
+def callee_raises_caller_catches(x):
+    try:
+        return _safe_log(x)
+    except ValueError as e:
+        return np.log(np.abs(x) + 1), str(e)
+
+
+@case(lambda: ([-1.0, -2.0],))
+def callee_raises_lookup_error_escapes(values):
+    return _first_positive(values) * 2
+
+
+@case(lambda: ([-1.0, 3.0],))
+def callee_returns_from_loop(values):
+    return _first_positive(values) * 2
+
+
+@case(lambda: (array(),))
+def functions_in_results(x):
+    ops = {"double": lambda v: v * 2, "neg": np.negative}
+    return ops["double"](x), ops["neg"], sorted(ops)
+
+
+@case(lambda: (array(),), kwargs={"b": 2, "a": 1})
+def kwargs_order_preserved(x, **kw):
+    return list(kw), list(kw.items()), x.shape
+
+
+@case(lambda: ([1, 2, 3], [4, 5]))
+def zip_strict_raises(a, b):
+    return list(zip(a, b, strict=True))
+
+
+@case(lambda: (array((3, 2)),))
+def enumerate_start_and_dict_fromkeys(x):
+    return [(i, r.sum()) for i, r in enumerate(x, start=1)], dict.fromkeys("ab", 0)
+
+
+@case(lambda: (array(),))
+def exception_object_attributes(x):
+    try:
+        {}["missing"]
+    except KeyError as e:
+        return e.args, type(e).__mro__[1].__name__, x.ndim
+
+
+@case(lambda: (array(),))
+def raise_in_finally_overrides(x):
+    try:
+        try:
+            raise ValueError("first")
+        finally:
+            raise TypeError("second")
+    except TypeError as e:
+        return str(e), type(e.__context__).__name__, x.size
+
+
+@case(lambda: (array(),))
+def reraise_bare(x):
+    try:
+        x.reshape(5)
+    except ValueError:
+        raise
+
+
+@case(lambda: (array(),))
+def exception_group_like_collection(x):
+    errors = []
+    for shape in [(3, 2), (4,), (6,)]:
+        try:
+            x.reshape(shape)
+        except ValueError as e:
+            errors.append(str(e))
+    return errors
+
+
+@case(lambda: (array(),))
+def stop_iteration_inside_generator_becomes_runtime_error(x):
+    def gen():
+        yield 1
+        next(iter([]))
+    return list(gen())
+
+
+@case(lambda: (array(),))
+def recursion_helper(x):
+    def depth(v, n):
+        return n if v.ndim == 0 else depth(v[0], n + 1)
+    return depth(x, 0)
+
+
 # -- tensor code written like the above ------------------------------------------------------------
 
 class TinyMLP(frame.nn.Module):
