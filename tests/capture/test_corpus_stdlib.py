@@ -25,7 +25,7 @@ import pytest
 import frame
 
 from .corpus import Corpus
-from .helpers import array, tensor
+from .helpers import array, assert_same_as_eager, tensor
 
 case = Corpus()
 
@@ -150,6 +150,11 @@ def _passthrough(fn):
 @_passthrough
 def _centered(x, axis=0):
     return x - x.mean(axis=axis, keepdims=True)
+
+
+@_passthrough
+def _fit_step(x):
+    return _centered(x) * 2
 
 
 @case(lambda: (array(),))
@@ -468,3 +473,10 @@ def tensor_state_dict_json_summary(state):
 @pytest.mark.parametrize("c", case.params())
 def test_corpus_stdlib(c):
     c.check()
+
+
+def test_wraps_decorated_function_is_captured_with_its_own_signature():
+    # the wrapper's code is (*args, **kwargs): binding the call by the wrapped
+    # function's signature made the fresh entry reject its own arguments
+    assert_same_as_eager(_centered, array(), axis=1, backend=None)
+    assert_same_as_eager(_fit_step, array(), backend=None)
