@@ -17,8 +17,6 @@ from .helpers import array, assert_same, last_entry, tensor
 
 case = Corpus()
 
-OUT = "issue 12 item 1"          # NumPy out= / where= dropped
-LISTS = "issue 12 item 7"        # list inputs change dtype
 NAN = "issue 12 item 6"          # openvino NaN handling
 
 
@@ -36,36 +34,36 @@ def _softmax(X, copy=True):
     return X
 
 
-@case(lambda: (array((4, 3)),), xfail=OUT)
+@case(lambda: (array((4, 3)),))
 def sklearn_softmax_copy(X):
     return _softmax(X)
 
 
-@case(lambda: (array((4, 3)),), xfail=OUT)
+@case(lambda: (array((4, 3)),))
 def sklearn_softmax_in_place(X):
     return _softmax(X, copy=False)
 
 
-@case(lambda: (array(),), xfail=OUT)
+@case(lambda: (array(),))
 def exp_into_itself(X):
     np.exp(X, X)
     return X
 
 
-@case(lambda: (array(),), xfail=OUT)
+@case(lambda: (array(),))
 def exp_out_keyword_returns_out(X):
     out = np.empty_like(X)
     r = np.exp(X, out=out)
     return r is out, out
 
 
-@case(lambda: (array(),), xfail=OUT)
+@case(lambda: (array(),))
 def relu_in_place_maximum_out(X):
     np.maximum(X, 0, out=X)
     return X
 
 
-@case(lambda: (array(positive=True),), xfail=OUT)
+@case(lambda: (array(positive=True),))
 def reciprocal_divide_out(d):
     out = np.empty_like(d)
     np.divide(1.0, d, out=out)
@@ -86,7 +84,7 @@ def clip_out_in_place(x):
     return x.sum()
 
 
-@case(lambda: (array(), array(seed=1)), xfail=OUT)
+@case(lambda: (array(), array(seed=1)))
 def add_out_tuple(a, b):
     out = np.zeros_like(a)
     np.add(a, b, out=(out,))
@@ -100,7 +98,7 @@ def log1p_where_positive(x):
     return out
 
 
-@case(lambda: (array(), array(seed=1)), xfail=OUT)
+@case(lambda: (array(), array(seed=1)))
 def multiply_out_to_argument(a, b):
     np.multiply(a, b, out=b)
     return b.mean()
@@ -252,7 +250,7 @@ def list_of_bools(mask):
     return a, a.sum(), np.count_nonzero(mask)
 
 
-@case(lambda: (array(), [0.5, 1.0, 2.0]), xfail=LISTS)
+@case(lambda: (array(), [0.5, 1.0, 2.0]))
 def array_times_list(x, weights):
     return x * weights, np.dot(x, weights)
 
@@ -332,12 +330,12 @@ def inf_softmax_gives_nan(x):
     return e / e.sum(axis=1, keepdims=True)
 
 
-@case(lambda: (_with_nan(),), xfail=OUT)
+@case(lambda: (_with_nan(),))
 def nan_softmax(x):
     return _softmax(x)
 
 
-@case(lambda: (array() * 100,), xfail=OUT)
+@case(lambda: (array() * 100,))
 def large_logits_softmax_stable(x):
     return _softmax(x * 10)
 

@@ -427,13 +427,13 @@ def callable_on_function_and_number(x):
     return _apply_maybe(np.tanh, x), _apply_maybe(3.0, x), callable(len), callable(None)
 
 
-@case(lambda: (array(),), xfail="issue 12 item 2")
+@case(lambda: (array(),))
 def callable_on_instance_with_call(x):
     f = Affine(2.0, 0.0)
     return callable(f), _apply_maybe(f, x)
 
 
-@case(lambda: (array(),), xfail="issue 12 item 2")
+@case(lambda: (array(),))
 def callable_on_class_and_bound_method(x):
     r = Running()
     return callable(Running), callable(r.update), callable(r), callable(functools.partial(np.add, 1))
