@@ -18,7 +18,6 @@ from .helpers import array, assert_same, last_entry, tensor
 case = Corpus()
 
 
-
 # -- in place, out=, where= (scikit-learn style) ------------------------------------------------------
 
 def _softmax(X, copy=True):
