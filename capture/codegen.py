@@ -87,7 +87,7 @@ class CacheEntry:
         """The first guard that does not hold for these arguments (for logs)."""
         ns = {**_BUILTINS, **self.namespace}
         try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
             bound.apply_defaults()
         except TypeError:
             return None
@@ -577,6 +577,7 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     if exe is not None:
         body.append(f"    __o = __run(({''.join(e + ', ' for e in extract)}))")
         body += _distinct_outputs(outputs, rb.used_outputs)
+        body += _outputs_not_inputs(graph, outputs, rb.used_outputs)
     body += written
     body += rb.prelude
     body += replay
@@ -665,6 +666,19 @@ def _distinct_outputs(outputs, used: set[int]) -> list[str]:
             lines.append("        __o = __list(__o)")
             lines.append(f"        __o[{j}] = __o[{j}].copy()")
     return lines
+
+
+def _outputs_not_inputs(graph, outputs, used: set[int]) -> list[str]:
+    """An output that is a graph input is the input array itself (an executable
+    passes it through).  The variables rebuilt from it are new arrays, not the
+    input (``x.copy()``, ``frame.tensor(t)``: an input that is handed out is
+    read from its source instead), so each gets a copy, made before in-place
+    updates are written back into the inputs (``y = x.copy(); x += 1``)."""
+    inputs = {id(v) for v in graph.inputs}
+    passed = [i for i, v in enumerate(outputs) if i in used and id(v) in inputs]
+    if not passed:
+        return []
+    return ["    __o = list(__o)"] + [f"    __o[{i}] = __o[{i}].copy()" for i in passed]
 
 
 def disjoint(written: tuple, arrays: tuple) -> bool:

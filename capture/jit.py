@@ -387,7 +387,7 @@ def _miss(cache: CodeCache, fn, args, kwargs, options):
             return result
     name = getattr(fn, "__qualname__", fn.__name__)
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
     except TypeError:
         return fn(*args, **kwargs)  # raises the call's own TypeError; nothing to cache
     bound.apply_defaults()

@@ -1,0 +1,150 @@
+"""The registry of the differential corpus (``test_corpus_*.py``).
+
+Each corpus module writes plain functions in the style of other projects'
+tests (closures, classes, NumPy utility code, stdlib helpers...) and registers
+them with the inputs they are called with:
+
+    case = Corpus()
+
+    @case(lambda: (array(), [1, 2]))
+    def scale_by_list(x, factors):
+        ...
+
+    @pytest.mark.parametrize("c", case.params())
+    def test_corpus(c):
+        c.check()
+
+``check`` runs the function natively and jitted (``assert_same_as_eager``:
+types, values, dtypes, argument and global mutation, identity, exceptions).
+Whether the call was captured is not checked here: the corpus is about what
+the caller sees (``python -m tests.capture.corpus_summary`` counts graphs).
+A case registered with ``observe=True`` also compares what the call reports on
+the side: its warnings (message, category, file, line) and its log records
+(logger, function name, module, file, line, message) outside frame's own
+loggers, native vs the jitted first call (a translation) and second call (a
+cache hit).  A case may be marked ``xfail`` (always strict: a fixed bug makes the case
+fail until its mark is removed), optionally only on one backend.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import warnings
+from typing import Callable
+
+import pytest
+
+from capture.jit import _default_backend
+
+import capture
+import frame
+
+from .helpers import assert_same, assert_same_as_eager
+
+# None: the default backend (FRAME_BACKEND, else openvino when installed, else cpu)
+BACKEND = None
+
+
+def effective_backend() -> str:
+    return BACKEND or _default_backend()
+
+
+@dataclasses.dataclass
+class Case:
+    fn: Callable
+    make_args: Callable[[], tuple]
+    name: str
+    kwargs: dict
+    globals_to_check: tuple[str, ...]
+    xfail: str | None
+    xfail_on: str | None
+    observe: bool = False
+
+    def args(self) -> tuple:
+        return tuple(self.make_args())
+
+    def check(self) -> None:
+        fn_globals = getattr(self.fn, "__globals__", None) or getattr(
+            getattr(self.fn, "__wrapped__", None), "__globals__", {})
+        assert_same_as_eager(
+            self.fn, *self.args(), captured=None, backend=BACKEND,
+            globals_to_check=[(fn_globals, name) for name in self.globals_to_check],
+            **self.kwargs)
+        if self.observe:
+            capture.reset_caches()
+            self.check_observed()
+
+
+    def check_observed(self) -> None:
+        native = _observed(self.fn, self.args(), self.kwargs)
+        jitted = frame.jit(self.fn, backend=BACKEND)
+        first = _observed(jitted, self.args(), self.kwargs)
+        second = _observed(jitted, self.args(), self.kwargs)
+        assert_same(native, first, "warnings and log records (first jitted call)")
+        assert_same(native, second, "warnings and log records (second jitted call)")
+
+
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.records = []
+
+    def emit(self, record):
+        if record.name != "frame" and not record.name.startswith("frame."):
+            self.records.append((record.name, record.funcName, record.module, record.filename,
+                                 record.lineno, record.levelname, record.getMessage()))
+
+
+def _observed(fn, args, kwargs) -> tuple[list, list]:
+    """The warnings and (non-frame) log records of one call (its result and
+    exception are compared by ``assert_same_as_eager``)."""
+    handler = _Records()
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with contextlib.suppress(Exception):
+                fn(*args, **kwargs)
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+    shown = [(str(w.message), w.category.__name__, w.filename, w.lineno) for w in caught]
+    return shown, handler.records
+
+
+class Corpus:
+    """A list of cases; calling it gives a decorator that registers a function."""
+
+    def __init__(self) -> None:
+        self.cases: list[Case] = []
+
+    def __call__(self, make_args: Callable[[], tuple] = tuple, *, kwargs: dict | None = None,
+                 globals_to_check: tuple[str, ...] = (), xfail: str | None = None,
+                 xfail_on: str | None = None, name: str | None = None, observe: bool = False):
+        def register(fn):
+            self.add(fn, make_args, kwargs=kwargs, globals_to_check=globals_to_check,
+                     xfail=xfail, xfail_on=xfail_on, name=name, observe=observe)
+            return fn
+        return register
+
+    def add(self, fn, make_args: Callable[[], tuple] = tuple, *, kwargs: dict | None = None,
+            globals_to_check: tuple[str, ...] = (), xfail: str | None = None,
+            xfail_on: str | None = None, name: str | None = None, observe: bool = False) -> None:
+        name = name or fn.__name__
+        assert all(c.name != name for c in self.cases), f"two corpus cases named {name!r}"
+        self.cases.append(Case(fn, make_args, name, dict(kwargs or {}), tuple(globals_to_check),
+                               xfail, xfail_on, observe))
+
+    def params(self) -> list:
+        params = []
+        for c in self.cases:
+            marks = []
+            if c.xfail is not None:
+                condition = c.xfail_on is None or effective_backend() == c.xfail_on
+                marks.append(pytest.mark.xfail(condition, strict=True, reason=c.xfail))
+            params.append(pytest.param(c, id=c.name, marks=marks))
+        return params
