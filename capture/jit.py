@@ -162,13 +162,12 @@ def _eager_requested() -> bool:
 
 
 def _default_backend() -> str:
-    env = os.environ.get("FRAME_BACKEND")
-    if env:
-        return env
+    """frame's default backend (``frame.config.backend``, FRAME_BACKEND, else
+    openvino when installed)."""
     try:
         from frame.backends import default_backend_name
     except ImportError:
-        return "cpu"
+        return os.environ.get("FRAME_BACKEND") or "cpu"
     return default_backend_name()
 
 

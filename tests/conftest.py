@@ -1,11 +1,29 @@
-"""Suite-wide defaults that keep tests hermetic.
+"""Suite-wide settings: which backend setting the tests run under, and defaults
+that keep tests hermetic.
 
-The persistent compile cache (FRAME_CACHE) would let one test's compiles turn
-into disk hits in later tests and later runs (changing compile counts);
-tiered compilation (FRAME_TIERED) would compile in the background and make
-counters and logs depend on timing.  Both are off here;
-tests/runtime/test_persistent_cache.py and tests/runtime/test_tiered.py turn
-them on explicitly.
+``FRAME_TEST_SETTING`` picks the backend setting (issue 12: no wrong result under
+any of them; ``.ci/run`` runs the capture tests under all three):
+
+    FRAME_TEST_SETTING=untiered   (the default when unset) FRAME_TIERED=0: the jit's
+                                  default backend (openvino when installed) compiles
+                                  every graph from its first call
+    FRAME_TEST_SETTING=default    frame's own defaults: openvino when installed, tiered
+                                  compilation on (the cpu tier runs a graph at once, the
+                                  OpenVINO executable is swapped in once compiled in the
+                                  background)
+    FRAME_TEST_SETTING=cpu        FRAME_BACKEND=cpu: the NumPy codegen backend (tiered
+                                  compilation stays on, as by default: it only concerns
+                                  graphs compiled for openvino)
+
+Tests that do not pin a backend (``frame.jit(fn)``, and
+``tests/capture/helpers.py::assert_same_as_eager``) run on the setting's backend;
+tests whose point is one backend, or one compile mode, pin it themselves.  The
+setting is available to tests as ``SETTING`` here (``tests.conftest.SETTING``).
+
+The persistent compile cache (FRAME_CACHE) is off under every setting: it would
+let one test's compiles turn into disk hits in later tests and later runs
+(changing compile counts); tests/runtime/test_persistent_cache.py turns it on
+explicitly.
 
 Nothing is written under the user's home either: every cache directory
 (frame's persistent entries, capture's stored translations, OpenVINO's own
@@ -14,24 +32,56 @@ FRAME_CACHE_DIR, set here to a temporary directory of this test session
 (removed at exit), and XDG_CACHE_HOME points into it too.  All of it is set
 in the environment before frame is imported, so subprocesses started by
 tests inherit it unless a test passes its own values
-(tests/test_hermetic.py checks this).
+(tests/test_hermetic.py checks this).  Under tiered compilation a test's
+background compiles are waited for when it ends.
 """
 from __future__ import annotations
 
 import atexit
 import os
 import shutil
+import sys
 import tempfile
+
+import pytest
 
 SESSION_CACHE = tempfile.mkdtemp(prefix="frame-test-cache-")
 atexit.register(shutil.rmtree, SESSION_CACHE, True)
 
+SETTINGS = {
+    "untiered": {"FRAME_TIERED": "0"},
+    "default": {},
+    "cpu": {"FRAME_BACKEND": "cpu"},
+}
+SETTING = os.environ.get("FRAME_TEST_SETTING") or "untiered"
+if SETTING not in SETTINGS:
+    raise ValueError(f"FRAME_TEST_SETTING={SETTING!r}: expected one of {', '.join(SETTINGS)}")
+
 os.environ["FRAME_CACHE"] = "0"
-os.environ["FRAME_TIERED"] = "0"
+for _name in ("FRAME_BACKEND", "FRAME_TIERED"):  # the setting's values, nothing inherited
+    os.environ.pop(_name, None)
+os.environ.update(SETTINGS[SETTING])
 os.environ["FRAME_CACHE_DIR"] = os.path.join(SESSION_CACHE, "frame")
 os.environ["XDG_CACHE_HOME"] = os.path.join(SESSION_CACHE, "xdg")
 
 import frame  # noqa: E402  (after the environment: frame.config reads it at import)
 
 frame.config.cache = False
-frame.config.tiered = False
+frame.config.tiered = SETTING != "untiered"
+frame.config.backend = SETTINGS[SETTING].get("FRAME_BACKEND")
+
+
+@pytest.fixture(autouse=True)
+def _background_compiles_end_with_their_test():
+    """Under tiered compilation, the background compiles a test started finish
+    before the next test starts (they would count in its statistics)."""
+    yield
+    tiered = sys.modules.get("frame.runtime.tiered")
+    if tiered is not None:
+        assert tiered.scheduler.idle(120), "background compiles still running 120 s after the test"
+
+
+def pytest_report_header(config):
+    from frame.backends import default_backend_name
+    return (f"frame test setting: {SETTING} (FRAME_TEST_SETTING; jit default backend "
+            f"{default_backend_name()}, tiered {'on' if frame.config.tiered else 'off'})")

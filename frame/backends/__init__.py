@@ -4,6 +4,7 @@ import importlib.util
 import os
 
 from ..hal.backend import register_backend
+from ..settings import config
 
 
 def _cpu():
@@ -21,9 +22,10 @@ register_backend("openvino", _openvino)
 
 
 def default_backend_name() -> str:
-    """The jit's backend: ``FRAME_BACKEND`` if set, else ``openvino`` when it is
-    installed, else ``cpu``.  Cheap: finds the package without importing it."""
-    chosen = os.environ.get("FRAME_BACKEND")
+    """The jit's backend: ``frame.config.backend`` if set (FRAME_BACKEND at import,
+    or assigned later), else ``FRAME_BACKEND`` if set now, else ``openvino`` when it
+    is installed, else ``cpu``.  Cheap: finds the package without importing it."""
+    chosen = config.backend or os.environ.get("FRAME_BACKEND")
     if chosen:
         return chosen
     return "openvino" if importlib.util.find_spec("openvino") is not None else "cpu"

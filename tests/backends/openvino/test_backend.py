@@ -16,6 +16,7 @@ import pytest
 
 from ._helpers import OPTIONS, assert_matches, backend
 
+import capture  # noqa: E402
 import frame  # noqa: E402
 from frame.backends import default_backend_name  # noqa: E402
 from frame.backends.openvino import executable as ov_executable  # noqa: E402
@@ -419,9 +420,32 @@ def test_cache_dir_setting(monkeypatch, tmp_path):
 
 def test_default_backend_name(monkeypatch):
     monkeypatch.delenv("FRAME_BACKEND", raising=False)
-    assert default_backend_name() == "openvino"  # importable here (the module did import it)
-    monkeypatch.setenv("FRAME_BACKEND", "cpu")
-    assert default_backend_name() == "cpu"
+    with frame.config.override(backend=None):
+        assert default_backend_name() == "openvino"  # importable here (the module did import it)
+        monkeypatch.setenv("FRAME_BACKEND", "cpu")
+        assert default_backend_name() == "cpu"
+    monkeypatch.delenv("FRAME_BACKEND")
+    with frame.config.override(backend="cpu"):  # "same as FRAME_BACKEND=cpu" (frame.settings)
+        assert default_backend_name() == "cpu"
+
+
+@pytest.mark.parametrize("chosen", ["cpu", "openvino"])
+def test_frame_config_backend_picks_the_jits_backend(monkeypatch, chosen):
+    """``frame.config.backend`` set after import is the jit's default backend, as
+    FRAME_BACKEND is at import (it was ignored: frame.jit read the environment)."""
+    monkeypatch.delenv("FRAME_BACKEND", raising=False)
+    capture.reset_caches()  # the setting applies to compiles after it: f's code is shared
+
+    def f(x):
+        return x * 2 + 1
+
+    x = frame.tensor(np.array([1.0, -2.0, 3.0], np.float32))
+    with frame.config.override(backend=chosen, tiered=False):
+        jitted = frame.jit(f)
+        out = jitted(x)
+    np.testing.assert_array_equal(out.numpy(), f(x).numpy())
+    entry = jitted._frame_cache.entries[0]
+    assert not entry.native and entry.backend == chosen
 
 
 def test_default_backend_name_does_not_import_openvino():
