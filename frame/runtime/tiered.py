@@ -70,7 +70,7 @@ measuring stops: ``run`` forwards to the winner's ``run`` (one attribute
 store, as for a swap).  Every trial call runs wholly on one candidate and
 returns its result (the two tiers agree within float32 rounding, see
 Results), so trials cost no extra work, only the slower candidate's time on
-a bounded number of calls.  While another background compile is queued or
+a bounded number of calls.  While another graph's background compile is
 running, a trial call is not timed (the compile would distort the
 measurement on a small machine): it runs on the slow tier and counts as
 ``backpressure_hits``.
@@ -278,7 +278,7 @@ class TieredExecutable(Executable):
     # -- PGO: measuring the tiers on real calls -------------------------------------------
     def _trial(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         slow = self.slow
-        if scheduler.pending:  # a compile is running: no fair measurement now
+        if scheduler.compiling_other_than(self):  # no fair measurement now
             record.count("backpressure_hits")
             return slow.run(inputs)
         with self._lock:
@@ -439,6 +439,12 @@ class _Scheduler:
     def closed(self) -> bool:
         """True once the process is exiting (``shutdown`` ran)."""
         return self._closed
+
+    def compiling_other_than(self, exe: TieredExecutable) -> bool:
+        """Is a compile thread of another graph running now (abandoned ones
+        included: they still use the cores)?"""
+        with self._cond:
+            return any(other is not exe for other in self._running)
 
     def submit(self, exe: TieredExecutable) -> bool:
         with self._cond:
