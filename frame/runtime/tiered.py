@@ -278,6 +278,8 @@ class TieredExecutable(Executable):
     # -- PGO: measuring the tiers on real calls -------------------------------------------
     def _trial(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         slow = self.slow
+        if slow is None:  # decided meanwhile (another thread): the fast tier was kept
+            return self.fast.run(inputs)
         if scheduler.compiling_other_than(self):  # no fair measurement now
             record.count("backpressure_hits")
             return slow.run(inputs)

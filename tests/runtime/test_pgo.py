@@ -362,3 +362,31 @@ def test_the_report_shows_decisions_and_counters(pgo):
     text = buf.getvalue()
     assert "tier choice (PGO)" in text and "pgo_trials" in text and "pgo_switches" in text
     assert "kept over pgoslow" in text
+
+
+def test_threads_calling_through_the_trials_get_right_results(pgo):
+    pb.FAST.reset(1e-3)
+    pb.SLOW.reset(3e-3)
+    g = graph()
+    exe = rc.compile(g, "pgoslow", pgo=True)
+    exe.run(inputs())
+    assert exe.wait(30) == tiered.TRIAL
+    errors = []
+
+    def worker(seed):
+        try:
+            for i in range(25):
+                ins = inputs(seed=seed * 100 + i)
+                for got, want in zip(exe.run(ins), evaluate(g, ins)):
+                    np.testing.assert_array_equal(got, want)
+        except BaseException as err:  # noqa: BLE001 -- reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert exe.wait_decided(0) and exe.state in (tiered.PGO_FAST, tiered.SLOW)
+    assert stats().extra["pgo_decisions"] == 1
