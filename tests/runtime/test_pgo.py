@@ -390,3 +390,46 @@ def test_threads_calling_through_the_trials_get_right_results(pgo):
     assert not errors, errors
     assert exe.wait_decided(0) and exe.state in (tiered.PGO_FAST, tiered.SLOW)
     assert stats().extra["pgo_decisions"] == 1
+
+
+_JIT_SCRIPT = r"""
+import json, numpy as np, frame
+from frame.runtime import tiered
+
+def f(x, y):
+    return frame.tanh(x * 1.5 + y) * y - x
+
+rng = np.random.default_rng(0)
+x, y = (frame.tensor(rng.standard_normal((64, 64)).astype(np.float32)) for _ in range(2))
+want = f(x, y).numpy()
+jitted = frame.jit(f)
+for i in range(40):
+    np.testing.assert_allclose(jitted(x, y).numpy(), want, rtol=2e-6, atol=1e-6)
+    tiered.scheduler.idle(60)
+    extra = frame.stats().extra
+    if extra.get("pgo_decisions") or extra.get("pgo_stored"):
+        break
+s = frame.stats()
+print(json.dumps({"extra": {k: v for k, v in s.extra.items() if k.startswith("pgo")},
+                  "decisions": [d.split(" ")[0] for d in s.tier_decisions.values()]}))
+"""
+
+
+def test_the_jit_default_decision_survives_a_process_restart(tmp_path):
+    """End to end with the real tiers: the first process measures (whichever tier
+    wins on this machine), the second starts on the stored winner, no trials."""
+    env = dict(os.environ, PYTHONPATH=ROOT, FRAME_CACHE="1", FRAME_TIERED="1", FRAME_PGO="1",
+               FRAME_PGO_TRIAL_CALLS="2", FRAME_HOT_THRESHOLD="1", FRAME_TIER_QUIET_S="0",
+               FRAME_CACHE_DIR=str(tmp_path))
+    env.pop("FRAME_BACKEND", None)
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", _JIT_SCRIPT], cwd=str(tmp_path), env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    first, second = runs
+    assert first["extra"]["pgo_decisions"] == 1 and first["extra"]["pgo_trials"] == 2 * 3
+    assert first["decisions"][0] in ("cpu", "openvino")
+    assert second["extra"].get("pgo_trials", 0) == 0 and second["extra"]["pgo_stored"] == 1
+    assert second["decisions"] == first["decisions"]
