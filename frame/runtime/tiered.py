@@ -21,7 +21,9 @@ Life of a TieredExecutable:
    ``runtime.compile``, so cached like any other).  The ``hot_threshold``-th
    call (``FRAME_HOT_THRESHOLD``, default 2; 0 = at once) requests the slow
    compile.  With ``max_pending`` compiles already queued or running the
-   request is refused (``tier_backpressure``) and made again on the next call.
+   request is refused (``tier_backpressure``) and made again on the first
+   call after ``cooldown_s`` (``FRAME_COOLDOWN_S``; the calls in between
+   count as ``cooldown_hits``).
 2. ``pending``: queued for, then running on, the background compiler (one
    daemon worker, one compile at a time).  First results come first: a queued
    compile starts only once the program has not compiled anything in the
