@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
-from _harness import interleaved  # noqa: E402
+from _harness import per_call_seconds  # noqa: E402
 
 C = math.sqrt(2.0 / math.pi)
 
@@ -84,6 +84,20 @@ def workloads():
             "20-node 64x64 graph": (plain(chain20), (a, b), 500)}
 
 
+def rotated(candidates: dict, number: int, rounds: int) -> dict[str, float]:
+    """Median per-call seconds, interleaved round by round with the order
+    rotated every round: each candidate follows each other one equally often
+    (on 2 cores the candidate run after OpenVINO pays for its spinning pool)."""
+    import statistics
+    names = list(candidates)
+    samples: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for name in order:
+            samples[name].append(per_call_seconds(candidates[name], number))
+    return {n: statistics.median(v) for n, v in samples.items()}
+
+
 def settle(fn, args, calls=40):
     from frame.runtime import tiered
     for _ in range(3):
@@ -112,7 +126,7 @@ def main() -> int:
             cands[backend] = (lambda fn=fn: fn(*fargs))
         s = frame.stats()
         decisions = list(s.tier_decisions.values())
-        res = interleaved(cands, number=number, rounds=args.rounds, warmup=2)
+        res = rotated(cands, number=number, rounds=args.rounds)
         best = min(res["cpu"], res["openvino"])
         print(f"{name}:")
         for k, v in res.items():

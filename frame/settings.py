@@ -110,8 +110,7 @@ class Config:
                                         # compile cache keeps (least recently used dropped first)
     pgo: bool = True                    # FRAME_PGO: measure the tiers of a graph whose backend
                                         # the user did not name, keep the fastest
-    pgo_trial_calls: int = 5            # FRAME_PGO_TRIAL_CALLS: timed calls per tier (after
-                                        # one warm-up call each)
+    pgo_trial_calls: int = 6            # FRAME_PGO_TRIAL_CALLS: timed calls per tier
     pgo_margin: float = 0.05            # FRAME_PGO_MARGIN: hysteresis; the fast tier is kept
                                         # only when this much faster than the slow tier
     cooldown_s: float = 0.05            # FRAME_COOLDOWN_S: a graph whose slow-tier request was
@@ -167,7 +166,7 @@ class Config:
             ov_pinning=_optional_flag("FRAME_OV_PINNING"),
             compile_cache_size=_int("FRAME_COMPILE_CACHE_SIZE", 256),
             pgo=_flag("FRAME_PGO", True),
-            pgo_trial_calls=_int("FRAME_PGO_TRIAL_CALLS", 5),
+            pgo_trial_calls=_int("FRAME_PGO_TRIAL_CALLS", 6),
             pgo_margin=_float("FRAME_PGO_MARGIN", 0.05),
             cooldown_s=_float("FRAME_COOLDOWN_S", 0.05),
         )

@@ -62,9 +62,11 @@ name (``frame.jit`` without ``backend=``, no ``FRAME_BACKEND``: capture passes
 ``pgo=True`` to ``runtime.compile``) is not swapped by call count alone: once
 the slow tier is ready (state ``trial``), its next calls are interleaved
 between the candidates -- the fast tier's executable and the slow tier's --
-and timed (``time.perf_counter``, module attribute ``clock``); each
-candidate's first trial call is a warm-up and is not counted, then
-``pgo_trial_calls`` (``FRAME_PGO_TRIAL_CALLS``, default 5) calls each.  The
+in blocks of ``PGO_BLOCK`` (3) calls per candidate, and timed
+(``time.perf_counter``, module attribute ``clock``); the first call of each
+block is not timed (the other tier's thread pool may still be spinning), until
+each candidate has ``pgo_trial_calls`` (``FRAME_PGO_TRIAL_CALLS``, default 6)
+timed calls.  The
 medians decide, with hysteresis: the fast tier is kept only when its median
 is more than ``pgo_margin`` (``FRAME_PGO_MARGIN``, default 0.05) below the
 slow tier's, else the slow tier (the backend asked for) is kept.  Then the
@@ -130,6 +132,14 @@ TRIAL, PGO_FAST = "trial", "pgo_fast"  # PGO: measuring the tiers; the fast tier
 
 # the timer of PGO trials (tests replace it with a fake clock)
 clock: Callable[[], float] = time.perf_counter
+
+# PGO trial calls run in blocks of this many calls per tier, the tiers
+# alternating; the first call of a block is not timed.  Measured on 2 cores:
+# alternating call by call, each tier's calls ran while the other's thread pool
+# (OpenBLAS after the cpu tier, OpenVINO's after OpenVINO) was still spinning:
+# the MLP train step's graph measured 25 ms on OpenVINO in the trial against
+# 14 ms in runs of 20 calls; the first call after a change of tier absorbs that.
+PGO_BLOCK = 3
 
 # slow backend -> its fast tier
 FAST_TIERS: dict[str, str] = {"openvino": "cpu"}
@@ -246,7 +256,7 @@ class TieredExecutable(Executable):
             return text
         if self.state == TRIAL:
             return (f"PGO trial: {self.fast_backend} vs {self.backend} interleaved "
-                    f"({self._trial_calls} call(s) measured so far)")
+                    f"({self._trial_calls} trial call(s) so far)")
         if self.state == SLOW:
             return f"{self.backend} (swapped in after the {self.fast_backend} tier; " \
                    f"{'PGO off' if not config.pgo else 'backend pinned: no PGO'})"
@@ -288,16 +298,21 @@ class TieredExecutable(Executable):
         with self._lock:
             n = self._trial_calls
             self._trial_calls += 1
-        name, exe = (self.fast_backend, self.fast) if n % 2 == 0 else (self.backend, slow)
+        if (n // PGO_BLOCK) % 2 == 0:
+            name, exe = self.fast_backend, self.fast
+        else:
+            name, exe = self.backend, slow
         t0 = clock()
         out = exe.run(inputs)
         elapsed = clock() - t0
+        if n % PGO_BLOCK == 0:  # the first call after a change of tier: not timed
+            return out
         record.count("pgo_trials")
         with self._lock:
             if self.state != TRIAL:
                 return out
             self._samples.setdefault(name, []).append(elapsed)
-            wanted = max(1, config.pgo_trial_calls) + 1  # the first call of each is a warm-up
+            wanted = max(1, config.pgo_trial_calls)
             decided = all(len(self._samples.get(t, ())) >= wanted
                           for t in (self.fast_backend, self.backend))
             if decided:
@@ -309,7 +324,7 @@ class TieredExecutable(Executable):
 
     def _decide(self) -> None:
         """Keep the faster tier, with hysteresis (holding ``_lock``)."""
-        medians = {t: float(np.median(v[1:])) for t, v in self._samples.items()}
+        medians = {t: float(np.median(v)) for t, v in self._samples.items()}
         fast_s, slow_s = medians[self.fast_backend], medians[self.backend]
         keep_fast = fast_s < slow_s * (1.0 - max(0.0, config.pgo_margin))
         winner = self.fast_backend if keep_fast else self.backend
