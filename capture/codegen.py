@@ -475,8 +475,11 @@ def _collect_tensors(var: Variable, out: list[TensorVariable], seen: set[int]) -
 
 
 def build_entry(tr: Translation, fn, result: Variable | None, backend: str, options=None,
-                brk=None, requested_backend: str | None = None) -> CacheEntry:
+                brk=None, requested_backend: str | None = None, pgo: bool = False) -> CacheEntry:
     """Compile the captured graph and generate the entry function.
+
+    ``pgo``: the user named no backend, so ``runtime.compile`` may keep the
+    faster of the tiers it measures (``frame/runtime/tiered.py``).
 
     ``brk`` (a ``BreakPoint``) makes it a graph-break entry: instead of
     returning ``result`` it rebuilds the frame's live stack and locals, runs
@@ -535,7 +538,7 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     graph.set_outputs(outputs)
     _prune_unused_inputs(tr)
 
-    exe = _executable(graph, backend, options) if outputs else None
+    exe = _executable(graph, backend, options, pgo) if outputs else None
 
     rb = _Rebuilder(tr, pool, out_index, needed_ids)
     written: list[str] = []   # in-place tensor data first: views are remade from the new data
@@ -644,11 +647,11 @@ def runs_eagerly(node_count: int, has_body: bool) -> bool:
     return node_count < minimum and not has_body
 
 
-def _executable(graph, backend: str, options):
+def _executable(graph, backend: str, options, pgo: bool = False):
     from frame.runtime.compile import compile as runtime_compile
     if runs_eagerly(len(graph.nodes), any(n.body is not None for n in graph.nodes)):
         return _EagerExecutable(graph)
-    return runtime_compile(graph, backend, options)
+    return runtime_compile(graph, backend, options, pgo=pgo)
 
 
 def _distinct_outputs(outputs, used: set[int]) -> list[str]:

@@ -5,7 +5,11 @@ caches, so nothing is reused from, or left in, the caches of other calls), and
 every translation it causes is recorded: graphs in the order they were
 captured (the top frame's, then its resume functions' and those of functions
 called at breaks), graph breaks and native fallbacks with kind, reason and
-``file:line``, guards, and the time spent translating and compiling.
+``file:line``, guards, the time spent translating and compiling, and, per
+graph, the tier its executable runs on after the call and why
+(``tier_decisions``: a tiered graph's ``describe()``, e.g. the PGO decision
+stored for it, or "cpu tier while openvino compiles in the background (then
+PGO trial)"), with the process's PGO counters (``pgo_counters``).
 
 ``fn`` may be what ``frame.jit`` returned (a jitted function, module or bound
 method): the call is then explained with that jit's options (its backend;
@@ -43,6 +47,9 @@ class ExplainOutput:
     result: object = None           # what the call returned
     exception: BaseException | None = None   # or the exception it raised
     eager: str | None = None        # why nothing was captured: eager mode was forced (by what)
+    tier_decisions: list = dataclasses.field(default_factory=list)  # list[str], one per graph
+    pgo_counters: dict = dataclasses.field(default_factory=dict)    # name -> process-wide count
+    entries: list = dataclasses.field(default_factory=list, repr=False)  # the entries translated
 
     def __str__(self) -> str:
         lines = []
@@ -62,6 +69,13 @@ class ExplainOutput:
             lines.append("Ops per graph:")
             for i, ops in enumerate(self.ops_per_graph, 1):
                 lines.append(f"  graph {i} ({len(ops)} ops): {', '.join(ops)}")
+        if self.tier_decisions:
+            lines.append("Tiers:")
+            for i, text in enumerate(self.tier_decisions, 1):
+                lines.append(f"  graph {i}: {text}")
+        if self.pgo_counters:
+            lines.append("PGO counters (process): " + ", ".join(
+                f"{k} {v}" for k, v in self.pgo_counters.items()))
         if self.exception is not None:
             lines.append(f"The call raised {type(self.exception).__name__}: {self.exception}")
         if self.guards:
@@ -80,6 +94,7 @@ def note_translation(fn, entry, seconds: float) -> None:
         out.graph_count += 1
         # constants are data, not work: they are not listed as ops
         out.ops_per_graph.append([n.op for n in entry.graph.nodes if n.op != "constant"])
+        out.entries.append(entry)
     for g in entry.guards:
         if g.text not in out.guards:
             out.guards.append(g.text)
@@ -131,5 +146,28 @@ def explain(fn, *, backend: str | None = None):
             out.exception = e
         finally:
             _session.out, jit_module._local.caches = saved
+        _note_tiers(out)
         return out
     return run
+
+
+PGO_COUNTERS = ("pgo_trials", "pgo_decisions", "pgo_switches", "pgo_stored", "cooldown_hits",
+                "backpressure_hits")
+
+
+def _note_tiers(out: ExplainOutput) -> None:
+    """Fill ``tier_decisions`` (what each graph's executable runs on now) and
+    ``pgo_counters``."""
+    from frame.runtime.stats import stats
+    for entry in out.entries:
+        exe = getattr(entry, "executable", None)
+        backend = getattr(entry, "backend", None)
+        describe = getattr(exe, "describe", None)
+        if describe is not None:
+            out.tier_decisions.append(describe())
+        elif exe is not None:
+            out.tier_decisions.append(f"{backend} ({type(exe).__name__}, not tiered)")
+        else:
+            out.tier_decisions.append("no executable (nothing to compute)")
+    extra = stats().extra
+    out.pgo_counters = {k: extra.get(k, 0) for k in PGO_COUNTERS}

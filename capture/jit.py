@@ -171,6 +171,13 @@ def _default_backend() -> str:
     return default_backend_name()
 
 
+def _backend_unpinned(options) -> bool:
+    """Did the user leave the backend to frame (no ``backend=``, no
+    ``FRAME_BACKEND``)?  Then the runtime may choose the tier by measurement
+    (PGO); a backend the user named is a strict pin."""
+    return options["backend"] is None and not os.environ.get("FRAME_BACKEND")
+
+
 # a generator, coroutine or async generator function returns its frame as an
 # object that runs later, step by step: only the native call makes that object
 _GENERATOR_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -585,7 +592,7 @@ def translate(fn, arguments: dict, options) -> CacheEntry:
         if tx is None:
             raise tr.failure
         result = tx.run()
-        entry = build_entry(tr, fn, result, backend)
+        entry = build_entry(tr, fn, result, backend, pgo=_backend_unpinned(options))
         entry.backend = backend
         entry.files = frozenset(code.co_filename for code in tr.codes)
     except Unsupported as e:
@@ -678,7 +685,8 @@ def _break_entry(fn, arguments, e: Unsupported, reason: BreakReason, backend, op
         if tx.stopped is None or tx.stopped.index != e.top_index:
             return None, "the re-translation did not reach the break"
         brk = BreakPoint(tx, tx.stopped, reason)
-        entry = build_entry(tr, fn, None, backend, brk=brk, requested_backend=options["backend"])
+        entry = build_entry(tr, fn, None, backend, brk=brk, requested_backend=options["backend"],
+                            pgo=_backend_unpinned(options))
     except Unsupported as err:
         return None, err.reason
     entry.reason = reason

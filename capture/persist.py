@@ -358,8 +358,9 @@ def load_entries(fn, options) -> list:
     store = _store()
     if store is None:
         return []
-    from .jit import _default_backend
+    from .jit import _backend_unpinned, _default_backend
     backend = options["backend"] or _default_backend()
+    pgo = _backend_unpinned(options)
     try:
         key = _record_key(fn, backend, options["full_graph"])
     except (OSError, ValueError):
@@ -368,7 +369,7 @@ def load_entries(fn, options) -> list:
     entries = []
     for item in items:
         try:
-            entries.append(_rebuild(fn, item, blobs))
+            entries.append(_rebuild(fn, item, blobs, pgo))
         except NotPersistable as why:
             log.debug("capture: stored translation of %s not used: %s", fn.__qualname__, why)
         except Exception as err:  # noqa: BLE001 -- a bad record is skipped, never fatal
@@ -379,7 +380,7 @@ def load_entries(fn, options) -> list:
     return entries
 
 
-def _rebuild(fn, item: dict, blobs: dict[str, bytes]):
+def _rebuild(fn, item: dict, blobs: dict[str, bytes], pgo: bool = False):
     from .guards import Guard
 
     if not _dependencies_hold(item["deps"]):
@@ -398,7 +399,7 @@ def _rebuild(fn, item: dict, blobs: dict[str, bytes]):
     entry.backend = item["backend"]
     parts = {part: blobs[name] for part, name in item["blobs"].items()}
     if item["graph"] is not None:
-        namespace["__run"] = _LazyRun(entry, item, parts["graph"])
+        namespace["__run"] = _LazyRun(entry, item, parts["graph"], pgo)
     try:  # the compiled maker (a code object of this Python: the key holds its bytecode tag)
         code = marshal.loads(parts["code"])
     except (KeyError, EOFError, ValueError, TypeError):
@@ -415,8 +416,9 @@ class _LazyRun:
     its executable (``runtime.compile``: in practice a persistent-cache hit),
     then rebinds ``__run`` to the executable's ``run``."""
 
-    def __init__(self, entry, item: dict, payloads: bytes):
+    def __init__(self, entry, item: dict, payloads: bytes, pgo: bool = False):
         self.entry, self.item, self.payloads = entry, item, payloads
+        self.pgo = pgo  # the user named no backend (runtime.compile's PGO)
         self.lock = threading.Lock()
 
     def __call__(self, inputs):
@@ -431,7 +433,7 @@ class _LazyRun:
                 if runs_eagerly(int(self.item["nodes"]), bool(self.item["bodies"])):
                     exe = _EagerExecutable(unpack_graph(text, self.payloads))
                 else:  # no parsing when the persistent cache has the executable
-                    exe = compile_packed(text, self.payloads, backend)
+                    exe = compile_packed(text, self.payloads, backend, pgo=self.pgo)
                 self.entry.executable = exe
                 set_entry_helper(self.entry.fn, "__run", exe.run)
                 record.count("capture_persistent_hits")

@@ -108,6 +108,13 @@ class Config:
                                         # None = frame's rule
     compile_cache_size: int = 256       # FRAME_COMPILE_CACHE_SIZE: executables the in-process
                                         # compile cache keeps (least recently used dropped first)
+    pgo: bool = True                    # FRAME_PGO: measure the tiers of a graph whose backend
+                                        # the user did not name, keep the fastest
+    pgo_trial_calls: int = 6            # FRAME_PGO_TRIAL_CALLS: timed calls per tier
+    pgo_margin: float = 0.05            # FRAME_PGO_MARGIN: hysteresis; the fast tier is kept
+                                        # only when this much faster than the slow tier
+    cooldown_s: float = 0.05            # FRAME_COOLDOWN_S: a graph whose slow-tier request was
+                                        # refused (backpressure) asks again after this long
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in self.__dataclass_fields__:
@@ -158,6 +165,10 @@ class Config:
             ov_threads=_threads("FRAME_OV_THREADS"),
             ov_pinning=_optional_flag("FRAME_OV_PINNING"),
             compile_cache_size=_int("FRAME_COMPILE_CACHE_SIZE", 256),
+            pgo=_flag("FRAME_PGO", True),
+            pgo_trial_calls=_int("FRAME_PGO_TRIAL_CALLS", 6),
+            pgo_margin=_float("FRAME_PGO_MARGIN", 0.05),
+            cooldown_s=_float("FRAME_COOLDOWN_S", 0.05),
         )
 
 

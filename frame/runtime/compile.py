@@ -21,7 +21,11 @@ Below the in-process cache (an in-process miss):
   backend with a fast tier (openvino -> cpu) the result is a
   TieredExecutable that runs the fast tier's executable (itself compiled
   through here) at once and swaps in this backend's, made on a background
-  thread by the next two steps;
+  thread by the next two steps.  With ``pgo=True`` (the caller did not pin
+  the backend: capture passes it when the user named none) the tiers are
+  measured once both are ready and the faster is kept (profile-guided tier
+  choice, ``tiered.py``); such a graph has an in-process cache entry of its
+  own (key + ``"\x1fpgo"``), the persistent entries are shared;
 * the persistent on-disk cache (``persistent.py``; ``FRAME_CACHE=0`` turns it
   off): a hit rebuilds the executable without passes or ``Backend.compile``;
 * otherwise passes + ``Backend.compile``, and the result is persisted (when
@@ -30,6 +34,7 @@ Below the in-process cache (an in-process miss):
 from __future__ import annotations
 
 import collections
+import hashlib
 import logging
 import threading
 import time
@@ -134,23 +139,35 @@ def clear_cache() -> None:
     compilation_cache.clear()
 
 
-def compile(graph: Graph, backend: str = "cpu", options: CompileOptions | None = None) -> Executable:
-    """Compile ``graph`` for ``backend`` (cached).  The caller's graph is not modified."""
+def compile(graph: Graph, backend: str = "cpu", options: CompileOptions | None = None, *,
+            pgo: bool = False) -> Executable:
+    """Compile ``graph`` for ``backend`` (cached).  The caller's graph is not modified.
+    ``pgo``: ``backend`` is a default, not the user's choice; a tiered graph may
+    end on its fast tier when that measures faster (``tiered.py``)."""
     options = options or CompileOptions()
     key = cache_key(graph, backend, options)
-    return compilation_cache.get_or_compile(key, lambda: _miss(graph, backend, options, key))
+    pgo = _uses_pgo(backend, pgo)
+    return compilation_cache.get_or_compile(key + "\x1fpgo" if pgo else key,
+                                            lambda: _miss(graph, backend, options, key, pgo))
 
 
 def compile_packed(text: str, payloads: bytes, backend: str = "cpu",
-                   options: CompileOptions | None = None) -> Executable:
-    """``compile(unpack_graph(text, payloads), backend, options)``, parsing the
-    graph only when neither cache has its executable (``text`` must be what
-    ``pack_graph`` wrote: the key is made from it as ``compile`` makes it
-    from the graph)."""
+                   options: CompileOptions | None = None, *, pgo: bool = False) -> Executable:
+    """``compile(unpack_graph(text, payloads), backend, options, pgo=pgo)``,
+    parsing the graph only when neither cache has its executable (``text``
+    must be what ``pack_graph`` wrote: the key is made from it as ``compile``
+    makes it from the graph)."""
     options = options or CompileOptions()
     key = _key_of_text(text, backend, options)
     packed = _Packed(text, payloads)
-    return compilation_cache.get_or_compile(key, lambda: _miss(packed, backend, options, key))
+    pgo = _uses_pgo(backend, pgo)
+    return compilation_cache.get_or_compile(key + "\x1fpgo" if pgo else key,
+                                            lambda: _miss(packed, backend, options, key, pgo))
+
+
+def _uses_pgo(backend: str, pgo: bool) -> bool:
+    """Does PGO apply: asked for, on (``frame.config.pgo``), and ``backend`` tiered?"""
+    return bool(pgo) and config.pgo and tiered.fast_tier_for(backend) is not None
 
 
 def _graph_of(graph: Graph | _Packed) -> Graph:
@@ -158,14 +175,14 @@ def _graph_of(graph: Graph | _Packed) -> Graph:
 
 
 def _miss(graph: Graph | _Packed, backend_name: str, options: CompileOptions,
-          key: str) -> Executable:
+          key: str, pgo: bool = False) -> Executable:
     """An in-process miss: the persistent cache, else tiered, else a compile."""
     tiered.note_foreground_compile()  # background compiles wait for a quiet moment
     threads.for_backend(backend_name)  # the BLAS pool's size, on the caller's thread
     try:
         fast = tiered.fast_tier_for(backend_name)
         if fast is not None:
-            exe = _start_tiered(graph, backend_name, fast, options, key)
+            exe = _start_tiered(graph, backend_name, fast, options, key, pgo)
             if exe is not None:
                 return exe
         return _load_or_build(graph, backend_name, options, key)
@@ -185,7 +202,7 @@ def _load_or_build(graph: Graph | _Packed, backend_name: str, options: CompileOp
 
 
 def _start_tiered(graph: Graph | _Packed, backend_name: str, fast: str, options: CompileOptions,
-                  key: str) -> Executable | None:
+                  key: str, pgo: bool = False) -> Executable | None:
     """The fast tier's executable wrapped to swap in ``backend_name``'s later;
     None when the fast tier cannot compile the graph (then it is compiled now)."""
     try:
@@ -204,9 +221,10 @@ def _start_tiered(graph: Graph | _Packed, backend_name: str, fast: str, options:
         private = clone_graph(graph)  # the caller may reuse its graph after we return
         ins = ", ".join(str(v.type) for v in graph.inputs[:4]) + (", ..." if len(graph.inputs) > 4 else "")
         label = f"a {len(graph.nodes)}-node graph ({ins})"
+    label += f" #{hashlib.sha256(key.encode()).hexdigest()[:8]}"  # tells equal-looking graphs apart
     return tiered.TieredExecutable(
         fast_exe, lambda: _load_or_build(private, backend_name, options, key),
-        backend_name, fast, label)
+        backend_name, fast, label, pgo=pgo, key=key)
 
 
 def _build(graph: Graph, backend_name: str, options: CompileOptions,

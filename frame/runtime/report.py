@@ -8,9 +8,10 @@ Sections: a summary (graphs compiled, total and by backend; compile-cache
 hits and misses; translations; recompiles; graph breaks; fallback hops;
 translation, pass and compile time), then, when they have rows, recompiles
 with their failing guards, graph breaks by kind and their top locations,
-fallbacks by (op, backend, target), and every other counter or timer in
-``StatsSnapshot.extra`` / ``extra_times`` (the persistent cache and tiering
-add theirs there).  When nothing was recorded at all the report is one line
+fallbacks by (op, backend, target), tier choice (the PGO counters and the
+tier decided for each graph, ``tiered.py``), and every other counter or
+timer in ``StatsSnapshot.extra`` / ``extra_times`` (the persistent cache and
+tiering add theirs there).  When nothing was recorded at all the report is one line
 saying so, also at exit: setting FRAME_REPORT=1 always answers.  When eager
 mode is forced (``FRAME_EAGER=1``, ``frame.config.eager``) or functions were
 jitted with ``eager=True``, a first line says so: then nothing is captured,
@@ -37,6 +38,14 @@ from .stats import StatsSnapshot, stats
 __all__ = ["report", "run_script", "TOP"]
 
 TOP = 10  # rows shown per ranked table (recompile reasons, break sites, fallbacks)
+
+# the tier-choice table's counters (frame/runtime/tiered.py), in this order
+PGO_COUNTERS = (("pgo_trials", "timed trial calls"),
+                ("pgo_decisions", "graphs decided by measurement"),
+                ("pgo_switches", "decisions keeping a tier other than the backend asked for"),
+                ("pgo_stored", "decisions read from the persistent cache"),
+                ("backpressure_hits", "trial calls not timed: a compile was running"),
+                ("cooldown_hits", "calls that waited out cooldown_s after a refused request"))
 
 
 def report(file: IO[str] | None = None, *, snapshot: StatsSnapshot | None = None) -> None:
@@ -79,12 +88,12 @@ def _eager_line(s: StatsSnapshot) -> str | None:
 def _is_empty(s: StatsSnapshot) -> bool:
     return not (s.translations or s.compiles or s.cache_hits or s.cache_misses or s.recompiles
                 or s.graph_breaks or s.fallbacks or s.fallback_targets
-                or any(s.extra.values()) or any(s.extra_times.values()))
+                or any(s.extra.values()) or any(s.extra_times.values()) or s.tier_decisions)
 
 
 def _tables(s: StatsSnapshot) -> list:
     tables = [_summary(s)]
-    for build in (_recompiles, _breaks_by_kind, _break_sites, _fallbacks, _other):
+    for build in (_recompiles, _breaks_by_kind, _break_sites, _fallbacks, _tiers, _other):
         table = build(s)
         if table is not None:
             tables.append(table)
@@ -179,8 +188,22 @@ def _fallbacks(s: StatsSnapshot):
     return t
 
 
+def _tiers(s: StatsSnapshot):
+    counters = [(name, what, s.extra.get(name, 0)) for name, what in PGO_COUNTERS]
+    if not (s.tier_decisions or any(n for _, _, n in counters)):
+        return None
+    t = _table("tier choice (PGO)", "graph / counter", "decision / value",
+               caption=_more(len(s.tier_decisions), TOP))
+    for name, what, n in counters:
+        t.add_row(f"{name}: {what}", str(n))
+    for label, text in list(s.tier_decisions.items())[-TOP:]:
+        t.add_row(label, text)
+    return t
+
+
 def _other(s: StatsSnapshot):
-    counters = {k: v for k, v in s.extra.items() if v}
+    shown = {name for name, _ in PGO_COUNTERS}
+    counters = {k: v for k, v in s.extra.items() if v and k not in shown}
     times = {k: v for k, v in s.extra_times.items() if v}
     if not (counters or times):
         return None

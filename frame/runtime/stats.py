@@ -8,7 +8,9 @@ Two records are bounded so that a long-running process cannot grow them
 without limit: graph-break sites (the first ``MAX_BREAK_SITES`` distinct
 (kind, location) pairs keep per-location counts; later sites still count in
 ``graph_breaks``) and recompile reasons (the ``MAX_RECOMPILE_REASONS`` most
-recently seen (function, failing guard) pairs, with their counts).
+recently seen (function, failing guard) pairs, with their counts).  Tier
+decisions (PGO, ``tiered.py``) keep the ``MAX_TIER_DECISIONS`` most recent
+graphs' decisions.
 """
 from __future__ import annotations
 
@@ -18,10 +20,11 @@ import threading
 from typing import Any
 
 __all__ = ["StatsSnapshot", "stats", "reset_stats", "record", "MAX_BREAK_SITES",
-           "MAX_RECOMPILE_REASONS"]
+           "MAX_RECOMPILE_REASONS", "MAX_TIER_DECISIONS"]
 
 MAX_BREAK_SITES = 1000
 MAX_RECOMPILE_REASONS = 64
+MAX_TIER_DECISIONS = 64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +48,8 @@ class StatsSnapshot:
     # (function, failing guard text) -> count; the most recent MAX_RECOMPILE_REASONS pairs
     recompile_reasons: dict[tuple[str, str], int] = dataclasses.field(default_factory=dict)
     extra_times: dict[str, float] = dataclasses.field(default_factory=dict)  # seconds, by name
+    # graph label -> the PGO tier decision (a sentence); the most recent MAX_TIER_DECISIONS
+    tier_decisions: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -73,6 +78,7 @@ class _Stats:
             self.break_sites: collections.Counter = collections.Counter()
             self.break_reasons: dict[tuple[str, str], str] = {}
             self.recompile_reasons: collections.OrderedDict = collections.OrderedDict()
+            self.tier_decisions: collections.OrderedDict = collections.OrderedDict()
 
     def gauge(self, name: str, read) -> None:
         """Report ``read()`` as ``extra[name]`` in every snapshot: a current value
@@ -116,6 +122,14 @@ class _Stats:
             if len(self.recompile_reasons) > MAX_RECOMPILE_REASONS:
                 self.recompile_reasons.popitem(last=False)
 
+    def tier_decision(self, label: str, text: str) -> None:
+        """Remember the tier decision ``text`` for the graph ``label`` (the newest wins)."""
+        with self._lock:
+            self.tier_decisions.pop(label, None)
+            self.tier_decisions[label] = text
+            if len(self.tier_decisions) > MAX_TIER_DECISIONS:
+                self.tier_decisions.popitem(last=False)
+
     def compiled(self, backend: str, seconds: float) -> None:
         with self._lock:
             self.counters["compiles"] += 1
@@ -140,7 +154,8 @@ class _Stats:
                 graph_break_sites=dict(self.break_sites),
                 graph_break_reasons=dict(self.break_reasons),
                 recompile_reasons=dict(self.recompile_reasons),
-                extra_times={k: float(v) for k, v in self.times.items() if k not in known_times})
+                extra_times={k: float(v) for k, v in self.times.items() if k not in known_times},
+                tier_decisions=dict(self.tier_decisions))
 
 
 record = _Stats()

@@ -21,7 +21,9 @@ Life of a TieredExecutable:
    ``runtime.compile``, so cached like any other).  The ``hot_threshold``-th
    call (``FRAME_HOT_THRESHOLD``, default 2; 0 = at once) requests the slow
    compile.  With ``max_pending`` compiles already queued or running the
-   request is refused (``tier_backpressure``) and made again on the next call.
+   request is refused (``tier_backpressure``) and made again on the first
+   call after ``cooldown_s`` (``FRAME_COOLDOWN_S``; the calls in between
+   count as ``cooldown_hits``).
 2. ``pending``: queued for, then running on, the background compiler (one
    daemon worker, one compile at a time).  First results come first: a queued
    compile starts only once the program has not compiled anything in the
@@ -55,9 +57,54 @@ OpenVINO aborts a process whose interpreter exits in the middle of
 ``compile_model`` (measured: SIGABRT/SIGSEGV at exit), and a compile is
 normally over in well under a second.
 
+Profile-guided tier choice (PGO).  A graph whose backend the user did not
+name (``frame.jit`` without ``backend=``, no ``FRAME_BACKEND``: capture passes
+``pgo=True`` to ``runtime.compile``) is not swapped by call count alone: once
+the slow tier is ready (state ``trial``), its next calls are interleaved
+between the candidates -- the fast tier's executable and the slow tier's --
+in blocks of ``PGO_BLOCK`` (3) calls per candidate, and timed
+(``time.perf_counter``, module attribute ``clock``); the first call of each
+block is not timed (the other tier's thread pool may still be spinning), until
+each candidate has ``pgo_trial_calls`` (``FRAME_PGO_TRIAL_CALLS``, default 6)
+timed calls.  The
+medians decide, with hysteresis: the fast tier is kept only when its median
+is more than ``pgo_margin`` (``FRAME_PGO_MARGIN``, default 0.05) below the
+slow tier's, else the slow tier (the backend asked for) is kept.  Then the
+measuring stops: ``run`` forwards to the winner's ``run`` (one attribute
+store, as for a swap).  Every trial call runs wholly on one candidate and
+returns its result (the two tiers agree within float32 rounding, see
+Results), so trials cost no extra work, only the slower candidate's time on
+a bounded number of calls.  While another graph's background compile is
+running, a trial call is not timed (the compile would distort the
+measurement on a small machine): it runs on the slow tier and counts as
+``backpressure_hits``.
+
+The decision is stored in the persistent cache next to the graph's
+executables (a ``pgo`` record under the same runtime cache key, so it is
+host- and frame-version specific like them).  A later process that compiles
+the same graph reads it when the TieredExecutable is made: ``cpu`` won ->
+the graph runs on the fast tier for good (state ``pgo_fast``) and the slow
+tier is never compiled; the slow tier won -> the usual background swap,
+without trials.  ``FRAME_PGO=0`` turns PGO off (count-based swap, as for a
+pinned backend).  A backend the user named (``frame.jit(backend="openvino")``,
+``FRAME_BACKEND``) is a strict pin: no trials, the graph ends on that
+backend.
+
+Throttles.  A request refused for backpressure is not made again by that
+graph before ``cooldown_s`` (``FRAME_COOLDOWN_S``, default 0.05 s) has
+passed; the calls in between run on the fast tier without asking the
+scheduler and count as ``cooldown_hits``.
+
 Statistics (``frame.stats().extra``): ``tier_requests``, ``tier_swaps``,
-``tier_backpressure``, ``tier_timeouts``, ``tier_failures``, and the gauge
-``tier_pending`` (compiles queued or running now).
+``tier_backpressure``, ``tier_timeouts``, ``tier_failures``, ``pgo_trials``
+(timed trial calls), ``pgo_decisions`` (measured), ``pgo_switches``
+(decisions that kept a tier other than the backend asked for),
+``pgo_stored`` (decisions read from the persistent cache),
+``backpressure_hits``, ``cooldown_hits``, and the gauge ``tier_pending``
+(compiles queued or running now).  Each decision is also recorded by graph
+label (``frame.stats().tier_decisions``, shown by ``frame.report()``), and
+``TieredExecutable.describe()`` says what one graph runs on and why
+(``frame.explain``).
 """
 from __future__ import annotations
 
@@ -76,11 +123,23 @@ from .stats import record
 
 __all__ = ["TieredExecutable", "FAST_TIERS", "set_fast_tier", "fast_tier_for", "scheduler",
            "note_foreground_compile", "MAX_YIELD_S", "FAST", "PENDING", "SLOW", "FAILED",
-           "ABANDONED"]
+           "ABANDONED", "TRIAL", "PGO_FAST", "clock"]
 
 log = logging.getLogger("frame.tiered")
 
 FAST, PENDING, SLOW, FAILED, ABANDONED = "fast", "pending", "slow", "failed", "abandoned"
+TRIAL, PGO_FAST = "trial", "pgo_fast"  # PGO: measuring the tiers; the fast tier kept for good
+
+# the timer of PGO trials (tests replace it with a fake clock)
+clock: Callable[[], float] = time.perf_counter
+
+# PGO trial calls run in blocks of this many calls per tier, the tiers
+# alternating; the first call of a block is not timed.  Measured on 2 cores:
+# alternating call by call, each tier's calls ran while the other's thread pool
+# (OpenBLAS after the cpu tier, OpenVINO's after OpenVINO) was still spinning:
+# the MLP train step's graph measured 25 ms on OpenVINO in the trial against
+# 14 ms in runs of 20 calls; the first call after a change of tier absorbs that.
+PGO_BLOCK = 3
 
 # slow backend -> its fast tier
 FAST_TIERS: dict[str, str] = {"openvino": "cpu"}
@@ -118,11 +177,13 @@ class TieredExecutable(Executable):
     """A fast-tier executable standing in for a slow-tier one until it is ready.
 
     ``build_slow()`` compiles the slow tier (on the background compiler);
-    ``label`` names the graph in log messages.
+    ``label`` names the graph in log messages.  With ``pgo`` the tiers are
+    measured once the slow one is ready and the faster kept (module doc);
+    ``key`` (the runtime cache key) names the stored decision.
     """
 
     def __init__(self, fast: Executable, build_slow: Callable[[], Executable], backend: str,
-                 fast_backend: str, label: str):
+                 fast_backend: str, label: str, pgo: bool = False, key: str | None = None):
         self.input_types = fast.input_types
         self.output_types = fast.output_types
         self.fast = fast
@@ -132,35 +193,87 @@ class TieredExecutable(Executable):
         self.label = label
         self.state = FAST
         self.error: BaseException | None = None
+        self.pgo = bool(pgo and config.pgo)
+        # the PGO decision: {"winner", "medians_s" {tier: s}, "source" measured|stored}
+        self.decision: dict | None = None
+        self._key = key
         self._build_slow: Callable[[], Executable] | None = build_slow
         self._lock = threading.Lock()
-        self._settled = threading.Event()   # set on swap, failure or abandonment
+        self._settled = threading.Event()   # set on swap, trial start, failure or abandonment
+        self._decided = threading.Event()   # set once the PGO decision is made
         self._calls = 0
         self._threshold = config.hot_threshold
+        self._retry_at = 0.0                # cooldown after a refused request
+        self._samples: dict[str, list[float]] = {}
+        self._trial_calls = 0
         # ``run`` calls ``self._run``: counting until the request is made, then the
         # fast executable's run, then the slow one's (each a single attribute store)
         self._run: Callable[[Sequence[np.ndarray]], list[np.ndarray]] = self._counting
+        stored = _stored_decision(key, (fast_backend, backend)) if self.pgo else None
+        if stored is not None:
+            self.decision = dict(stored, source="stored")
+            record.count("pgo_stored")
+            record.tier_decision(label, _decision_text(self.decision, backend))
+            if stored["winner"] == fast_backend:  # the slow tier lost: never compiled again
+                self.state, self._build_slow = PGO_FAST, None
+                self._run = fast.run
+                self._settled.set()
+                self._decided.set()
+                return
+            self.pgo = False  # the slow tier won: swap to it when ready, no trials
+            self._decided.set()
         if self._threshold <= 0:
             self._request()
 
     @property
     def tier(self) -> str:
-        """``"slow"`` once swapped, else ``"fast"``."""
-        return "slow" if self.state == SLOW else "fast"
+        """``"slow"`` once swapped (or kept by PGO), ``"trial"`` while PGO
+        measures, else ``"fast"``."""
+        if self.state == SLOW:
+            return "slow"
+        return "trial" if self.state == TRIAL else "fast"
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         return self._run(inputs)
 
     def wait(self, timeout: float | None = None) -> str:
-        """Wait until the background compile is settled (swapped, failed or
-        abandoned) or ``timeout`` passes; returns the state (tests, benchmarks)."""
+        """Wait until the background compile is settled (swapped, in trial,
+        failed or abandoned) or ``timeout`` passes; returns the state (tests,
+        benchmarks)."""
         self._settled.wait(timeout)
         return self.state
+
+    def wait_decided(self, timeout: float | None = None) -> bool:
+        """Wait for the PGO decision (made by calls: run the graph meanwhile)."""
+        return self._decided.wait(timeout)
+
+    def describe(self) -> str:
+        """One sentence: which tier runs this graph now, and why (``frame.explain``)."""
+        if self.decision is not None and self.state in (SLOW, PGO_FAST, PENDING, FAST):
+            text = _decision_text(self.decision, self.backend)
+            if self.state in (PENDING, FAST):
+                return f"{self.fast_backend} tier until {self.backend} is ready; {text}"
+            return text
+        if self.state == TRIAL:
+            return (f"PGO trial: {self.fast_backend} vs {self.backend} interleaved "
+                    f"({self._trial_calls} trial call(s) so far)")
+        if self.state == SLOW:
+            return f"{self.backend} (swapped in after the {self.fast_backend} tier; " \
+                   f"{'PGO off' if not config.pgo else 'backend pinned: no PGO'})"
+        if self.state in (FAST, PENDING):
+            then = "then PGO trial" if self.pgo else "then swap"
+            return (f"{self.fast_backend} tier while {self.backend} "
+                    f"{'compiles in the background' if self.state == PENDING else 'is not yet requested'}"
+                    f" ({then})")
+        return f"{self.fast_backend} tier ({self.backend} {self.state}: {self.error or 'timeout'})"
 
     def _counting(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         self._calls += 1  # a lost increment under threads only delays the request by a call
         if self._calls >= self._threshold:
-            self._request()
+            if self._retry_at and time.monotonic() < self._retry_at:
+                record.count("cooldown_hits")
+            else:
+                self._request()
         return self.fast.run(inputs)
 
     def _request(self) -> None:
@@ -168,9 +281,65 @@ class TieredExecutable(Executable):
             if self.state != FAST:
                 return
             if not scheduler.submit(self):
-                return  # backpressure: counted; asked again on the next call
+                # backpressure (counted): asked again on a call after cooldown_s
+                self._retry_at = time.monotonic() + max(0.0, config.cooldown_s)
+                return
             self.state = PENDING
             self._run = self.fast.run  # stop counting
+
+    # -- PGO: measuring the tiers on real calls -------------------------------------------
+    def _trial(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        slow = self.slow
+        if slow is None:  # decided meanwhile (another thread): the fast tier was kept
+            return self.fast.run(inputs)
+        if scheduler.compiling_other_than(self):  # no fair measurement now
+            record.count("backpressure_hits")
+            return slow.run(inputs)
+        with self._lock:
+            n = self._trial_calls
+            self._trial_calls += 1
+        if (n // PGO_BLOCK) % 2 == 0:
+            name, exe = self.fast_backend, self.fast
+        else:
+            name, exe = self.backend, slow
+        t0 = clock()
+        out = exe.run(inputs)
+        elapsed = clock() - t0
+        if n % PGO_BLOCK == 0:  # the first call after a change of tier: not timed
+            return out
+        record.count("pgo_trials")
+        with self._lock:
+            if self.state != TRIAL:
+                return out
+            self._samples.setdefault(name, []).append(elapsed)
+            wanted = max(1, config.pgo_trial_calls)
+            decided = all(len(self._samples.get(t, ())) >= wanted
+                          for t in (self.fast_backend, self.backend))
+            if decided:
+                self._decide()
+        if decided:  # one small file, written once per graph
+            _store_decision(self._key, self.decision)
+            self._decided.set()
+        return out
+
+    def _decide(self) -> None:
+        """Keep the faster tier, with hysteresis (holding ``_lock``)."""
+        medians = {t: float(np.median(v)) for t, v in self._samples.items()}
+        fast_s, slow_s = medians[self.fast_backend], medians[self.backend]
+        keep_fast = fast_s < slow_s * (1.0 - max(0.0, config.pgo_margin))
+        winner = self.fast_backend if keep_fast else self.backend
+        self.decision = {"winner": winner, "medians_s": medians, "source": "measured"}
+        if keep_fast:
+            self.state, self._run = PGO_FAST, self.fast.run
+            self.slow = None  # the slow tier lost: let it go
+            record.count("pgo_switches")
+        else:
+            self.state, self._run = SLOW, self.slow.run
+        self._samples = {}
+        record.count("pgo_decisions")
+        text = _decision_text(self.decision, self.backend)
+        record.tier_decision(self.label, text)
+        log.debug("tiered compile: %s: %s", self.label, text)
 
     # -- called by the scheduler (background threads) ------------------------------------
     def _compile(self) -> None:
@@ -195,10 +364,17 @@ class TieredExecutable(Executable):
                 log.debug("tiered compile: %s finished after it was abandoned; dropped", self.label)
                 return
             self.slow = exe
-            self.state = SLOW
-            self._run = exe.run  # the swap: the next call runs on the slow tier
-        record.count("tier_swaps")
-        log.debug("tiered compile: %s now runs on %s", self.label, self.backend)
+            if self.pgo:
+                self.state = TRIAL
+                self._run = self._trial  # the next calls measure both tiers
+            else:
+                self.state = SLOW
+                self._run = exe.run  # the swap: the next call runs on the slow tier
+        if self.pgo:
+            log.debug("tiered compile: %s: %s ready, PGO trial starts", self.label, self.backend)
+        else:
+            record.count("tier_swaps")
+            log.debug("tiered compile: %s now runs on %s", self.label, self.backend)
         self._settled.set()
 
     def _abandon(self, waited: float) -> None:
@@ -224,6 +400,43 @@ class TieredExecutable(Executable):
                 f"{self.label}>")
 
 
+def _decision_text(decision: dict, backend: str) -> str:
+    medians = ", ".join(f"{t} {s * 1e3:.3f} ms" for t, s in decision.get("medians_s", {}).items())
+    how = "measured" if decision.get("source") == "measured" else "stored decision"
+    return (f"{decision['winner']} (PGO {how}: median {medians}; "
+            f"{'kept over ' + backend if decision['winner'] != backend else 'the backend asked for'})")
+
+
+def _stored_decision(key: str | None, tiers: tuple[str, str]) -> dict | None:
+    """The decision stored for runtime cache key ``key``, if it names one of ``tiers``."""
+    if key is None:
+        return None
+    from . import persistent
+    store = persistent.active_store()
+    if store is None:
+        return None
+    found = store.load_record("pgo", key)
+    if found is None:
+        return None
+    meta = found[0]
+    if not isinstance(meta, dict) or meta.get("winner") not in tiers:
+        return None
+    medians = meta.get("medians_s")
+    return {"winner": meta["winner"],
+            "medians_s": {str(k): float(v) for k, v in medians.items()}
+            if isinstance(medians, dict) else {}}
+
+
+def _store_decision(key: str | None, decision: dict) -> None:
+    if key is None:
+        return
+    from . import persistent
+    store = persistent.active_store()
+    if store is not None:
+        store.save_record("pgo", key, {"winner": decision["winner"],
+                                       "medians_s": decision["medians_s"]}, {})
+
+
 class _Scheduler:
     """One daemon worker running background compiles one at a time, each in a
     thread of its own so that a compile past its timeout can be left behind."""
@@ -245,6 +458,12 @@ class _Scheduler:
     def closed(self) -> bool:
         """True once the process is exiting (``shutdown`` ran)."""
         return self._closed
+
+    def compiling_other_than(self, exe: TieredExecutable) -> bool:
+        """Is a compile thread of another graph running now (abandoned ones
+        included: they still use the cores)?"""
+        with self._cond:
+            return any(other is not exe for other in self._running)
 
     def submit(self, exe: TieredExecutable) -> bool:
         with self._cond:

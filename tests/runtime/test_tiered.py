@@ -162,7 +162,8 @@ def test_the_in_process_cache_returns_the_same_tiered_executable(slow):
 
 
 def test_backpressure_refuses_and_asks_again(slow):
-    with frame.config.override(max_pending=1):
+    # cooldown_s=0: asked again on the very next call (tests/runtime/test_pgo.py: the cooldown)
+    with frame.config.override(max_pending=1, cooldown_s=0.0):
         first = rc.compile(graph(1.0), "slowtier")
         second = rc.compile(graph(2.0), "slowtier")
         first.run(inputs())
