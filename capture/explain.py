@@ -43,6 +43,9 @@ class ExplainOutput:
     result: object = None           # what the call returned
     exception: BaseException | None = None   # or the exception it raised
     eager: str | None = None        # why nothing was captured: eager mode was forced (by what)
+    # operator_fusion's counts over the graphs, forward and backward
+    # (frame.passes.fusion.FusionSummary; None when no graph was captured)
+    fusion: object = None
 
     def __str__(self) -> str:
         lines = []
@@ -62,6 +65,8 @@ class ExplainOutput:
             lines.append("Ops per graph:")
             for i, ops in enumerate(self.ops_per_graph, 1):
                 lines.append(f"  graph {i} ({len(ops)} ops): {', '.join(ops)}")
+        if self.fusion is not None:
+            lines.append(f"Fused nodes: {self.fusion}")
         if self.exception is not None:
             lines.append(f"The call raised {type(self.exception).__name__}: {self.exception}")
         if self.guards:
@@ -80,6 +85,13 @@ def note_translation(fn, entry, seconds: float) -> None:
         out.graph_count += 1
         # constants are data, not work: they are not listed as ops
         out.ops_per_graph.append([n.op for n in entry.graph.nodes if n.op != "constant"])
+        from frame.passes import fusion_summary
+        try:
+            summary = fusion_summary(entry.graph)
+        except Exception:  # noqa: BLE001 - the compile reports a graph the passes reject
+            summary = None
+        if summary is not None:
+            out.fusion = summary if out.fusion is None else out.fusion + summary
     for g in entry.guards:
         if g.text not in out.guards:
             out.guards.append(g.text)
