@@ -92,7 +92,9 @@ def _reduction_root(node: Node) -> bool:
 @dataclasses.dataclass(frozen=True)
 class PhaseCounts:
     """One phase's fusion: ``ops`` op nodes before the pass (constants not
-    counted), ``fused`` fused nodes made, ``fused_ops`` op nodes inside them."""
+    counted), ``fused`` fused nodes made (rooted in the phase), ``fused_ops``
+    of the phase's op nodes that went into fused nodes (of any phase: a
+    gradient's matmul may head an update region)."""
     ops: int = 0
     fused: int = 0
     fused_ops: int = 0
@@ -125,7 +127,7 @@ class FusionSummary:
 
     def __str__(self) -> str:
         def one(name: str, c: PhaseCounts) -> str:
-            return (f"{name} {c.fused} fused nodes holding {c.fused_ops} of {c.ops} ops "
+            return (f"{name} {c.fused} fused nodes, {c.fused_ops} of {c.ops} ops fused "
                     f"({c.fraction:.0%})")
         return "; ".join(one(p, getattr(self, p)) for p in PHASES)
 
@@ -158,9 +160,9 @@ def summarize(graph: Graph, groups: list[list[Node]]) -> FusionSummary:
         if _is_op(n):
             counts[phase[id(n)]][0] += 1
     for g in groups:
-        c = counts[phase[id(g[-1])]]
-        c[1] += 1
-        c[2] += len(g)
+        counts[phase[id(g[-1])]][1] += 1   # a fused node is in its root's phase
+        for n in g:                        # its members each in their own
+            counts[phase[id(n)]][2] += 1
     return FusionSummary(*(PhaseCounts(*counts[p]) for p in PHASES))
 
 
@@ -203,7 +205,9 @@ def find_groups(graph: Graph) -> list[list[Node]]:
             out = producer.outputs[0]
             if id(out) in escaping:
                 continue
-            if all(id(u) in members for u in users.get(id(out), ())):
+            readers = users.get(id(out), ())
+            # all readers inside; none a head (a head's operands stay outside)
+            if all(id(u) in members and id(u) not in heads for u in readers):
                 members[pid] = producer
                 if is_head:
                     has_head = True   # its operands stay outside the region
