@@ -146,3 +146,42 @@ def test_where_with_a_cast_runs_its_kernel():
     c, p, q = b.input("bool", (3,)), b.input("int32", (3,)), b.input("float32", (3,))
     exe = _check(b.build(b.op("where", c, p, q)))
     assert "k_where" in exe.source
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("softmax_first", [False, True])
+def test_softmax_and_cross_entropy_share_their_exponentials(dtype, reduction, softmax_first):
+    b = GraphBuilder()
+    x, y = b.input(dtype, (7, 5)), b.input("int64", (7,))
+    logits = b.op("mul", x, x)
+    if softmax_first:
+        p = b.op("softmax", logits, axis=1)
+        loss = b.op("cross_entropy", logits, y, reduction=reduction)
+    else:
+        loss = b.op("cross_entropy", logits, y, reduction=reduction)
+        p = b.op("softmax", logits, axis=1)
+    graph = b.build(loss, b.op("sub", p, b.scalar(0.5, like=p)))
+    rng = np.random.default_rng(3)
+    for scale in (1.0, 40.0):
+        ins = [(rng.standard_normal((7, 5)) * scale).astype(dtype), rng.integers(0, 5, 7)]
+        exe = rc.compile(graph, "cpu")
+        with np.errstate(all="ignore"):
+            assert_identical(exe.run(ins), evaluate(graph, ins))
+    src = exe.source
+    assert src.count("k_softmax_cross_entropy(") == 1
+    assert "k_softmax(" not in src and "k_cross_entropy(" not in src
+
+
+def test_shared_softmax_cross_entropy_raises_the_reference_error():
+    b = GraphBuilder()
+    x, y = b.input("float32", (3, 4)), b.input("int32", (3,))
+    graph = b.build(b.op("cross_entropy", x, y), b.op("softmax", x, axis=1))
+    ins = [np.ones((3, 4), np.float32), np.array([0, 4, 1], np.int32)]
+    with pytest.raises(frame.hal.FrameError) as want:
+        evaluate(graph, ins)
+    exe = rc.compile(graph, "cpu")
+    assert "k_softmax_cross_entropy(" in exe.source
+    with pytest.raises(type(want.value)) as got:
+        exe.run(ins)
+    assert str(got.value) == str(want.value)
