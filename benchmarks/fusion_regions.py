@@ -68,10 +68,13 @@ def train_step_graph():
 @contextlib.contextmanager
 def elementwise_only():
     """The grouping and the codegen of before regions: no matmul heads, no
-    reduction roots, ``where`` through its reference kernel."""
-    from frame.backends.cpu import lowerings
+    reduction roots, ``where`` through its reference kernel, cross_entropy and
+    softmax each through their own."""
+    from frame.backends.cpu import codegen, lowerings
     from frame.passes import fusion
     saved = fusion.HEAD_OPS, fusion.REDUCTION_ROOTS
+    pairs = codegen._softmax_xent_pairs
+    codegen._softmax_xent_pairs = lambda graph: {}
     lowerings.out_lowering(train_step_graph().nodes[0])  # builds the table
     table = lowerings._TABLE
     where = table.pop("where")
@@ -81,6 +84,7 @@ def elementwise_only():
     finally:
         fusion.HEAD_OPS, fusion.REDUCTION_ROOTS = saved
         table["where"] = where
+        codegen._softmax_xent_pairs = pairs
 
 
 def main(args) -> None:
@@ -124,5 +128,42 @@ def main(args) -> None:
               f"x{base / med:5.2f} vs before (median)")
 
 
+def parts(number: int = 2000) -> None:
+    """The two kernels regions changed, alone, on the step's shapes (best of 7)."""
+    import timeit
+    from frame.ops.nn import _cross_entropy_kernel, _softmax_kernel, softmax_cross_entropy
+    rng = np.random.default_rng(0)
+    h = rng.standard_normal((BATCH, SIZES[1])).astype(np.float32)
+    g = rng.standard_normal((BATCH, SIZES[1])).astype(np.float32)
+    zero, out, mask = np.zeros((), np.float32), np.empty_like(g), np.empty(g.shape, bool)
+    logits, labels = rng.standard_normal((BATCH, SIZES[-1])).astype(np.float32), make_data()[1]
+
+    def where_kernel():
+        np.greater(h, zero, out=mask)
+        return np.where(mask, g, zero)
+
+    def where_out():   # what the cpu codegen emits: a bit select into out
+        np.greater(h, zero, out=mask)
+        o, zb = out.view(np.uint32), zero.view(np.uint32)
+        np.bitwise_xor(g.view(np.uint32), zb, out=o)
+        np.multiply(o, mask, out=o)
+        np.bitwise_xor(o, zb, out=o)
+
+    def two_kernels():
+        _cross_entropy_kernel((logits, labels), {"reduction": "mean"})
+        _softmax_kernel((logits,), {"axis": 1})
+
+    def shared():
+        softmax_cross_entropy(logits, labels, "mean")
+
+    for name, fn in (("relu gradient 128x256: where kernel", where_kernel),
+                     ("relu gradient 128x256: bit select out=", where_out),
+                     ("cross_entropy + softmax 128x10: two kernels", two_kernels),
+                     ("cross_entropy + softmax 128x10: shared", shared)):
+        best = min(timeit.repeat(fn, number=number, repeat=7)) / number
+        print(f"  {name:<46} {best * 1e6:8.1f} us")
+
+
 if __name__ == "__main__":
     main(ARGS)
+    parts()
