@@ -65,6 +65,12 @@ Rules that keep results equal to the reference interpreter, bit for bit:
   array of its exact type; a body node without a lowering runs its kernel.
   Bodies the fusion pass does not produce (several outputs, constants or
   nested fused nodes inside) are compiled as executables of their own.
+  A region's matmul head is such a body node: it writes its product into the
+  fused node's array (``out=``) and the epilogue runs in place on it;
+* a ``cross_entropy`` and a ``softmax`` (axis 1) of the same logits run as one
+  call of ``ops.nn.softmax_cross_entropy`` where the first of them stands
+  (the shift and the exponentials computed once; the same bits as the two
+  reference kernels); both results are fresh arrays.
 
 Aliasing policy (cheapest correct): a graph output is never written into a
 plan buffer -- the plan leaves graph outputs out, and the codegen gives each
