@@ -200,7 +200,7 @@ def find_groups(graph: Graph) -> list[list[Node]]:
                 continue
             is_head = pid in heads
             if is_head and has_head:
-                continue   # one contraction per region (stays undecided for no one else)
+                continue   # one contraction per region: this one stays outside
             decided.add(pid)
             out = producer.outputs[0]
             if id(out) in escaping:
