@@ -50,6 +50,9 @@ class ExplainOutput:
     tier_decisions: list = dataclasses.field(default_factory=list)  # list[str], one per graph
     pgo_counters: dict = dataclasses.field(default_factory=dict)    # name -> process-wide count
     entries: list = dataclasses.field(default_factory=list, repr=False)  # the entries translated
+    # operator_fusion's counts over the graphs, forward and backward
+    # (frame.passes.fusion.FusionSummary; None when no graph was captured)
+    fusion: object = None
 
     def __str__(self) -> str:
         lines = []
@@ -76,6 +79,8 @@ class ExplainOutput:
         if self.pgo_counters:
             lines.append("PGO counters (process): " + ", ".join(
                 f"{k} {v}" for k, v in self.pgo_counters.items()))
+        if self.fusion is not None:
+            lines.append(f"Fused nodes: {self.fusion}")
         if self.exception is not None:
             lines.append(f"The call raised {type(self.exception).__name__}: {self.exception}")
         if self.guards:
@@ -95,6 +100,13 @@ def note_translation(fn, entry, seconds: float) -> None:
         # constants are data, not work: they are not listed as ops
         out.ops_per_graph.append([n.op for n in entry.graph.nodes if n.op != "constant"])
         out.entries.append(entry)
+        from frame.passes import fusion_summary
+        try:
+            summary = fusion_summary(entry.graph)
+        except Exception:  # noqa: BLE001 - the compile reports a graph the passes reject
+            summary = None
+        if summary is not None:
+            out.fusion = summary if out.fusion is None else out.fusion + summary
     for g in entry.guards:
         if g.text not in out.guards:
             out.guards.append(g.text)

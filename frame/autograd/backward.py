@@ -85,6 +85,7 @@ def build_backward_graph(graph: Graph, loss_index: int, wrt: Sequence[int | Valu
                for v in targets_c]
     result.set_outputs(list(result.outputs) + outputs)
     _drop_dead(result, len(forward_nodes))
+    _mark_backward(result.nodes[len(forward_nodes):])
     verify(result)
     return result
 
@@ -219,9 +220,17 @@ def append_backward(b: GraphBuilder, records: Sequence[tuple[Node, Sequence[bool
     graph = b.graph
     origin = {id(n): n for n, _ in on_path}
     grads: dict[int, Value] = {id(loss): seed}
+    n_before = len(graph.nodes)
     for node, edges in on_path:  # already in reverse graph order
         _backprop_node(b, node, needed, grads, graph, origin, edges)
+    _mark_backward(graph.nodes[n_before:])
     return grads
+
+
+def _mark_backward(nodes: Sequence[Node]) -> None:
+    """Mark gradient nodes (``Node.backward``: the forward/backward statistics)."""
+    for node in nodes:
+        node.backward = True
 
 
 def _drop_dead(graph: Graph, n_forward: int) -> None:

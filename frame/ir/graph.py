@@ -35,9 +35,15 @@ class Value:
 
 class Node:
     """One operation.  ``const`` holds a constant node's payload; ``body`` a fused
-    node's sub-graph; ``device`` is None to inherit the graph's device."""
+    node's sub-graph; ``device`` is None to inherit the graph's device.
 
-    __slots__ = ("op", "inputs", "outputs", "attrs", "const", "body", "device")
+    ``backward`` marks a node that autograd appended to compute gradients
+    (``frame.autograd.backward``); passes carry it to the nodes they derive
+    from marked ones.  It only feeds statistics (the forward/backward fused
+    node counts); it is not part of the graph's text or identity, so a graph
+    parsed back from text has every node unmarked."""
+
+    __slots__ = ("op", "inputs", "outputs", "attrs", "const", "body", "device", "backward")
 
     def __init__(self, op: str, inputs: Sequence[Value], attrs: Mapping[str, Any] | None = None,
                  const: np.ndarray | None = None, body: "Graph | None" = None,
@@ -49,6 +55,7 @@ class Node:
         self.const = const
         self.body = body
         self.device = device
+        self.backward = False
 
     @property
     def output(self) -> Value:

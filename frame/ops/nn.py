@@ -37,7 +37,8 @@ from .common import require_dtype
 from .registry import register
 from .schema import REQUIRED, AttrSpec, OpSchema
 
-__all__ = ["LOSS_REDUCTIONS", "conv2d_output_size", "pool2d_output_size"]
+__all__ = ["LOSS_REDUCTIONS", "conv2d_output_size", "pool2d_output_size",
+           "softmax_cross_entropy"]
 
 LOSS_REDUCTIONS = ("mean", "sum", "none")
 _COMPOSITE = ("composite",)
@@ -434,6 +435,30 @@ def _cross_entropy_kernel(ins, attrs):
     lse = np.log(np.exp(z).sum(axis=1))
     loss = lse - z[np.arange(n), labels]
     return (np.asarray(_reduce(loss, attrs["reduction"]), dtype=logits.dtype),)
+
+
+def softmax_cross_entropy(logits: np.ndarray, labels: np.ndarray, reduction: str
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """``(cross_entropy(logits, labels), softmax(logits, axis=1))`` computing the
+    shifted logits and their exponentials once: bit for bit the two reference
+    kernels' results (the same operations on the same arrays, in the same
+    order; ``e.sum(axis=1, keepdims=True)`` adds exactly as ``e.sum(axis=1)``).
+    For backends that run both ops on one input (the cpu executable)."""
+    n, c = logits.shape
+    if logits.size == 0:
+        return (_cross_entropy_kernel((logits, labels), {"reduction": reduction})[0],
+                _softmax_kernel((logits,), {"axis": 1})[0])
+    bad = (labels < 0) | (labels >= c)
+    if bad.any():
+        raise FrameValueError(f"cross_entropy: label {int(labels[bad][0])} is out of range for "
+                              f"{c} classes (labels must lie in [0, {c}))")
+    z = _shifted(logits, 1)
+    e = np.exp(z)
+    total = e.sum(axis=1, keepdims=True)
+    loss = np.log(total[:, 0]) - z[np.arange(n), labels]
+    e /= total
+    return (np.asarray(_reduce(loss, reduction), dtype=logits.dtype),
+            e.astype(logits.dtype, copy=False))
 
 
 def _cross_entropy_decompose(b, inputs, attrs):

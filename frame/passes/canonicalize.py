@@ -75,8 +75,10 @@ def _swap_last_two(rank: int) -> tuple[int, ...]:
     return tuple(range(rank - 2)) + (rank - 1, rank - 2)
 
 
-def _new_node(op: str, inputs: Sequence[Value], attrs: dict, device: str | None) -> Node:
+def _new_node(op: str, inputs: Sequence[Value], attrs: dict, device: str | None,
+              backward: bool = False) -> Node:
     node = Node(op, inputs, attrs, device=device)
+    node.backward = backward
     node.set_output_types(get_schema(op).infer([v.type for v in inputs], node.attrs))
     return node
 
@@ -130,7 +132,7 @@ class _Rewriter:
         self.changed = True
 
     def transposed(self, v: Value, perm: tuple[int, ...], device: str | None,
-                   added: list[Node]) -> Value:
+                   added: list[Node], backward: bool = False) -> Value:
         """``transpose(v, perm)`` with the chain and identity rules applied: an
         existing value when they cancel, else a new node appended to ``added``."""
         src = v.producer
@@ -138,7 +140,7 @@ class _Rewriter:
             v, perm = src.inputs[0], tuple(src.attrs["perm"][p] for p in perm)
         if perm == tuple(range(len(perm))):
             return v
-        node = _new_node("transpose", [v], {"perm": perm}, device)
+        node = _new_node("transpose", [v], {"perm": perm}, device, backward)
         self._count(node, +1)
         added.append(node)
         return node.outputs[0]
@@ -177,9 +179,10 @@ class _Rewriter:
         if a.type.rank < 2 or b.type.rank < 2 or self.uses(node.inputs[0]) != 1:
             return None
         added: list[Node] = []
-        bt = self.transposed(b, _swap_last_two(b.type.rank), src.device, added)
-        at = self.transposed(a, _swap_last_two(a.type.rank), src.device, added)
-        product = _new_node("matmul", [bt, at], dict(src.attrs), src.device)
+        phase = src.backward or node.backward
+        bt = self.transposed(b, _swap_last_two(b.type.rank), src.device, added, phase)
+        at = self.transposed(a, _swap_last_two(a.type.rank), src.device, added, phase)
+        product = _new_node("matmul", [bt, at], dict(src.attrs), src.device, phase)
         if product.outputs[0].type != node.outputs[0].type:  # (never, with NumPy's dtype rules)
             for n in added:
                 self._count(n, -1)

@@ -227,6 +227,23 @@ def _start_tiered(graph: Graph | _Packed, backend_name: str, fast: str, options:
         backend_name, fast, label, pgo=pgo, key=key)
 
 
+FUSION_COUNTERS = tuple(f"fusion_{phase}_{what}" for phase in ("forward", "backward", "update")
+                        for what in ("ops", "fused_nodes", "fused_ops"))
+
+
+def _record_fusion(graph: Graph) -> None:
+    """operator_fusion's counts for one compiled graph (``graph.meta["fusion"]``)
+    into the process counters ``fusion_<phase>_<ops|fused_nodes|fused_ops>``."""
+    summary = graph.meta.get("fusion")
+    if summary is None:
+        return
+    for phase in ("forward", "backward", "update"):
+        c = getattr(summary, phase)
+        record.count(f"fusion_{phase}_ops", c.ops)
+        record.count(f"fusion_{phase}_fused_nodes", c.fused)
+        record.count(f"fusion_{phase}_fused_ops", c.fused_ops)
+
+
 def _build(graph: Graph, backend_name: str, options: CompileOptions,
            persist_key: str | None = None) -> Executable:
     """Passes + ``Backend.compile`` (or the fallback chain).  With ``persist_key``
@@ -248,9 +265,11 @@ def _build(graph: Graph, backend_name: str, options: CompileOptions,
         if err.code is not ErrorCode.UNIMPLEMENTED or getattr(err, "graph", None) is None:
             raise
         record.add_time("passes", time.perf_counter() - t0)
+        _record_fusion(err.graph)
         exe = build_fallback(err.graph, backend, options, err)
     else:
         record.add_time("passes", time.perf_counter() - t0)
+        _record_fusion(work)
         try:
             exe = backend.compile(work, options)
         except FrameError as err:

@@ -93,7 +93,7 @@ def _is_empty(s: StatsSnapshot) -> bool:
 
 def _tables(s: StatsSnapshot) -> list:
     tables = [_summary(s)]
-    for build in (_recompiles, _breaks_by_kind, _break_sites, _fallbacks, _tiers, _other):
+    for build in (_fusion, _recompiles, _breaks_by_kind, _break_sites, _fallbacks, _tiers, _other):
         table = build(s)
         if table is not None:
             tables.append(table)
@@ -201,9 +201,25 @@ def _tiers(s: StatsSnapshot):
     return t
 
 
+def _fusion(s: StatsSnapshot):
+    """Fused nodes per phase over the graphs compiled (operator_fusion's counts)."""
+    def get(phase: str, what: str) -> int:
+        return s.extra.get(f"fusion_{phase}_{what}", 0)
+    if not any(get(p, "ops") for p in ("forward", "backward", "update")):
+        return None
+    t = _table("operator fusion (graphs compiled)", "phase", "ops", "fused nodes",
+               "ops fused", "fraction")
+    for phase in ("forward", "backward", "update"):
+        ops, fused = get(phase, "ops"), get(phase, "fused_ops")
+        t.add_row(phase, str(ops), str(get(phase, "fused_nodes")), str(fused),
+                  f"{fused / ops:.0%}" if ops else "-")
+    return t
+
+
 def _other(s: StatsSnapshot):
     shown = {name for name, _ in PGO_COUNTERS}
-    counters = {k: v for k, v in s.extra.items() if v and k not in shown}
+    counters = {k: v for k, v in s.extra.items()
+                if v and k not in shown and not k.startswith("fusion_")}
     times = {k: v for k, v in s.extra_times.items() if v}
     if not (counters or times):
         return None

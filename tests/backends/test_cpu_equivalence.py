@@ -1,6 +1,7 @@
 """Numerical equivalence, registry-driven: for every op with the ``elementwise``
 trait, graphs of it (alone, in fused chains/trees, broadcasting, mixed
-dtypes, 0-d, with constants) give bit-identical results through
+dtypes, 0-d, with constants, as the epilogue of a matmul region and inside a
+region ending in a reduction) give bit-identical results through
 
     the interpreter on the original graph
     the interpreter on the graph after operator_fusion
@@ -143,9 +144,40 @@ def _constants(schema, dtypes, attrs):
     return b.build(b.op("maximum", r, k)), True
 
 
+def _accepted(b: GraphBuilder, op: str, *args, **attrs) -> Value | None:
+    """``b.op(...)``, or None when the op's type inference rejects the operands."""
+    try:
+        return b.op(op, *args, **attrs)
+    except (frame.hal.FrameError, TypeError, ValueError):
+        return None
+
+
+def _matmul_epilogue(schema, dtypes, attrs):
+    """A region: the op's first operand is a matmul (the region's head, BLAS
+    writing into the region's array), the op and a maximum its epilogue."""
+    b = GraphBuilder()
+    head = _accepted(b, "matmul", b.input(dtypes[0], (2, 4)), b.input(dtypes[0], (4, 3)))
+    if head is None or head.type.dtype.name != dtypes[0]:
+        return _single(schema, dtypes, attrs)
+    r = b.op(schema.name, head, *[b.input(d, (2, 3)) for d in dtypes[1:]], **attrs)
+    return b.build(b.op("maximum", r, b.input(r.type.dtype, (2, 3)))), True
+
+
+def _reduction_root(schema, dtypes, attrs):
+    """A region ending in a reduction: sum(maximum(op(...), p), axis 1)."""
+    b = GraphBuilder()
+    r = b.op(schema.name, *[b.input(d, (2, 3)) for d in dtypes], **attrs)
+    m = b.op("maximum", r, b.input(r.type.dtype, (2, 3)))
+    total = _accepted(b, "sum", m, axes=(1,), keepdims=False)
+    if total is None:
+        return _single(schema, dtypes, attrs)
+    return b.build(total), True
+
+
 VARIANTS: dict[str, Builder] = {
     "single": _single, "tree": _tree, "broadcast": _broadcast, "zero_d": _zero_d,
     "mixed_rank": _mixed_rank, "constants": _constants,
+    "matmul_epilogue": _matmul_epilogue, "reduction_root": _reduction_root,
 }
 
 

@@ -17,7 +17,7 @@ import frame  # noqa: F401  (registers ops)
 from frame.ir import Graph, GraphBuilder, clone_graph, dump_text, parse_text, verify
 from frame.ops import get_schema
 from frame.passes import PASS_NAMES, standard_pipeline
-from frame.passes.fusion import OperatorFusion, find_groups
+from frame.passes.fusion import HEAD_OPS, REDUCTION_ROOTS, OperatorFusion, find_groups
 from frame.ops.interpreter import evaluate
 from ..graphcheck import assert_identical as _assert_identical
 from ..graphcheck import random_inputs
@@ -164,17 +164,29 @@ def _check_structure(n_nodes_before: int, fused: Graph) -> None:
         body = node.body
         assert len(body.nodes) >= 2, "single-node groups stay unfused"
         assert len(body.outputs) == 1 and body.outputs[0].producer is body.nodes[-1]
-        assert all(get_schema(n.op).has("fusable") for n in body.nodes)
+        # elementwise members, at most one contraction head whose operands come
+        # from outside the region, a reduction only as the root
+        heads = [n for n in body.nodes if n.op in HEAD_OPS]
+        assert len(heads) <= 1
+        assert all(v.producer is None for h in heads for v in h.inputs), "head operands outside"
+        assert all(get_schema(n.op).has("fusable") or n.op in HEAD_OPS
+                   or (n.op in REDUCTION_ROOTS and n is body.nodes[-1]) for n in body.nodes)
         covered += len(body.nodes)
     assert covered == n_nodes_before, "every node is kept exactly once (nothing computed twice)"
     # maximality: an unfused fusable node whose only reader is a fused node
-    # (and which is not a graph output) should have joined that group
+    # (and which is not a graph output) should have joined that group, unless
+    # the region's contraction head reads it (a head's operands stay outside)
     for node in fused.nodes:
         if node.op == "fused" or not get_schema(node.op).has("fusable"):
             continue
         out = node.outputs[0]
         consumers = users.get(id(out), [])
         if id(out) not in escaping and len(consumers) == 1 and consumers[0].op == "fused":
+            region = consumers[0]
+            inner = {id(region.body.inputs[i]) for i, v in enumerate(region.inputs) if v is out}
+            readers = [n for n in region.body.nodes if any(id(v) in inner for v in n.inputs)]
+            if any(n.op in HEAD_OPS for n in readers):
+                continue
             raise AssertionError(f"{node.op} could have joined its only consumer's group")
 
 

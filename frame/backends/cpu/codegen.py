@@ -65,6 +65,12 @@ Rules that keep results equal to the reference interpreter, bit for bit:
   array of its exact type; a body node without a lowering runs its kernel.
   Bodies the fusion pass does not produce (several outputs, constants or
   nested fused nodes inside) are compiled as executables of their own.
+  A region's matmul head is such a body node: it writes its product into the
+  fused node's array (``out=``) and the epilogue runs in place on it;
+* a ``cross_entropy`` and a ``softmax`` (axis 1) of the same logits run as one
+  call of ``ops.nn.softmax_cross_entropy`` where the first of them stands
+  (the shift and the exponentials computed once; the same bits as the two
+  reference kernels); both results are fresh arrays.
 
 Aliasing policy (cheapest correct): a graph output is never written into a
 plan buffer -- the plan leaves graph outputs out, and the codegen gives each
@@ -101,7 +107,8 @@ from ...ir.graph import Graph, Node, Value
 from ...ir.memplan import Lifetime, MemoryPlan, plan_memory
 from ...ir.text import dump_lines_with_sites
 from ...ir.types import TensorType
-from ...ops.registry import get_schema
+from ...ops.nn import _cross_entropy_kernel, _softmax_kernel, softmax_cross_entropy
+from ...ops.registry import get_schema, lookup
 from .lowerings import Namespace, out_lowering
 
 __all__ = ["CpuExecutable", "build_executable", "check_plan"]
@@ -245,6 +252,8 @@ class _Codegen:
         # (plan buffer windows and fresh arrays; not inputs or kernel results)
         self.standard: set[str] = set()
         self.users = graph.users() if plan.views else {}
+        self.softmax_xent = _softmax_xent_pairs(graph)   # id(node) -> (cross_entropy, softmax)
+        self.done: set[int] = set()   # nodes computed with their pair's
 
     # -- names -----------------------------------------------------------------
     def dtype(self, t: TensorType) -> str:
@@ -329,6 +338,13 @@ class _Codegen:
     # -- nodes -----------------------------------------------------------------
     def node(self, node: Node) -> None:
         self.comment(node)
+        if id(node) in self.done:
+            self.lines.append("# (computed above, with its cross_entropy/softmax pair)")
+            return
+        pair = self.softmax_xent.get(id(node))
+        if pair is not None:
+            self.softmax_cross_entropy(*pair)
+            return
         if node.op == "constant" or node.const is not None:
             payload = np.array(node.const, dtype=node.outputs[0].type.dtype.np, copy=True)
             payload.setflags(write=False)
@@ -354,6 +370,19 @@ class _Codegen:
                 self.kernel_call(node, self.args(node), names)
                 for name, v in zip(names, node.outputs):
                     self.set(v, name, owned=True)  # reference kernels return fresh arrays
+
+    def softmax_cross_entropy(self, ce: Node, sm: Node) -> None:
+        """``cross_entropy(x, y)`` and ``softmax(x, axis=1)`` of one ``x``, both
+        computed where the first of them stands, by one call sharing the shift
+        and the exponentials (``ops.nn.softmax_cross_entropy``, bit for bit the
+        two reference kernels).  Both results are fresh arrays."""
+        shared = self.ns.bind(softmax_cross_entropy, "k_softmax_cross_entropy")
+        loss, probs = (f"v{self.number[id(n.outputs[0])]}" for n in (ce, sm))
+        x, y = self.args(ce)
+        self.lines.append(f"{loss}, {probs} = {shared}({x}, {y}, {ce.attrs['reduction']!r})")
+        self.set(ce.outputs[0], loss, owned=True)
+        self.set(sm.outputs[0], probs, owned=True)
+        self.done.update((id(ce), id(sm)))
 
     def transpose_view(self, node: Node) -> None:
         """A transpose the plan made a view: ``x.T`` / ``x.transpose(perm)``.
@@ -513,6 +542,32 @@ class _Codegen:
         body = [_INDENT + line for line in self.lines]
         tail = [f"{_INDENT}return [{', '.join(results)}]"]
         return "\n".join(head + body + tail) + "\n"
+
+
+def _softmax_xent_pairs(graph: Graph) -> dict[int, tuple[Node, Node]]:
+    """Each ``cross_entropy`` whose logits also feed a ``softmax`` along axis 1
+    (autograd's cross-entropy gradient reads one), both with their reference
+    kernels registered, paired with it: id of the earlier of the two ->
+    (cross_entropy, softmax)."""
+    ce_schema, sm_schema = lookup("cross_entropy"), lookup("softmax")
+    if (ce_schema is None or sm_schema is None or ce_schema.reference is not _cross_entropy_kernel
+            or sm_schema.reference is not _softmax_kernel):
+        return {}
+    position = {id(n): i for i, n in enumerate(graph.nodes)}
+    softmaxes: dict[int, Node] = {}
+    for n in graph.nodes:
+        if (n.op == "softmax" and n.body is None and n.const is None
+                and n.attrs.get("axis") == 1 and n.inputs[0].type.rank == 2):
+            softmaxes.setdefault(id(n.inputs[0]), n)
+    pairs: dict[int, tuple[Node, Node]] = {}
+    for n in graph.nodes:
+        if n.op != "cross_entropy" or n.body is not None or n.const is not None:
+            continue
+        sm = softmaxes.pop(id(n.inputs[0]), None)
+        if sm is not None and sm.device == n.device:
+            first = n if position[id(n)] < position[id(sm)] else sm
+            pairs[id(first)] = (n, sm)
+    return pairs
 
 
 def _standard_strides(t: TensorType) -> tuple[int, ...]:

