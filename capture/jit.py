@@ -26,7 +26,7 @@ from frame.runtime import logs as frame_logs  # FRAME_LOG guards/bytecode (frame
 from frame.runtime.stats import record
 
 from .codegen import MISS, CacheEntry, build_entry, build_native_entry
-from .errors import BreakReason, GraphBreakError, Unsupported
+from .errors import USER_RAISES, BreakReason, GraphBreakError, Unsupported, UserCodeRaises
 from .resume import Tail
 
 __all__ = ["jit", "CodeCache", "CodeCaches", "cache_of", "CACHE_LIMIT", "reset_caches", "run_intercepted"]
@@ -132,7 +132,7 @@ _INTERNAL = frozenset({"resume_loop"})
 _NOT_BREAKABLE = frozenset({"capture_error", "loop_limit", "inline_limit", "recompile_limit",
                             "generator_function"})
 # kinds whose reason needs no "(no graph break here: ...)"
-_SELF_EXPLAINED = frozenset({"exception", "generator_function"})
+_SELF_EXPLAINED = frozenset({USER_RAISES, "generator_function"})
 
 
 def cache_of(fn, backend: str | None = None, full_graph: bool = False) -> CodeCache:
@@ -510,7 +510,7 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
     if _persisting() and not entry.native and not entry.breaks:
         from . import persist
         persist.save_entry(fn, entry, options)
-    breaks = entry.native and (entry.reason.kind != "exception" or entry.in_try)
+    breaks = entry.native and (not entry.reason.user_raises or entry.in_try)
     if not (breaks and options["full_graph"]):  # a full_graph break raises on every call
         with cache.lock:
             cache.entries = [entry, *cache.entries]
@@ -528,7 +528,7 @@ def _first_native_call(cache: CodeCache, entry: CacheEntry, fn, args, kwargs, op
     as ``unsupported_call``: frame's model of a NumPy call failed where NumPy
     does not)."""
     reason = entry.reason
-    if reason.kind != "exception" or (entry.in_try and options["full_graph"]):
+    if not reason.user_raises or (entry.in_try and options["full_graph"]):
         _report(cache, fn, reason)
         if options["full_graph"]:
             raise GraphBreakError(reason)
@@ -560,7 +560,7 @@ def _report(cache: CodeCache | None, fn, reason: BreakReason, graph_break: bool 
         _WARNED.add(key)
         if cache is not None:
             cache.warned.add(key)
-        level = logging.INFO if reason.kind == "exception" else logging.WARNING
+        level = logging.INFO if reason.user_raises else logging.WARNING
         if graph_break:
             log.log(level, "graph break in %s (%s at %s): %s", name, reason.kind, reason.location,
                     reason.reason)
@@ -660,12 +660,12 @@ def _no_break(fn, e: Unsupported, options) -> str | None:
         return "full_graph=True"
     if e.kind in _NOT_BREAKABLE or e.top_index is None:
         return e.kind
-    if e.kind == "exception" and not (e.in_try and e.depth > 0):
+    if isinstance(e, UserCodeRaises) and not (e.in_try and e.depth > 0):
         # the function raises: its native run raises the same exception.  An
         # exception an inlined call may catch itself is a break at that call.
         return "the function raises"
     instr = decode(fn.__code__).instructions[e.top_index]
-    if e.kind == "exception" and instr.opname != "CALL":
+    if isinstance(e, UserCodeRaises) and instr.opname != "CALL":
         return "the function raises"
     return can_break_at(fn.__code__, instr)
 

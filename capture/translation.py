@@ -16,7 +16,7 @@ import numpy as np
 
 from frame.tensor import Tensor
 
-from .errors import Unsupported
+from .errors import Unsupported, UserCodeRaises
 from .guards import GuardSet
 from .side_effects import SideEffects
 from .sources import AttrSource, ConstSource, ItemSource, Source
@@ -125,8 +125,8 @@ class Translation:
             # this guard (a writeable array of the same type is captured)
             expr = t.source.expr() + ("._data" if t.kind == TENSOR else "")
             self.guards.add(f"not {expr}.flags.writeable", f"{t.source.text()} is read-only")
-            raise Unsupported("exception", f"{t.source.text()} is read-only: writing it in place "
-                                           f"raises ValueError")
+            raise UserCodeRaises(f"{t.source.text()} is read-only: writing it in place "
+                                 f"raises ValueError")
         for view in self.views.pop(id(t), ()):
             view.stale = True
 
