@@ -187,7 +187,7 @@ def IMPORT_NAME(tx, instr):
     g = tx.tr.guards
     mods = g.const(sys.modules)
     module = sys.modules[wanted]
-    g.add(f"{mods}.get({name!r}) is {g.const(sys.modules[name])}", f"module {name!r} is loaded")
+    g.module_loaded(name, sys.modules[name])
     tx.push(tx.wrap(module, GlobalSource(wanted, mods, "sys.modules")))
 
 
@@ -372,8 +372,7 @@ def IS_OP(tx, instr):
     same = a is b or identity_of(a) is identity_of(b)
     if a.source is not None and b.source is not None and a is not b:
         # both are objects of the frame: the outcome holds only for these objects
-        tx.tr.guards.add(f"({a.source.expr()} is {b.source.expr()}) is {same}",
-                         f"{a.source.text()} is{'' if same else ' not'} {b.source.text()}")
+        tx.tr.guards.same_outcome(a.source, b.source, same)
     tx.push(ConstantVariable(same != bool(instr.arg)))
 
 

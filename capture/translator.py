@@ -21,7 +21,8 @@ from frame.tensor import Tensor
 from .errors import Unsupported, UserCodeRaises
 from .instructions import decode
 from .side_effects import SideEffects
-from .sources import AttrSource, GlobalSource, ItemSource, Source
+from .sources import (FRAME_GLOBALS, AttrSource, ConstSource, FrameGlobalsSource, GlobalSource,
+                      ItemSource, Source)
 from .tracer import TracedTensor, UntracedArray
 from .translation import Cell, Translation
 from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorKind,
@@ -489,8 +490,7 @@ class InstructionTranslator:
             raise Unsupported("inline_limit", f"inlining {fn.__qualname__} past depth {MAX_INLINE_DEPTH}")
         defaults = self._defaults(fn_var)
         if fn_var.source is not None:  # a code reloader may replace it (fn.__code__ = ...)
-            g, e = self.tr.guards, fn_var.source.expr()
-            g.add(f"{e}.__code__ is {g.const(code)}", f"{fn_var.source.text()}.__code__ unchanged")
+            self.tr.guards.code(fn_var.source, code)
         f_locals = bind_arguments(code, fn.__qualname__, args, kwargs, *defaults)
         cells = self._cells_for(fn_var)
         for name in code.co_cellvars:
@@ -509,13 +509,7 @@ class InstructionTranslator:
         fn = fn_var.fn
         if fn_var.source is None:
             raise Unsupported("unsupported_object", f"defaults of {fn.__qualname__} without a source")
-        g, e = self.tr.guards, fn_var.source.expr()
-        if fn.__defaults__:
-            g.add(f"{e}.__defaults__ is {g.const(fn.__defaults__)}",
-                  f"{fn_var.source.text()}.__defaults__ unchanged")
-        if fn.__kwdefaults__:
-            g.add(f"{e}.__kwdefaults__ is {g.const(fn.__kwdefaults__)}",
-                  f"{fn_var.source.text()}.__kwdefaults__ unchanged")
+        self.tr.guards.defaults(fn_var.source, fn)
         pos = [self.wrap_static_default(d) for d in (fn.__defaults__ or ())]
         kw = {k: self.wrap_static_default(v) for k, v in (fn.__kwdefaults__ or {}).items()}
         return pos, kw
@@ -572,7 +566,8 @@ class InstructionTranslator:
             src = GlobalSource(name, ref)
             return self.wrap(self.f_globals[name], src)
         if name in self.f_builtins:
-            g.add(f"{name!r} not in {ref}", f"G has no {name!r} (the builtin is used)")
+            g.not_in_globals(FrameGlobalsSource() if ref == FRAME_GLOBALS else ConstSource(ref, "G"),
+                             name)
             src = GlobalSource(name, g.const(self.f_builtins), "B")
             return self.wrap(self.f_builtins[name], src)
         raise UserCodeRaises(f"name {name!r} is not defined")

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import Unsupported, UserCodeRaises
-from ..sources import Source
+from ..sources import DataSource, Source
 
 __all__ = ["Variable", "ConstantVariable", "NullVariable", "NULL", "TensorVariable",
            "CONSTANT_TYPES", "TensorKind", "TENSOR", "NDARRAY", "NPSCALAR"]
@@ -163,6 +163,10 @@ class TensorVariable(Variable):
         if self.kind == NDARRAY:
             return np.ndarray
         return self.meta.dtype.type
+
+    def array_source(self) -> Source:
+        """The source of the NumPy array holding this (sourced) value's data."""
+        return DataSource(self.source) if self.kind == TENSOR else self.source
 
     def as_python(self):
         """The object frame's API functions should see for this value."""

@@ -54,9 +54,7 @@ class ObjectVariable(Variable):
             if data_descriptor or inst_dict is None or name not in inst_dict:
                 guard_class_attr(tx, cls, name, static)
                 if not data_descriptor and inst_dict is not None and self.source is not None:
-                    g = tx.tr.guards
-                    g.add(f"{name!r} not in {self.source.expr()}.__dict__",
-                          f"{self.source.text()} has no instance attribute {name!r}")
+                    tx.tr.guards.no_instance_attr(self.source, name)
                 if isinstance(static, types.FunctionType):
                     return _bind(tx.wrap_static(static), self)
                 if isinstance(static, staticmethod):
@@ -105,14 +103,7 @@ def guard_class_attr(tx, cls: type, name: str, static) -> None:
     """Guard that ``cls.name`` still resolves to what the trace used (classes
     are guarded by identity or by ``type(obj) is cls``; their attributes can
     still be reassigned)."""
-    g = tx.tr.guards
-    k = g.const(cls)
-    if isinstance(static, classmethod):
-        g.add(f"{k}.{name}.__func__ is {g.const(static.__func__)}",
-              f"{cls.__qualname__}.{name} unchanged")
-    else:
-        value = static.__func__ if isinstance(static, staticmethod) else static
-        g.add(f"{k}.{name} is {g.const(value)}", f"{cls.__qualname__}.{name} unchanged")
+    tx.tr.guards.class_attr(cls, name, static)
 
 
 def _bind(func: Variable, self_var: Variable) -> Variable:

@@ -219,7 +219,6 @@ def from_numpy_view(tx, args, kwargs) -> Variable:
     if array.source is None or array.base is not None:
         raise Unsupported("unsupported_call", "frame.from_numpy of an array computed in the "
                                               "function (its memory layout is unknown)")
-    g = tx.tr.guards
-    g.add(f"{array.source.expr()}.flags.c_contiguous", f"{array.source.text()} is C-contiguous")
+    tx.tr.guards.c_contiguous(array.source)
     array.check_fresh()
     return tx.tr.mark_view(TensorVariable(array.meta, TENSOR), array, from_numpy)
