@@ -75,3 +75,23 @@ def test_values_of_a_trace_carry_tensor_kinds(monkeypatch):
     frame.jit(f)(tensor((3,)), np.ones(3, np.float32), np.float32(2.0))  # (a new translation)
     assert seen and all(isinstance(k, TensorKind) for k in seen)
     assert {TENSOR, NDARRAY, NPSCALAR} <= set(seen)
+
+
+def test_jit_options_are_a_frozen_dataclass():
+    """``frame.jit``'s options: a frozen ``JitOptions`` (``frame.explain``
+    re-makes a jitted function from them, with ``full_graph`` off)."""
+    import dataclasses
+
+    from capture.jit import JitOptions
+
+    def f(x):
+        return x * 2
+
+    jitted = frame.jit(f, backend="cpu", full_graph=True)
+    options = jitted._frame_options
+    assert options == JitOptions("cpu", True, False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.backend = "openvino"
+    out = frame.explain(jitted)(tensor((2,)))
+    assert out.graph_count == 1 and not out.break_reasons
+    assert_same_as_eager(f, tensor((2,)), backend="cpu")
