@@ -20,7 +20,7 @@ import numpy as np
 
 from frame.tensor import Tensor
 
-from .sources import (ConstSource, DataSource, FrameGlobalsSource, FunctionSource, Source)
+from .sources import ConstSource, DataSource, FrameGlobalsSource, FunctionSource, Source
 
 __all__ = ["Guard", "GuardKind", "GuardSet"]
 
