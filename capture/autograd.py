@@ -50,7 +50,7 @@ import weakref
 
 import numpy as np
 
-from .errors import Unsupported
+from .errors import Unsupported, UserCodeRaises
 from .sources import AttrSource
 from .variables.base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 from .variables.containers import TupleVariable
@@ -118,7 +118,7 @@ class IsGradEnabledVariable(Variable):
 
     def call(self, tx, args, kwargs):
         if args or kwargs:
-            raise Unsupported("exception", "is_grad_enabled() takes no arguments")
+            raise UserCodeRaises("is_grad_enabled() takes no arguments")
         return ConstantVariable(tx.tr.grad_enabled())
 
     def __repr__(self) -> str:
@@ -166,8 +166,8 @@ def check_inplace(tx, target: TensorVariable, operand: Variable) -> None:
     if not involved or not tx.tr.grad_enabled():
         return
     if target.requires_grad and id(target.meta) in tx.tr.leaves:
-        raise Unsupported("exception", "an in-place update of a leaf tensor that requires grad "
-                                       "with grad mode on (AutogradError)")
+        raise UserCodeRaises("an in-place update of a leaf tensor that requires grad "
+                             "with grad mode on (AutogradError)")
     raise Unsupported("unsupported_call", "an in-place update recorded for autograd")
 
 
@@ -220,10 +220,10 @@ def write_grad(tx, t: TensorVariable, value: Variable) -> None:
         tx.side_effects.grads[id(t)] = (t, value)
         return
     if not (isinstance(value, TensorVariable) and value.kind == TENSOR):
-        raise Unsupported("exception", "grad must be a Tensor or None (FrameTypeError)")
+        raise UserCodeRaises("grad must be a Tensor or None (FrameTypeError)")
     if value.shape != t.shape:
-        raise Unsupported("exception", f"grad shape {list(value.shape)} does not match tensor "
-                                       f"shape {list(t.shape)} (FrameValueError)")
+        raise UserCodeRaises(f"grad shape {list(value.shape)} does not match tensor "
+                             f"shape {list(t.shape)} (FrameValueError)")
     value.check_fresh()
     tx.side_effects.grads[id(t)] = (t, value)
 
@@ -239,7 +239,7 @@ def backward(tx, t: TensorVariable, args, kwargs) -> Variable:
 
     names = ("gradient", "create_graph")
     if len(args) > 2 or set(kwargs) - set(names):
-        raise Unsupported("exception", "backward() got unexpected arguments")
+        raise UserCodeRaises("backward() got unexpected arguments")
     bound = dict(zip(names, args))
     bound.update(kwargs)
     for name, default in (("gradient", None), ("create_graph", False)):
@@ -253,16 +253,16 @@ def backward(tx, t: TensorVariable, args, kwargs) -> Variable:
                                               "differentiates (it would set .grad of its variables)")
     t.check_fresh()
     if not t.requires_grad:
-        raise Unsupported("exception", "backward on a tensor that does not require grad "
-                                       "(AutogradError)")
+        raise UserCodeRaises("backward on a tensor that does not require grad "
+                             "(AutogradError)")
     if not is_tracked(tx, t):
         raise Unsupported("unsupported_call", "backward through the autograd record of an input "
                                               "that is not a leaf")
     if t.meta.dtype.kind != "f":
-        raise Unsupported("exception", "backward of a tensor that is not floating-point")
+        raise UserCodeRaises("backward of a tensor that is not floating-point")
     if t.meta.size != 1:
-        raise Unsupported("exception", f"backward of a tensor of shape {list(t.shape)} without "
-                                       f"gradient (FrameValueError)")
+        raise UserCodeRaises(f"backward of a tensor of shape {list(t.shape)} without "
+                             f"gradient (FrameValueError)")
     b = tracer.builder
     loss = tracer.values[id(t.meta)]
     seed = b.constant(np.ones(t.shape, dtype=t.meta.dtype))
@@ -272,9 +272,9 @@ def backward(tx, t: TensorVariable, args, kwargs) -> Variable:
     try:
         grads = append_backward(b, records, loss, seed)
     except NonDifferentiableError as e:
-        raise Unsupported("exception", f"backward raises: {e}") from e
+        raise UserCodeRaises(f"backward raises: {e}") from e
     except FrameError as e:
-        raise Unsupported("exception", f"backward raises {type(e).__name__}: {e}") from e
+        raise UserCodeRaises(f"backward raises {type(e).__name__}: {e}") from e
     tr.backward_done = True
 
     # the leaves the loss was computed from, each once, in first-use order; the
@@ -388,7 +388,7 @@ def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variabl
     try:
         where = _positions(gv.positions, len(args), gv.real_fn)
     except FrameError as e:
-        raise Unsupported("exception", f"frame.grad raises {type(e).__name__}: {e}") from e
+        raise UserCodeRaises(f"frame.grad raises {type(e).__name__}: {e}") from e
     fn = gv.callee(tx)
     calls = _calls(tr)
     saved_mode, start = tr.grad_mode, len(tracer.records)
@@ -465,16 +465,16 @@ def _grad_variable(tx, arg: Variable, i: int) -> tuple[TensorVariable, bool]:
         if isinstance(value, np.generic) and np.asarray(value).dtype.kind == "f":
             base = tx.wrap_result(np.asarray(value))  # a graph constant, guarded by value
         else:
-            raise Unsupported("exception", f"frame.grad: argument {i} is a "
-                                           f"{type(value).__name__} (FrameTypeError)")
+            raise UserCodeRaises(f"frame.grad: argument {i} is a "
+                                 f"{type(value).__name__} (FrameTypeError)")
     elif isinstance(arg, TensorVariable):
         arg.check_fresh()
         base = arg
     else:
-        raise Unsupported("exception", f"frame.grad: argument {i} is {arg!r} (FrameTypeError)")
+        raise UserCodeRaises(f"frame.grad: argument {i} is {arg!r} (FrameTypeError)")
     if base.meta.dtype.kind != "f":
-        raise Unsupported("exception", f"frame.grad: argument {i} has dtype {base.meta.dtype} "
-                                       f"(FrameTypeError)")
+        raise UserCodeRaises(f"frame.grad: argument {i} has dtype {base.meta.dtype} "
+                             f"(FrameTypeError)")
     if base.kind == TENSOR and base.requires_grad:
         # a recorded identity: a distinct value that still depends on the tensor
         # (an input that requires grad but is not a leaf: call_real refuses it)
@@ -506,14 +506,14 @@ def _scalar_output(tx, out: Variable):
             and not isinstance(out.value, bool):
         dtype, shape = np.asarray(out.value).dtype, ()
     else:
-        raise Unsupported("exception", f"frame.grad: the function must return a scalar tensor, "
-                                       f"got {out!r} (FrameTypeError)")
+        raise UserCodeRaises(f"frame.grad: the function must return a scalar tensor, "
+                             f"got {out!r} (FrameTypeError)")
     if shape != ():
-        raise Unsupported("exception", f"frame.grad: the function must return a scalar (0-d) "
-                                       f"tensor, got shape {list(shape)} (FrameValueError)")
+        raise UserCodeRaises(f"frame.grad: the function must return a scalar (0-d) "
+                             f"tensor, got shape {list(shape)} (FrameValueError)")
     if dtype.kind != "f":
-        raise Unsupported("exception", f"frame.grad: the function must return a floating-point "
-                                       f"scalar, got {dtype} (FrameTypeError)")
+        raise UserCodeRaises(f"frame.grad: the function must return a floating-point "
+                             f"scalar, got {dtype} (FrameTypeError)")
     if not (isinstance(out, TensorVariable) and out.kind == TENSOR):
         return None, out  # a constant as eager sees it: every gradient is zero
     if untrackable(tx, out):
@@ -659,9 +659,9 @@ class _RecordedGraph:
         try:
             bw = build_backward_graph(self.graph, 0, [r for r in refs if r is not None])
         except NonDifferentiableError as e:
-            raise Unsupported("exception", f"frame.grad raises: {e}") from e
+            raise UserCodeRaises(f"frame.grad raises: {e}") from e
         except FrameError as e:
-            raise Unsupported("exception", f"frame.grad raises {type(e).__name__}: {e}") from e
+            raise UserCodeRaises(f"frame.grad raises {type(e).__name__}: {e}") from e
         arrays = self.arrays
         env: dict[int, np.ndarray] = {}
         for v, m in zip(bw.inputs, self.input_metas):

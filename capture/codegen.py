@@ -45,7 +45,7 @@ from numpy.lib.array_utils import byte_bounds as _byte_bounds
 from .errors import Unsupported
 from .guards import Guard, GuardSet
 from .resume import original_code
-from .sources import LocalSource
+from .sources import CLOSURE, FRAME_GLOBALS, FunctionSource, LocalSource
 from .translator import Translation
 from .variables.base import (NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable,
                              Variable)
@@ -143,26 +143,20 @@ def signature_source(code: types.CodeType, fn, pool: GuardSet) -> tuple[str, str
 
 
 def _defaults_guard(fn, pool: GuardSet) -> None:
-    if fn.__defaults__:
-        pool.add(f"__fn.__defaults__ is {pool.const(fn.__defaults__)}", "defaults unchanged")
-    if fn.__kwdefaults__:
-        pool.add(f"__fn.__kwdefaults__ is {pool.const(fn.__kwdefaults__)}", "keyword defaults unchanged")
+    pool.defaults(FunctionSource(), fn)
 
 
-def _frame_lines(body: list[str]) -> list[str]:
+def _frame_lines(reads: frozenset) -> list[str]:
     """Bind ``__C`` (the called function's closure cells) and ``__G`` (its
-    globals) when the entry's ``body`` reads them: an entry serves every
-    function of its code object, each with its own cells and globals."""
-    text = "\n".join(body)
+    globals) when the entry reads them (``reads``: the ``Source.frame_reads``
+    of its guards and of the sources it loads): an entry serves every function
+    of its code object, each with its own cells and globals."""
     lines = []
-    if "__C[" in text:
-        lines.append("    __C = __fn.__closure__")
-    if _READS_G.search(text):
-        lines.append("    __G = __fn.__globals__")
+    if CLOSURE in reads:
+        lines.append(f"    {CLOSURE} = __fn.__closure__")
+    if FRAME_GLOBALS in reads:
+        lines.append(f"    {FRAME_GLOBALS} = __fn.__globals__")
     return lines
-
-
-_READS_G = re.compile(r"\b__G\b")
 
 
 def _guard_block(pool: GuardSet) -> list[str]:
@@ -283,6 +277,7 @@ class _Rebuilder:
         self.temps: dict[int, str] = {}
         self.used_outputs: set[int] = set()   # output positions the result or replay read
         self.sources: dict[str, str] = {}
+        self.frame_reads: frozenset = frozenset()   # Source.frame_reads of the sources read
 
     def source(self, var: Variable) -> str:
         if isinstance(var.source, LocalSource):
@@ -291,6 +286,7 @@ class _Rebuilder:
         name = self.sources.get(expr)
         if name is None:
             name = self.sources[expr] = f"__s{len(self.sources)}"
+            self.frame_reads |= var.source.frame_reads()
         return name
 
     def source_lines(self) -> list[str]:
@@ -556,8 +552,10 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
             replay.append(f"    {rb.source(c)}.update({{{items}}})")
     for obj, name, value in se.attrs.values():
         replay.append(f"    __setattr({rb.source(obj)}, {name!r}, {rb.expr(value)})")
+    writes_globals = False
     for f_globals, name, value in se.globals.values():  # (a frame's globals_ref: __G or pooled)
-        ref = "__G" if f_globals is fn.__globals__ else pool.const(f_globals)
+        writes_globals |= f_globals is fn.__globals__
+        ref = FRAME_GLOBALS if f_globals is fn.__globals__ else pool.const(f_globals)
         replay.append(f"    {ref}[{name!r}] = {rb.expr(value)}")
     for t, value in se.grads.values():  # validated at trace time, as Tensor.grad's setter does
         replay.append(f"    {rb.source(t)}._grad = {rb.expr(value)}")
@@ -590,7 +588,8 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     else:
         body.append(f"    return {ret}")
     head = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
-    head += _frame_lines(body)
+    head += _frame_lines(pool.frame_reads() | rb.frame_reads
+                         | (frozenset({FRAME_GLOBALS}) if writes_globals else frozenset()))
     lines = head + body
     at = {}   # source line -> user line
     if brk is not None and brk.instr.lineno is not None:
@@ -714,36 +713,30 @@ def _mutation_guards(tr: Translation) -> None:
     it mutates is none of the other inputs of its type (the same object passed
     twice would see both mutations)."""
     g, se = tr.guards, tr.side_effects
-
-    def data(v) -> str:
-        return v.source.expr() + ("._data" if v.kind == TENSOR else "")
-
     written = list(se.tensors.values())
     for w in written:
-        g.add(f"{data(w)}.flags.writeable", f"{w.source.text()} is writeable")
+        g.writeable(w.array_source(), w.source)
     tensors = list(tr.input_by_value.values())
     tensors += [w for w in written if all(w is not t for t in tensors)]
     if written and len(tensors) > 1:
-        expr = (f"__disjoint(({''.join(data(w) + ', ' for w in written)}), "
-                f"({''.join(data(t) + ', ' for t in tensors)}))")
+        sources = ([w.array_source() for w in written], [t.array_source() for t in tensors])
         shown = ", ".join(w.source.text() for w in written)
         arrays = [tr.input_arrays.get(id(v)) for v in tensors]
         if all(a is not None for a in arrays) and not disjoint(
                 tuple(tr.input_arrays[id(w)] for w in written), tuple(arrays)):
             # these very arguments alias: the graph's copy-in/write-back model
             # would be wrong, so such calls run natively (under this guard)
-            g.add(f"not {expr}", f"{shown} share memory with another tensor input")
+            g.disjoint(*sources, shown, holds=False)
             raise Unsupported("side_effect", f"an in-place write into {shown}, which shares "
                                              f"memory with another tensor input")
-        g.add(expr, f"{shown} share no memory with the other tensor inputs")
+        g.disjoint(*sources, shown)
     mutated = list(se.containers.values()) + [obj for obj, _, _ in se.attrs.values()]
     others = [v for v in tr.wrapped.values() if v.source is not None
               and isinstance(v, (ListVariable, DictVariable, ObjectVariable))]
     for m in mutated:
         for o in others:
             if o is not m and o.python_type() is m.python_type():
-                g.add(f"{m.source.expr()} is not {o.source.expr()}",
-                      f"{m.source.text()} is not {o.source.text()}")
+                g.not_alias(m.source, o.source)
 
 
 def _prune_unused_inputs(tr: Translation) -> None:
@@ -764,7 +757,7 @@ def build_native_entry(tr: Translation, fn, reason) -> CacheEntry:
     # object share the entries (their cells are guarded only if the trace read them)
     body = _guard_block(pool) + [f"    return __fn({call})"]
     lines = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
-    lines += _frame_lines(body) + body
+    lines += _frame_lines(pool.frame_reads()) + body
     src = "\n".join(lines) + "\n"
     namespace = {"__MISS": MISS, **pool.consts}
     return CacheEntry(_compile(src, namespace, fn), list(pool.guards), src, native=True,

@@ -13,7 +13,11 @@ import dataclasses
 
 from frame.hal.errors import ErrorCode, FrameError
 
-__all__ = ["Unsupported", "BreakReason", "GraphBreakError", "CATALOGUE"]
+__all__ = ["Unsupported", "UserCodeRaises", "USER_RAISES", "BreakReason", "GraphBreakError", "CATALOGUE"]
+
+# The kind of break that is no limit of capture: the traced code itself raises
+# (``UserCodeRaises``); the native run raises the same exception.
+USER_RAISES = "exception"
 
 # kind -> (explanation for the user, hint)
 CATALOGUE: dict[str, tuple[str, str]] = {
@@ -29,7 +33,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
                            "pass plain tensors, scalars and containers, or frame modules"),
     "side_effect": ("a mutation capture cannot replay safely",
                     "mutate plain lists, dicts, attributes or globals only"),
-    "exception": ("the traced code raises an exception", "the exception is raised by the native run"),
+    USER_RAISES: ("the traced code raises an exception", "the exception is raised by the native run"),
     "caught_exception": ("the traced code raises an exception that the function catches",
                          "avoid exceptions as control flow in jitted code; test the condition instead"),
     "recompile_limit": ("too many distinct guard failures for one function",
@@ -54,6 +58,11 @@ class BreakReason:
     kind: str
     reason: str
     location: str      # "file.py:12"
+
+    @property
+    def user_raises(self) -> bool:
+        """The traced code raises (``UserCodeRaises``), no limit of capture."""
+        return self.kind == USER_RAISES
 
     @property
     def explanation(self) -> str:
@@ -81,6 +90,15 @@ class Unsupported(Exception):
         self.depth = 0         # inlining depth of the frame that raised it
         self.top_step: int | None = None    # the top frame's step (instructions run) then
         self.top_index: int | None = None   # and its instruction index
+
+
+class UserCodeRaises(Unsupported):
+    """The traced code raises an exception (a ``TypeError`` of a bad call, an
+    ``IndexError``, an explicit ``raise``): nothing capture cannot model, the
+    native run raises it.  Reported with kind ``USER_RAISES``."""
+
+    def __init__(self, reason: str):
+        super().__init__(USER_RAISES, reason)
 
 
 class GraphBreakError(FrameError):

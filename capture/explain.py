@@ -135,10 +135,10 @@ def _rejit(jit, fn, backend: str | None):
         return types.MethodType(_rejit(jit, fn.__func__, backend), fn.__self__)
     if not getattr(fn, "__frame_jit__", False):
         return jit(fn, backend=backend)
-    options = dict(getattr(fn, "_frame_options", {}), full_graph=False)  # a break is reported
+    options = dataclasses.replace(fn._frame_options, full_graph=False)  # a break is reported
     if backend is not None:
-        options["backend"] = backend
-    return jit(fn.__wrapped__, **options)
+        options = dataclasses.replace(options, backend=backend)
+    return jit(fn.__wrapped__, **options.as_kwargs())
 
 
 def explain(fn, *, backend: str | None = None):

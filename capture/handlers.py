@@ -13,9 +13,9 @@ from __future__ import annotations
 import operator
 import types
 
-from .errors import Unsupported
+from .errors import Unsupported, UserCodeRaises
 from .sources import GlobalSource
-from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable, Variable
+from .variables.base import NULL, TENSOR, ConstantVariable, NullVariable, TensorVariable, Variable
 from .variables.callables import UserFunctionVariable
 from .variables.containers import (DictVariable, IteratorVariable, ListVariable, SetVariable,
                                    SliceVariable, TupleVariable, unpack_constant_key)
@@ -79,7 +79,7 @@ def LOAD_FAST(tx, instr):
     try:
         tx.push(tx.locals[name])
     except KeyError:
-        raise Unsupported("exception", f"local variable {name!r} referenced before assignment") from None
+        raise UserCodeRaises(f"local variable {name!r} referenced before assignment") from None
 
 
 @handler("LOAD_FAST_AND_CLEAR")
@@ -99,7 +99,7 @@ def STORE_FAST(tx, instr):
 @handler("DELETE_FAST")
 def DELETE_FAST(tx, instr):
     if tx.locals.pop(instr.argval, None) is None:
-        raise Unsupported("exception", f"UnboundLocalError: {instr.argval!r} deleted before assignment")
+        raise UserCodeRaises(f"UnboundLocalError: {instr.argval!r} deleted before assignment")
 
 
 def _push_with_null(tx, instr, value: Variable, with_null: bool) -> None:
@@ -164,7 +164,7 @@ def STORE_ATTR(tx, instr):
     if isinstance(obj, ObjectVariable):
         obj.setattr(tx, instr.argval, value)
         return
-    if isinstance(obj, TensorVariable) and obj.kind == "tensor" and instr.argval == "grad":
+    if isinstance(obj, TensorVariable) and obj.kind == TENSOR and instr.argval == "grad":
         from .autograd import write_grad
         write_grad(tx, obj, value)
         return
@@ -187,7 +187,7 @@ def IMPORT_NAME(tx, instr):
     g = tx.tr.guards
     mods = g.const(sys.modules)
     module = sys.modules[wanted]
-    g.add(f"{mods}.get({name!r}) is {g.const(sys.modules[name])}", f"module {name!r} is loaded")
+    g.module_loaded(name, sys.modules[name])
     tx.push(tx.wrap(module, GlobalSource(wanted, mods, "sys.modules")))
 
 
@@ -230,18 +230,18 @@ def getitem(tx, obj: Variable, index: Variable) -> Variable:
         try:
             got = obj.items[key]
         except (IndexError, TypeError) as e:
-            raise Unsupported("exception", f"{type(e).__name__}: {e}") from e
+            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
         return type(obj)(got) if isinstance(key, slice) else got
     if isinstance(obj, DictVariable):
         key = unpack_constant_key(index)
         if key not in obj.items:
-            raise Unsupported("exception", f"KeyError: {key!r}")
+            raise UserCodeRaises(f"KeyError: {key!r}")
         return obj.items[key]
     if obj.is_constant() and index.is_constant():
         try:
             return tx.wrap_result(obj.as_constant()[index.as_constant()])
         except Exception as e:
-            raise Unsupported("exception", f"{type(e).__name__}: {e}") from e
+            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
     if isinstance(obj, ObjectVariable):
         method = tx.getattr(obj, "__getitem__")
         return method.call(tx, [index], {})
@@ -269,7 +269,7 @@ def STORE_SUBSCR(tx, instr):
             else:
                 obj.items[key] = value
         except (IndexError, TypeError, ValueError) as e:
-            raise Unsupported("exception", f"{type(e).__name__}: {e}") from e
+            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
         return
     if isinstance(obj, DictVariable):
         tx.mutate(obj)
@@ -290,7 +290,7 @@ def DELETE_SUBSCR(tx, instr):
         try:
             del obj.items[key]
         except (IndexError, KeyError) as e:
-            raise Unsupported("exception", f"{type(e).__name__}: {e}") from e
+            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
         return
     raise Unsupported("side_effect", f"del on {obj!r}")
 
@@ -372,8 +372,7 @@ def IS_OP(tx, instr):
     same = a is b or identity_of(a) is identity_of(b)
     if a.source is not None and b.source is not None and a is not b:
         # both are objects of the frame: the outcome holds only for these objects
-        tx.tr.guards.add(f"({a.source.expr()} is {b.source.expr()}) is {same}",
-                         f"{a.source.text()} is{'' if same else ' not'} {b.source.text()}")
+        tx.tr.guards.same_outcome(a.source, b.source, same)
     tx.push(ConstantVariable(same != bool(instr.arg)))
 
 
@@ -392,7 +391,7 @@ def CONTAINS_OP(tx, instr):
         try:
             found = item.as_constant() in container.as_constant()
         except TypeError as e:
-            raise Unsupported("exception", str(e)) from e
+            raise UserCodeRaises(str(e)) from e
     else:
         raise Unsupported("unsupported_object", f"'in' on {container!r}")
     tx.push(ConstantVariable(found != bool(instr.arg)))
@@ -476,7 +475,7 @@ def DICT_UPDATE(tx, instr):
     if instr.opname == "DICT_MERGE":
         dup = set(target.items) & set(other.items)
         if dup:
-            raise Unsupported("exception", f"got multiple values for keyword argument {dup.pop()!r}")
+            raise UserCodeRaises(f"got multiple values for keyword argument {dup.pop()!r}")
     target.items.update(other.items)
 
 
@@ -489,7 +488,7 @@ def LIST_TO_TUPLE(tx, instr):
 def UNPACK_SEQUENCE(tx, instr):
     items = tx.pop().iterate(tx)
     if len(items) != instr.arg:
-        raise Unsupported("exception", f"cannot unpack {len(items)} values into {instr.arg}")
+        raise UserCodeRaises(f"cannot unpack {len(items)} values into {instr.arg}")
     for item in reversed(items):
         tx.push(item)
 
@@ -499,7 +498,7 @@ def UNPACK_EX(tx, instr):
     items = tx.pop().iterate(tx)
     before, after = instr.arg & 0xFF, instr.arg >> 8
     if len(items) < before + after:
-        raise Unsupported("exception", f"not enough values to unpack (expected at least {before + after})")
+        raise UserCodeRaises(f"not enough values to unpack (expected at least {before + after})")
     middle = ListVariable(items[before:len(items) - after])
     for item in reversed(items[len(items) - after:]):
         tx.push(item)
@@ -720,7 +719,7 @@ def RAISE_VARARGS(tx, instr):
             shown = f" {exc.cls.__name__}"
         else:
             shown = f" {exc!r}"
-    raise Unsupported("exception", f"the function raises{shown}")
+    raise UserCodeRaises(f"the function raises{shown}")
 
 
 @handler("BEFORE_WITH")

@@ -13,6 +13,7 @@ then on.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import inspect
 import logging
@@ -26,7 +27,7 @@ from frame.runtime import logs as frame_logs  # FRAME_LOG guards/bytecode (frame
 from frame.runtime.stats import record
 
 from .codegen import MISS, CacheEntry, build_entry, build_native_entry
-from .errors import BreakReason, GraphBreakError, Unsupported
+from .errors import USER_RAISES, BreakReason, GraphBreakError, Unsupported, UserCodeRaises
 from .resume import Tail
 
 __all__ = ["jit", "CodeCache", "CodeCaches", "cache_of", "CACHE_LIMIT", "reset_caches", "run_intercepted"]
@@ -132,7 +133,7 @@ _INTERNAL = frozenset({"resume_loop"})
 _NOT_BREAKABLE = frozenset({"capture_error", "loop_limit", "inline_limit", "recompile_limit",
                             "generator_function"})
 # kinds whose reason needs no "(no graph break here: ...)"
-_SELF_EXPLAINED = frozenset({"exception", "generator_function"})
+_SELF_EXPLAINED = frozenset({USER_RAISES, "generator_function"})
 
 
 def cache_of(fn, backend: str | None = None, full_graph: bool = False) -> CodeCache:
@@ -171,11 +172,26 @@ def _default_backend() -> str:
     return default_backend_name()
 
 
-def _backend_unpinned(options) -> bool:
+@dataclasses.dataclass(frozen=True)
+class JitOptions:
+    """What ``frame.jit`` was asked for.  Calls are translated under
+    ``backend`` (None: frame's default, ``_default_backend``) and
+    ``full_graph`` (a graph break raises ``GraphBreakError``); ``eager`` runs
+    the function as it is."""
+    backend: str | None = None
+    full_graph: bool = False
+    eager: bool = False
+
+    def as_kwargs(self) -> dict:
+        """The keyword arguments of ``jit`` that make these options."""
+        return {"backend": self.backend, "full_graph": self.full_graph, "eager": self.eager}
+
+
+def _backend_unpinned(options: JitOptions) -> bool:
     """Did the user leave the backend to frame (no ``backend=``, no
     ``FRAME_BACKEND``)?  Then the runtime may choose the tier by measurement
     (PGO); a backend the user named is a strict pin."""
-    return options["backend"] is None and not os.environ.get("FRAME_BACKEND")
+    return options.backend is None and not os.environ.get("FRAME_BACKEND")
 
 
 # a generator, coroutine or async generator function returns its frame as an
@@ -202,12 +218,12 @@ def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager:
     """
     if fn is None:
         return functools.partial(jit, backend=backend, full_graph=full_graph, eager=eager)
-    options = {"backend": backend, "full_graph": full_graph, "eager": eager}
+    options = JitOptions(backend, full_graph, eager)
     if isinstance(fn, types.MethodType):
         bound_self, func = fn.__self__, fn.__func__
-        return types.MethodType(jit(func, **options), bound_self)
+        return types.MethodType(jit(func, **options.as_kwargs()), bound_self)
     if isinstance(fn, staticmethod):  # callable since 3.10; it adds nothing to the call
-        return jit(fn.__func__, **options)
+        return jit(fn.__func__, **options.as_kwargs())
     if not isinstance(fn, types.FunctionType):
         if not callable(fn):
             raise TypeError(f"frame.jit expects a callable (a function, method or module), "
@@ -217,9 +233,9 @@ def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager:
         if getattr(call, "__module__", None) == "frame.nn.module" and isinstance(forward, types.FunctionType):
             # Module.__call__ only calls forward: jit each class's forward, so that
             # every module class has its own code cache (and recompile limit)
-            return types.MethodType(jit(forward, **options), fn)
+            return types.MethodType(jit(forward, **options.as_kwargs()), fn)
         if isinstance(call, types.FunctionType):
-            return types.MethodType(jit(call, **options), fn)
+            return types.MethodType(jit(call, **options.as_kwargs()), fn)
         if isinstance(fn, functools.partial) and call is functools.partial.__call__:
             return _jit_partial(fn, options)
         return _native_wrapper(fn, options)
@@ -234,7 +250,7 @@ def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager:
             _note_eager(why)
             return fn(*args, **kwargs)
     else:
-        call_options = {"backend": backend, "full_graph": full_graph}
+        call_options = JitOptions(backend, full_graph)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -273,7 +289,7 @@ def _mark(wrapper, fn, cache, options):
     wrapper.__wrapped__ = fn
     wrapper.__frame_jit__ = True
     wrapper._frame_cache = cache
-    wrapper._frame_options = dict(options)
+    wrapper._frame_options = options
     return wrapper
 
 
@@ -288,7 +304,7 @@ def _note_eager(why: str) -> None:
 def _jit_partial(p: functools.partial, options):
     """``functools.partial(func, *args, **keywords)``: ``func`` jitted, called
     as the partial calls it (its arguments first; call keywords win)."""
-    inner = jit(p.func, **options)
+    inner = jit(p.func, **options.as_kwargs())
 
     def wrapper(*args, **kwargs):
         return inner(*p.args, *args, **{**p.keywords, **kwargs})
@@ -317,7 +333,7 @@ def _native_wrapper(fn, options):
 
     @functools.wraps(fn, updated=())
     def wrapper(*args, **kwargs):
-        if options["full_graph"]:
+        if options.full_graph:
             raise GraphBreakError(reason)
         if not reported.is_set():
             reported.set()
@@ -365,7 +381,7 @@ def _trampoline(result):
     """Run resume functions until the frame returns (no Python recursion per
     break, so a loop with a break in its body can run any number of times)."""
     while type(result) is Tail:
-        options = {"backend": result.backend, "full_graph": False}
+        options = JitOptions(result.backend)
         result = _dispatch(cache_of(result.fn, result.backend, False), result.fn, result.args, {},
                            options)
     return result
@@ -374,7 +390,7 @@ def _trampoline(result):
 def run_intercepted(fn, backend, args, kwargs):
     """Call ``fn`` as an intercepted frame (a user function called natively at a
     graph break, or a resume function)."""
-    options = {"backend": backend, "full_graph": False}
+    options = JitOptions(backend)
     return _trampoline(_dispatch(cache_of(fn, backend, False), fn, args, kwargs, options))
 
 
@@ -433,7 +449,7 @@ def _rejected(cache: CodeCache, entry: CacheEntry, fn, name: str, args, kwargs, 
                          f"{failing.text if failing is not None else 'unknown'}); it runs natively",
                          _where(fn))
     _report(cache, fn, reason)
-    if options["full_graph"]:
+    if options.full_graph:
         raise GraphBreakError(reason)
     return fn(*args, **kwargs)
 
@@ -500,7 +516,7 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
             log.warning("%s: recompile limit (%d) reached; last failing guard: %s. "
                         "It runs natively from now on.", name, CACHE_LIMIT, shown)
             record.graph_break("recompile_limit")
-            if options["full_graph"]:
+            if options.full_graph:
                 raise GraphBreakError(BreakReason("recompile_limit", f"last failing guard: {shown}",
                                                   _where(fn)))
             return None
@@ -510,8 +526,8 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
     if _persisting() and not entry.native and not entry.breaks:
         from . import persist
         persist.save_entry(fn, entry, options)
-    breaks = entry.native and (entry.reason.kind != "exception" or entry.in_try)
-    if not (breaks and options["full_graph"]):  # a full_graph break raises on every call
+    breaks = entry.native and (not entry.reason.user_raises or entry.in_try)
+    if not (breaks and options.full_graph):  # a full_graph break raises on every call
         with cache.lock:
             cache.entries = [entry, *cache.entries]
     return entry
@@ -528,9 +544,9 @@ def _first_native_call(cache: CodeCache, entry: CacheEntry, fn, args, kwargs, op
     as ``unsupported_call``: frame's model of a NumPy call failed where NumPy
     does not)."""
     reason = entry.reason
-    if reason.kind != "exception" or (entry.in_try and options["full_graph"]):
+    if not reason.user_raises or (entry.in_try and options.full_graph):
         _report(cache, fn, reason)
-        if options["full_graph"]:
+        if options.full_graph:
             raise GraphBreakError(reason)
         return fn(*args, **kwargs)
     try:
@@ -560,7 +576,7 @@ def _report(cache: CodeCache | None, fn, reason: BreakReason, graph_break: bool 
         _WARNED.add(key)
         if cache is not None:
             cache.warned.add(key)
-        level = logging.INFO if reason.kind == "exception" else logging.WARNING
+        level = logging.INFO if reason.user_raises else logging.WARNING
         if graph_break:
             log.log(level, "graph break in %s (%s at %s): %s", name, reason.kind, reason.location,
                     reason.reason)
@@ -575,7 +591,7 @@ def _where(fn) -> str:
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
-def translate(fn, arguments: dict, options) -> CacheEntry:
+def translate(fn, arguments: dict, options: JitOptions) -> CacheEntry:
     """Simulate ``fn`` on its bound ``arguments`` (parameter name -> value,
     defaults applied) and build a cache entry.
 
@@ -587,7 +603,7 @@ def translate(fn, arguments: dict, options) -> CacheEntry:
     t0 = time.perf_counter()
     record.count("translations")
     tr, tx = _start(fn, arguments)
-    backend = options["backend"] or _default_backend()
+    backend = options.backend or _default_backend()
     try:
         if tx is None:
             raise tr.failure
@@ -656,16 +672,16 @@ def _no_break(fn, e: Unsupported, options) -> str | None:
     from .breaks import can_break_at
     from .instructions import decode
 
-    if options["full_graph"]:
+    if options.full_graph:
         return "full_graph=True"
     if e.kind in _NOT_BREAKABLE or e.top_index is None:
         return e.kind
-    if e.kind == "exception" and not (e.in_try and e.depth > 0):
+    if isinstance(e, UserCodeRaises) and not (e.in_try and e.depth > 0):
         # the function raises: its native run raises the same exception.  An
         # exception an inlined call may catch itself is a break at that call.
         return "the function raises"
     instr = decode(fn.__code__).instructions[e.top_index]
-    if e.kind == "exception" and instr.opname != "CALL":
+    if isinstance(e, UserCodeRaises) and instr.opname != "CALL":
         return "the function raises"
     return can_break_at(fn.__code__, instr)
 
@@ -685,7 +701,7 @@ def _break_entry(fn, arguments, e: Unsupported, reason: BreakReason, backend, op
         if tx.stopped is None or tx.stopped.index != e.top_index:
             return None, "the re-translation did not reach the break"
         brk = BreakPoint(tx, tx.stopped, reason)
-        entry = build_entry(tr, fn, None, backend, brk=brk, requested_backend=options["backend"],
+        entry = build_entry(tr, fn, None, backend, brk=brk, requested_backend=options.backend,
                             pgo=_backend_unpinned(options))
     except Unsupported as err:
         return None, err.reason

@@ -317,7 +317,7 @@ def save_entry(fn, entry, options) -> bool:
     if entry.graph is not None:
         item["nodes"] = len(entry.graph.nodes)
         item["bodies"] = any(n.body is not None for n in entry.graph.nodes)
-    key = _record_key(fn, options["backend"] or entry.backend, options["full_graph"])
+    key = _record_key(fn, options.backend or entry.backend, options.full_graph)
     from .jit import CACHE_LIMIT
     items, old_blobs = _read(store, key)
     kept = [it for it in items if it["source"] != item["source"]][:CACHE_LIMIT - 1]
@@ -359,10 +359,10 @@ def load_entries(fn, options) -> list:
     if store is None:
         return []
     from .jit import _backend_unpinned, _default_backend
-    backend = options["backend"] or _default_backend()
+    backend = options.backend or _default_backend()
     pgo = _backend_unpinned(options)
     try:
-        key = _record_key(fn, backend, options["full_graph"])
+        key = _record_key(fn, backend, options.full_graph)
     except (OSError, ValueError):
         return []
     items, blobs = _read(store, key)

@@ -12,7 +12,13 @@ from __future__ import annotations
 import keyword
 
 __all__ = ["Source", "LocalSource", "GlobalSource", "ClosureSource", "AttrSource", "ItemSource",
-           "DefaultSource", "ConstSource", "is_safe_key"]
+           "DefaultSource", "ConstSource", "FunctionSource", "FrameGlobalsSource", "DataSource",
+           "CLOSURE", "FRAME_GLOBALS", "is_safe_key"]
+
+# Names an entry function binds from the called function when a source reads
+# them (``codegen._frame_lines``): its closure cells and its globals dict.
+CLOSURE = "__C"
+FRAME_GLOBALS = "__G"
 
 
 class Source:
@@ -38,6 +44,11 @@ class Source:
 
     def _key(self):
         return ()
+
+    def frame_reads(self) -> frozenset:
+        """The names bound from the called function (``CLOSURE``,
+        ``FRAME_GLOBALS``) that ``expr()`` reads."""
+        return frozenset()
 
     @property
     def root(self) -> "Source":
@@ -79,6 +90,9 @@ class GlobalSource(Source):
     def _key(self):
         return (self.name, self.dict_ref)
 
+    def frame_reads(self) -> frozenset:
+        return frozenset({FRAME_GLOBALS}) if self.dict_ref == FRAME_GLOBALS else frozenset()
+
 
 class ClosureSource(Source):
     """The content of closure cell ``index`` (free variable ``name``)."""
@@ -89,13 +103,16 @@ class ClosureSource(Source):
         self.name = name
 
     def expr(self) -> str:
-        return f"__C[{self.index}].cell_contents"
+        return f"{CLOSURE}[{self.index}].cell_contents"
 
     def text(self) -> str:
         return f"closure[{self.name!r}]"
 
     def _key(self):
         return (self.index,)
+
+    def frame_reads(self) -> frozenset:
+        return frozenset({CLOSURE})
 
 
 class AttrSource(Source):
@@ -116,6 +133,9 @@ class AttrSource(Source):
 
     def _key(self):
         return (self.base, self.name)
+
+    def frame_reads(self) -> frozenset:
+        return self.base.frame_reads()
 
     @property
     def root(self) -> Source:
@@ -148,6 +168,9 @@ class ItemSource(Source):
 
     def _key(self):
         return (self.base, self.key)
+
+    def frame_reads(self) -> frozenset:
+        return self.base.frame_reads()
 
     @property
     def root(self) -> Source:
@@ -190,3 +213,54 @@ class ConstSource(Source):
 
     def _key(self):
         return (self.name,)
+
+
+class FunctionSource(Source):
+    """The function being called (the entry's ``__fn``): one entry serves every
+    function of its code object."""
+    __slots__ = ()
+
+    def expr(self) -> str:
+        return "__fn"
+
+    def text(self) -> str:
+        return "fn"
+
+
+class FrameGlobalsSource(Source):
+    """The called function's globals dict (``FRAME_GLOBALS``)."""
+    __slots__ = ()
+
+    def expr(self) -> str:
+        return FRAME_GLOBALS
+
+    def text(self) -> str:
+        return "G"
+
+    def frame_reads(self) -> frozenset:
+        return frozenset({FRAME_GLOBALS})
+
+
+class DataSource(Source):
+    """The NumPy array holding the data of the ``frame.Tensor`` at ``base``
+    (the one place capture names the slot)."""
+    __slots__ = ("base",)
+
+    def __init__(self, base: Source):
+        self.base = base
+
+    def expr(self) -> str:
+        return f"{self.base.expr()}._data"
+
+    def text(self) -> str:
+        return self.base.text()
+
+    def _key(self):
+        return (self.base,)
+
+    def frame_reads(self) -> frozenset:
+        return self.base.frame_reads()
+
+    @property
+    def root(self) -> Source:
+        return self.base.root

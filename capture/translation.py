@@ -16,7 +16,7 @@ import numpy as np
 
 from frame.tensor import Tensor
 
-from .errors import Unsupported
+from .errors import Unsupported, UserCodeRaises
 from .guards import GuardSet
 from .side_effects import SideEffects
 from .sources import AttrSource, ConstSource, ItemSource, Source
@@ -76,8 +76,7 @@ class Translation:
         the other)."""
         if f_globals is self.fn.__globals__:
             if not top:
-                self.guards.add(f"__G is {self.guards.const(f_globals)}",
-                                "G of a called function is the function's G")
+                self.guards.globals_are(f_globals)
             return "__G"
         return self.guards.const(f_globals)
 
@@ -89,9 +88,7 @@ class Translation:
         if self.entry_grad_mode is None:
             from frame.autograd.tape import is_grad_enabled
             self.entry_grad_mode = bool(is_grad_enabled())
-            k = self.guards.const(is_grad_enabled)
-            self.guards.add(f"{k}() is {self.entry_grad_mode!r}",
-                            f"grad mode is {'on' if self.entry_grad_mode else 'off'}")
+            self.guards.grad_mode(is_grad_enabled, self.entry_grad_mode)
         return self.entry_grad_mode
 
     def mark_view(self, result: Variable, base: Variable, fn=None, args=(), kwargs=None) -> Variable:
@@ -123,10 +120,9 @@ class Translation:
         if data is not None and not data.flags.writeable:
             # the write raises NumPy's ValueError: the native run raises it, under
             # this guard (a writeable array of the same type is captured)
-            expr = t.source.expr() + ("._data" if t.kind == TENSOR else "")
-            self.guards.add(f"not {expr}.flags.writeable", f"{t.source.text()} is read-only")
-            raise Unsupported("exception", f"{t.source.text()} is read-only: writing it in place "
-                                           f"raises ValueError")
+            self.guards.read_only(t.array_source(), t.source)
+            raise UserCodeRaises(f"{t.source.text()} is read-only: writing it in place "
+                                 f"raises ValueError")
         for view in self.views.pop(id(t), ()):
             view.stale = True
 
@@ -185,8 +181,7 @@ class Translation:
             g.constant(source, value)
             return ConstantVariable(value, source)
         if t in (range, slice, type(Ellipsis)):
-            g.add(f"__type({source.expr()}) is {g.const(t)} and {source.expr()} == {g.const(value)}",
-                  f"{source.text()} == {value!r}")
+            g.pooled_equal(source, value)
             return ConstantVariable(value, source)
         if t is tuple:
             g.type_and_len(source, value)

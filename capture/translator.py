@@ -18,13 +18,14 @@ import numpy as np
 
 from frame.tensor import Tensor
 
-from .errors import Unsupported
+from .errors import Unsupported, UserCodeRaises
 from .instructions import decode
 from .side_effects import SideEffects
-from .sources import AttrSource, GlobalSource, ItemSource, Source
+from .sources import (FRAME_GLOBALS, AttrSource, ConstSource, FrameGlobalsSource, GlobalSource,
+                      ItemSource, Source)
 from .tracer import TracedTensor, UntracedArray
 from .translation import Cell, Translation
-from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable,
+from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorKind,
                              TensorVariable, Variable, broadcasts_to)
 from .variables.callables import CallableVariable, UserFunctionVariable
 from .variables.containers import (DictVariable, ListVariable, SetVariable, SliceVariable,
@@ -217,7 +218,7 @@ class InstructionTranslator:
             return v.fn
         raise Unsupported("unsupported_object", f"{v!r} cannot be passed to a frame function")
 
-    def from_python(self, value, kind: str, passed: dict[int, Variable] | None = None,
+    def from_python(self, value, kind: TensorKind, passed: dict[int, Variable] | None = None,
                     constant_ok: bool = False) -> Variable:
         """The Variable for what a frame function returned.  ``passed`` maps the
         Python objects handed to it to their Variables: a function returning one
@@ -288,7 +289,7 @@ class InstructionTranslator:
             if kind == NDARRAY and not self._numpy_raises(numpy_ref or fn, args, kwargs):
                 raise Unsupported("unsupported_call", f"NumPy's {name}() here is not modelled by "
                                                       f"frame ({type(e).__name__}: {e})") from e
-            raise Unsupported("exception", f"{name}() raises {type(e).__name__}: {e}") from e
+            raise UserCodeRaises(f"{name}() raises {type(e).__name__}: {e}") from e
         return self.from_python(result, kind, passed, constant_ok=not passed)
 
     def _numpy_raises(self, fn, args, kwargs) -> bool:
@@ -323,8 +324,8 @@ class InstructionTranslator:
             result = fn(*[constant_value(a) for a in args],
                         **{k: constant_value(v) for k, v in kwargs.items()})
         except Exception as e:
-            raise Unsupported("exception", f"{getattr(fn, '__name__', fn)}() raises "
-                                           f"{type(e).__name__}: {e}") from e
+            raise UserCodeRaises(f"{getattr(fn, '__name__', fn)}() raises "
+                                 f"{type(e).__name__}: {e}") from e
         return self.wrap_result(result)
 
     # -- operators ------------------------------------------------------------------------
@@ -342,7 +343,7 @@ class InstructionTranslator:
             try:
                 return self.wrap_result(fn(a.as_constant(), b.as_constant()))
             except Exception as e:
-                raise Unsupported("exception", f"{fn.__name__} raises {type(e).__name__}: {e}") from e
+                raise UserCodeRaises(f"{fn.__name__} raises {type(e).__name__}: {e}") from e
         return self._sequence_op(fn, a, b)
 
     def _sequence_op(self, fn, a, b) -> Variable:
@@ -392,7 +393,7 @@ class InstructionTranslator:
             try:
                 return bool(a.as_constant() == b.as_constant())
             except Exception as e:
-                raise Unsupported("exception", f"== raises {type(e).__name__}: {e}") from e
+                raise UserCodeRaises(f"== raises {type(e).__name__}: {e}") from e
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             raise Unsupported("data_dependent", "comparing containers of tensors compares their values")
         raise Unsupported("unsupported_object", f"comparing {a!r} with {b!r}")
@@ -402,13 +403,13 @@ class InstructionTranslator:
             (x, *_) = args
             if fn is operator.pos and isinstance(x, TensorVariable) and x.kind != TENSOR \
                     and x.meta.dtype == np.bool_:
-                raise Unsupported("exception", "numpy.positive is not defined for booleans")
+                raise UserCodeRaises("numpy.positive is not defined for booleans")
             return self.call_real(fn, list(args), {}, numpy_semantics=True)
         if all(a.is_constant() for a in args):
             try:
                 return self.wrap_result(fn(*(a.as_constant() for a in args)))
             except Exception as e:
-                raise Unsupported("exception", f"{fn.__name__} raises {type(e).__name__}: {e}") from e
+                raise UserCodeRaises(f"{fn.__name__} raises {type(e).__name__}: {e}") from e
         raise Unsupported("unsupported_object", f"{fn.__name__} on {args!r}")
 
     def inplace_op(self, fn, a: Variable, b: Variable) -> Variable:
@@ -440,13 +441,13 @@ class InstructionTranslator:
         old_meta = a.meta
         if result.shape != a.shape:
             if not broadcasts_to(result.shape, a.shape):
-                raise Unsupported("exception", f"in-place result of shape {list(result.shape)} does "
-                                               f"not fit a tensor of shape {list(a.shape)}")
+                raise UserCodeRaises(f"in-place result of shape {list(result.shape)} does "
+                                     f"not fit a tensor of shape {list(a.shape)}")
             result = self.call_real(frame.broadcast_to, [result, self.wrap_static(a.shape)], {})
         if result.meta.dtype != a.meta.dtype:
             if not np.can_cast(result.meta.dtype, a.meta.dtype, casting="same_kind"):
-                raise Unsupported("exception", f"cannot cast {result.meta.dtype} to "
-                                               f"{a.meta.dtype} in place")
+                raise UserCodeRaises(f"cannot cast {result.meta.dtype} to "
+                                     f"{a.meta.dtype} in place")
             result = self.call_real(frame.astype, [result, ConstantVariable(a.dtype)], {})
         if where is not None:
             result = self.call_real(frame.where, [where, result, a], {})
@@ -489,8 +490,7 @@ class InstructionTranslator:
             raise Unsupported("inline_limit", f"inlining {fn.__qualname__} past depth {MAX_INLINE_DEPTH}")
         defaults = self._defaults(fn_var)
         if fn_var.source is not None:  # a code reloader may replace it (fn.__code__ = ...)
-            g, e = self.tr.guards, fn_var.source.expr()
-            g.add(f"{e}.__code__ is {g.const(code)}", f"{fn_var.source.text()}.__code__ unchanged")
+            self.tr.guards.code(fn_var.source, code)
         f_locals = bind_arguments(code, fn.__qualname__, args, kwargs, *defaults)
         cells = self._cells_for(fn_var)
         for name in code.co_cellvars:
@@ -509,13 +509,7 @@ class InstructionTranslator:
         fn = fn_var.fn
         if fn_var.source is None:
             raise Unsupported("unsupported_object", f"defaults of {fn.__qualname__} without a source")
-        g, e = self.tr.guards, fn_var.source.expr()
-        if fn.__defaults__:
-            g.add(f"{e}.__defaults__ is {g.const(fn.__defaults__)}",
-                  f"{fn_var.source.text()}.__defaults__ unchanged")
-        if fn.__kwdefaults__:
-            g.add(f"{e}.__kwdefaults__ is {g.const(fn.__kwdefaults__)}",
-                  f"{fn_var.source.text()}.__kwdefaults__ unchanged")
+        self.tr.guards.defaults(fn_var.source, fn)
         pos = [self.wrap_static_default(d) for d in (fn.__defaults__ or ())]
         kw = {k: self.wrap_static_default(v) for k, v in (fn.__kwdefaults__ or {}).items()}
         return pos, kw
@@ -550,13 +544,13 @@ class InstructionTranslator:
             try:
                 value = cell.real.cell_contents
             except ValueError as e:
-                raise Unsupported("exception", f"free variable {name!r} referenced before assignment") from e
+                raise UserCodeRaises(f"free variable {name!r} referenced before assignment") from e
             if cell.source is None:
                 cell.value = self.wrap_static(value)
             else:
                 cell.value = self.wrap(value, cell.source)
             return cell.value
-        raise Unsupported("exception", f"cell variable {name!r} referenced before assignment")
+        raise UserCodeRaises(f"cell variable {name!r} referenced before assignment")
 
     def globals_ref(self) -> str:
         """The entry's expression for this frame's globals (``Translation.globals_ref``)."""
@@ -572,10 +566,11 @@ class InstructionTranslator:
             src = GlobalSource(name, ref)
             return self.wrap(self.f_globals[name], src)
         if name in self.f_builtins:
-            g.add(f"{name!r} not in {ref}", f"G has no {name!r} (the builtin is used)")
+            g.not_in_globals(FrameGlobalsSource() if ref == FRAME_GLOBALS else ConstSource(ref, "G"),
+                             name)
             src = GlobalSource(name, g.const(self.f_builtins), "B")
             return self.wrap(self.f_builtins[name], src)
-        raise Unsupported("exception", f"name {name!r} is not defined")
+        raise UserCodeRaises(f"name {name!r} is not defined")
 
 
 _SET_OPS = (operator.or_, operator.and_, operator.sub, operator.xor)
@@ -633,8 +628,8 @@ def bind_arguments(code: types.CodeType, qualname: str, args: list[Variable],
     out: dict[str, Variable] = {}
     positional = names[:nargs]
     if len(args) > nargs and not has_varargs:
-        raise Unsupported("exception", f"{qualname}() takes {nargs} positional arguments but "
-                                       f"{len(args)} were given")
+        raise UserCodeRaises(f"{qualname}() takes {nargs} positional arguments but "
+                             f"{len(args)} were given")
     for name, value in zip(positional, args):
         out[name] = value
     extra_kw: dict[str, Variable] = {}
@@ -642,25 +637,25 @@ def bind_arguments(code: types.CodeType, qualname: str, args: list[Variable],
     for key, value in kwargs.items():
         if key in positional[nposonly:] or key in kwonly:
             if key in out:
-                raise Unsupported("exception", f"{qualname}() got multiple values for argument {key!r}")
+                raise UserCodeRaises(f"{qualname}() got multiple values for argument {key!r}")
             out[key] = value
         elif has_varkw:
             extra_kw[key] = value
         else:
-            raise Unsupported("exception", f"{qualname}() got an unexpected keyword argument {key!r}")
+            raise UserCodeRaises(f"{qualname}() got an unexpected keyword argument {key!r}")
     first_default = nargs - len(defaults)
     for i, name in enumerate(positional):
         if name not in out:
             if i >= first_default:
                 out[name] = defaults[i - first_default]
             else:
-                raise Unsupported("exception", f"{qualname}() missing required argument {name!r}")
+                raise UserCodeRaises(f"{qualname}() missing required argument {name!r}")
     for name in kwonly:
         if name not in out:
             if name in kwdefaults:
                 out[name] = kwdefaults[name]
             else:
-                raise Unsupported("exception", f"{qualname}() missing keyword-only argument {name!r}")
+                raise UserCodeRaises(f"{qualname}() missing keyword-only argument {name!r}")
     index = nargs + nkwonly
     if has_varargs:
         out[names[index]] = TupleVariable(args[nargs:])

@@ -7,20 +7,33 @@ tracer, the guards and the side-effect log).
 """
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import numpy as np
 
-from ..errors import Unsupported
-from ..sources import Source
+from ..errors import Unsupported, UserCodeRaises
+from ..sources import DataSource, Source
 
 __all__ = ["Variable", "ConstantVariable", "NullVariable", "NULL", "TensorVariable",
-           "CONSTANT_TYPES", "TENSOR", "NDARRAY", "NPSCALAR"]
+           "CONSTANT_TYPES", "TensorKind", "TENSOR", "NDARRAY", "NPSCALAR"]
 
 CONSTANT_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis),
                   type(NotImplemented), range, slice)
 
-TENSOR, NDARRAY, NPSCALAR = "tensor", "ndarray", "npscalar"
+
+
+class TensorKind(enum.Enum):
+    """What a ``TensorVariable`` is at run time."""
+    TENSOR = "tensor"        # a frame.Tensor
+    NDARRAY = "ndarray"      # a numpy.ndarray
+    NPSCALAR = "npscalar"    # a NumPy scalar (``np.float32(1.5)``): a 0-d value
+
+    def __str__(self) -> str:
+        return self.value
+
+
+TENSOR, NDARRAY, NPSCALAR = TensorKind.TENSOR, TensorKind.NDARRAY, TensorKind.NPSCALAR
 
 
 class Variable:
@@ -115,7 +128,7 @@ class TensorVariable(Variable):
     its value, so any later use of it is unsupported."""
     __slots__ = ("meta", "kind", "requires_grad", "base", "stale", "recipe", "pytype")
 
-    def __init__(self, meta: np.ndarray, kind: str, source: Source | None = None,
+    def __init__(self, meta: np.ndarray, kind: TensorKind, source: Source | None = None,
                  requires_grad: bool = False):
         super().__init__(source)
         self.meta = meta
@@ -151,6 +164,10 @@ class TensorVariable(Variable):
             return np.ndarray
         return self.meta.dtype.type
 
+    def array_source(self) -> Source:
+        """The source of the NumPy array holding this (sourced) value's data."""
+        return DataSource(self.source) if self.kind == TENSOR else self.source
+
     def as_python(self):
         """The object frame's API functions should see for this value."""
         if self.kind == TENSOR:
@@ -172,7 +189,7 @@ class TensorVariable(Variable):
         """Rows are read when the loop asks for them (``Tensor.__iter__`` and
         NumPy iterate lazily: an in-place update in the loop body shows)."""
         if not self.shape:
-            raise Unsupported("exception", "TypeError: iteration over a 0-d tensor")
+            raise UserCodeRaises("TypeError: iteration over a 0-d tensor")
         from .containers import LazyIteratorVariable
         from .tensor_ops import tensor_getitem
         position = [0]

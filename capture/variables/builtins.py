@@ -10,7 +10,7 @@ import builtins
 import math
 import operator
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserCodeRaises
 from .base import ConstantVariable, TensorVariable, Variable
 from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyIteratorVariable,
                          ListVariable, SetVariable, SliceVariable, TupleVariable, constant_value,
@@ -35,8 +35,8 @@ def _run_constant(tx, fn, args, kwargs):
     try:
         result = fn(*args, **kwargs)
     except Exception as e:  # the native run raises it again, at the user's line
-        raise Unsupported("exception", f"{getattr(fn, '__name__', fn)}() raises "
-                                       f"{type(e).__name__}: {e}") from e
+        raise UserCodeRaises(f"{getattr(fn, '__name__', fn)}() raises "
+                             f"{type(e).__name__}: {e}") from e
     return tx.wrap_result(result)
 
 
@@ -54,7 +54,7 @@ def _len(tx, args, kwargs):
         return ConstantVariable(len(x.values))
     if isinstance(x, TensorVariable):
         if not x.shape:
-            raise Unsupported("exception", "len() of a 0-d tensor")
+            raise UserCodeRaises("len() of a 0-d tensor")
         return ConstantVariable(x.shape[0])
     if x.is_constant():
         return _run_constant(tx, len, [x.as_constant()], {})
@@ -71,7 +71,7 @@ def _classes(tx, v: Variable):
         return tuple(_classes(tx, i) for i in v.items)
     value = v.as_constant() if v.is_constant() else tx.real_value(v)
     if not isinstance(value, (type, tuple)):
-        raise Unsupported("exception", "TypeError: isinstance() arg 2 must be a type or tuple of types")
+        raise UserCodeRaises("TypeError: isinstance() arg 2 must be a type or tuple of types")
     return value
 
 
@@ -117,7 +117,7 @@ def _zip(tx, args, kwargs):
             item = it.next(tx)
             if item is None:
                 if strict and (k > 0 or any(o.next(tx) is not None for o in its[1:])):
-                    raise Unsupported("exception", "ValueError: zip() arguments have different lengths")
+                    raise UserCodeRaises("ValueError: zip() arguments have different lengths")
                 return None
             row.append(item)
         return TupleVariable(row)
@@ -126,7 +126,7 @@ def _zip(tx, args, kwargs):
 
 def _map(tx, args, kwargs):
     if kwargs or len(args) < 2:
-        raise Unsupported("exception", "map() must have at least two arguments")
+        raise UserCodeRaises("map() must have at least two arguments")
     fn, its = args[0], [a.get_iter(tx) for a in args[1:]]
 
     def gen(tx):
@@ -158,7 +158,7 @@ def _filter(tx, args, kwargs):
 def _reversed(tx, args, kwargs):
     (x,) = args
     if isinstance(x, IteratorVariable):
-        raise Unsupported("exception", f"TypeError: '{x.python_type().__name__}' object is not reversible")
+        raise UserCodeRaises(f"TypeError: '{x.python_type().__name__}' object is not reversible")
     return IteratorVariable(list(reversed(_items(tx, x))))
 
 
@@ -175,7 +175,7 @@ def _next(tx, args, kwargs):
     if item is None:
         if len(args) > 1:
             return args[1]
-        raise Unsupported("exception", "next() on an exhausted iterator raises StopIteration")
+        raise UserCodeRaises("next() on an exhausted iterator raises StopIteration")
     return item
 
 
@@ -260,8 +260,8 @@ def _getattr(tx, args, kwargs):
     obj, name = args[0], args[1].as_constant()
     try:
         return tx.getattr(obj, name)
-    except Unsupported as e:
-        if len(args) > 2 and e.kind == "exception":
+    except UserCodeRaises:
+        if len(args) > 2:
             return args[2]
         raise
 
@@ -271,10 +271,8 @@ def _hasattr(tx, args, kwargs):
     try:
         tx.getattr(obj, name)
         return ConstantVariable(True)
-    except Unsupported as e:
-        if e.kind == "exception":
-            return ConstantVariable(False)
-        raise
+    except UserCodeRaises:
+        return ConstantVariable(False)
 
 
 def _sorted(tx, args, kwargs):
@@ -310,8 +308,8 @@ def _callable(tx, args, kwargs):
     type every Variable knows (the real object's, where it has one; a Variable
     that cannot tell raises Unsupported)."""
     if kwargs or len(args) != 1:
-        raise Unsupported("exception", f"TypeError: callable() takes exactly one argument "
-                                       f"({len(args) + len(kwargs)} given)")
+        raise UserCodeRaises(f"TypeError: callable() takes exactly one argument "
+                             f"({len(args) + len(kwargs)} given)")
     return ConstantVariable(instances_callable(args[0].python_type()))
 
 

@@ -6,7 +6,7 @@ import types
 
 import numpy as np
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserCodeRaises
 from ..sources import Source
 from .base import CONSTANT_TYPES, TENSOR, ConstantVariable, TensorVariable, Variable
 
@@ -171,7 +171,7 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> Variable:
     try:
         attr = getattr(value, name)
     except AttributeError as e:
-        raise Unsupported("exception", f"{type(value).__name__!r} has no attribute {name!r}") from e
+        raise UserCodeRaises(f"{type(value).__name__!r} has no attribute {name!r}") from e
     if isinstance(attr, CONSTANT_TYPES) or isinstance(attr, (np.generic, np.dtype)):
         return ConstantVariable(attr)
     if isinstance(attr, (types.BuiltinMethodType, types.MethodWrapperType)):

@@ -6,7 +6,7 @@ back after the graph runs.
 """
 from __future__ import annotations
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserCodeRaises
 from .base import ConstantVariable, Variable
 from .containers import (DictViewVariable, DictVariable, ListVariable, SetVariable, TupleVariable,
                          constant_value, is_constant_value, unpack_constant_key)
@@ -32,7 +32,7 @@ def _list_method(tx, lst: ListVariable, name: str, args, kwargs) -> Variable:
             return ConstantVariable(sum(1 for it in items if _index_of(tx, [it], args[0], name) == 0))
         i = _index_of(tx, items, args[0], name)
         if i < 0:
-            raise Unsupported("exception", "list.index(x): x not in list")
+            raise UserCodeRaises("list.index(x): x not in list")
         return ConstantVariable(i)
     if name == "copy":
         return ListVariable(list(items))
@@ -45,16 +45,16 @@ def _list_method(tx, lst: ListVariable, name: str, args, kwargs) -> Variable:
         items.insert(_const(args[0]), args[1])
     elif name == "pop":
         if not items:
-            raise Unsupported("exception", "pop from empty list")
+            raise UserCodeRaises("pop from empty list")
         idx = _const(args[0]) if args else -1
         try:
             return items.pop(idx)
         except IndexError as e:
-            raise Unsupported("exception", f"list.pop: {e}") from e
+            raise UserCodeRaises(f"list.pop: {e}") from e
     elif name == "remove":
         i = _index_of(tx, items, args[0], name)
         if i < 0:
-            raise Unsupported("exception", "list.remove(x): x not in list")
+            raise UserCodeRaises("list.remove(x): x not in list")
         del items[i]
     elif name == "reverse":
         items.reverse()
@@ -82,7 +82,7 @@ def _dict_method(tx, d: DictVariable, name: str, args, kwargs) -> Variable:
             return items.pop(key)
         if len(args) > 1:
             return args[1]
-        raise Unsupported("exception", f"KeyError: {key!r}")
+        raise UserCodeRaises(f"KeyError: {key!r}")
     if name == "setdefault":
         key = unpack_constant_key(args[0])
         if key not in items:
@@ -113,7 +113,7 @@ def _set_method(tx, st: SetVariable, name: str, args, kwargs) -> Variable:
     elif name in ("discard", "remove"):
         key = unpack_constant_key(args[0])
         if name == "remove" and key not in st.values:
-            raise Unsupported("exception", f"KeyError: {key!r}")
+            raise UserCodeRaises(f"KeyError: {key!r}")
         st.values.discard(key)
     elif name == "update":
         for other in args:
@@ -151,7 +151,7 @@ def call_container_method(tx, obj: Variable, name: str, args, kwargs) -> Variabl
             result = method(*[constant_value(a) for a in args],
                             **{k: constant_value(v) for k, v in kwargs.items()})
         except Exception as e:  # raised again by the native run
-            raise Unsupported("exception", f"{name}() raises {type(e).__name__}: {e}") from e
+            raise UserCodeRaises(f"{name}() raises {type(e).__name__}: {e}") from e
         return tx.wrap_result(result)
     from .callables import NumpyFunctionVariable
     if isinstance(obj, NumpyFunctionVariable) and name == "reduce":

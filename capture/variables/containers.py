@@ -7,7 +7,7 @@ is written back to the real object after the graph runs.
 """
 from __future__ import annotations
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserCodeRaises
 from ..sources import Source
 from .base import ConstantVariable, Variable
 
@@ -246,12 +246,12 @@ class DictIteratorVariable(IteratorVariable):
 
     def next(self, tx):
         if len(self.d.items) != self.size:
-            raise Unsupported("exception", "RuntimeError: dictionary changed size during iteration")
+            raise UserCodeRaises("RuntimeError: dictionary changed size during iteration")
         key = super().next(tx)
         if key is None:
             return None
         if key not in self.d.items:
-            raise Unsupported("exception", "RuntimeError: dictionary keys changed during iteration")
+            raise UserCodeRaises("RuntimeError: dictionary keys changed during iteration")
         if self.mode == "keys":
             return ConstantVariable(key)
         if self.mode == "values":
@@ -398,5 +398,5 @@ def unpack_constant_key(var: Variable):
     try:
         hash(key)
     except TypeError as e:
-        raise Unsupported("exception", f"unhashable dict key {key!r}") from e
+        raise UserCodeRaises(f"unhashable dict key {key!r}") from e
     return key

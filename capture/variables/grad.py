@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import types
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserCodeRaises
 from ..sources import AttrSource, ItemSource, Source
 from .base import ConstantVariable, Variable
 from .callables import CallableVariable
@@ -56,16 +56,16 @@ class GradTransformVariable(CallableVariable):
         name = self.fn.__name__
         names = ("fn", "argnums")
         if len(args) > 2 or set(kwargs) - set(names) or set(names[:len(args)]) & set(kwargs):
-            raise Unsupported("exception", f"{name}() got unexpected arguments (TypeError)")
+            raise UserCodeRaises(f"{name}() got unexpected arguments (TypeError)")
         bound = dict(zip(names, args))
         bound.update(kwargs)
         if "fn" not in bound:
-            raise Unsupported("exception", f"{name}() missing argument 'fn' (TypeError)")
+            raise UserCodeRaises(f"{name}() missing argument 'fn' (TypeError)")
         argnums = _constant_argnums(bound.get("argnums", ConstantVariable(0)))
         try:
             positions, single = _argnums(argnums)
         except FrameError as e:
-            raise Unsupported("exception", f"{name} raises {type(e).__name__}: {e}") from e
+            raise UserCodeRaises(f"{name} raises {type(e).__name__}: {e}") from e
         fn = bound["fn"]
         source = None
         if self.source is not None and fn.source is not None:

@@ -27,7 +27,7 @@ import inspect
 
 import numpy as np
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserCodeRaises
 from .base import NPSCALAR, TENSOR, TensorVariable, Variable, broadcasts_to
 from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
 
@@ -144,7 +144,7 @@ def _split(fn, args, kwargs) -> tuple[_Call, dict[str, tuple], bool]:
         nin = fn.nin
         if len(args) > nin:  # outputs passed positionally
             if "out" in kwargs:
-                raise Unsupported("exception", f"{fn.__name__}() got out= twice")
+                raise UserCodeRaises(f"{fn.__name__}() got out= twice")
             outs = args[nin:]
             call.args = list(args[:nin])
             call.out = outs[0] if len(outs) == 1 else TupleVariable(outs)
@@ -186,7 +186,7 @@ def as_array_operand(tx, v: Variable) -> Variable:
     try:
         value = np.asarray(constant_value(v))
     except Exception as e:  # ragged lists and the like: NumPy raises, natively
-        raise Unsupported("exception", f"np.asarray raises {type(e).__name__}: {e}") from e
+        raise UserCodeRaises(f"np.asarray raises {type(e).__name__}: {e}") from e
     if value.dtype.kind not in "biufc":
         raise Unsupported("unsupported_object", f"a list NumPy makes a {value.dtype} array of")
     return tx.wrap_result(value)
@@ -251,8 +251,8 @@ def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
         mask = _where_mask(tx, call.where, out)
         if mask is False:
             if not np.can_cast(result.meta.dtype, out.meta.dtype, casting="same_kind"):
-                raise Unsupported("exception", f"cannot cast {result.meta.dtype} to "
-                                               f"{out.meta.dtype} (casting='same_kind')")
+                raise UserCodeRaises(f"cannot cast {result.meta.dtype} to "
+                                     f"{out.meta.dtype} (casting='same_kind')")
             return out
     from ..autograd import check_inplace
     check_inplace(tx, out, result)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import types
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserCodeRaises
 from ..sources import AttrSource, ConstSource, Source
 from .base import Variable
 
@@ -54,9 +54,7 @@ class ObjectVariable(Variable):
             if data_descriptor or inst_dict is None or name not in inst_dict:
                 guard_class_attr(tx, cls, name, static)
                 if not data_descriptor and inst_dict is not None and self.source is not None:
-                    g = tx.tr.guards
-                    g.add(f"{name!r} not in {self.source.expr()}.__dict__",
-                          f"{self.source.text()} has no instance attribute {name!r}")
+                    tx.tr.guards.no_instance_attr(self.source, name)
                 if isinstance(static, types.FunctionType):
                     return _bind(tx.wrap_static(static), self)
                 if isinstance(static, staticmethod):
@@ -64,7 +62,7 @@ class ObjectVariable(Variable):
                 if isinstance(static, classmethod):
                     return _bind(tx.wrap_static(static.__func__), tx.wrap_static(cls))
                 if static.fget is None:
-                    raise Unsupported("exception", f"unreadable property {name!r}")
+                    raise UserCodeRaises(f"unreadable property {name!r}")
                 return tx.wrap_static(static.fget).call(tx, [self], {})
         elif static is not _MISSING and hasattr(type(static), "__get__") and (
                 hasattr(type(static), "__set__") or hasattr(type(static), "__delete__")):
@@ -77,7 +75,7 @@ class ObjectVariable(Variable):
             return tx.wrap(static, AttrSource(self.source, name))
         if _class_lookup(cls, "__getattr__") is not _MISSING:
             raise Unsupported("unsupported_object", f"{cls.__name__} defines __getattr__")
-        raise Unsupported("exception", f"{cls.__name__!r} object has no attribute {name!r}")
+        raise UserCodeRaises(f"{cls.__name__!r} object has no attribute {name!r}")
 
     def setattr(self, tx, name: str, value: Variable) -> None:
         cls = type(self.obj)
@@ -105,14 +103,7 @@ def guard_class_attr(tx, cls: type, name: str, static) -> None:
     """Guard that ``cls.name`` still resolves to what the trace used (classes
     are guarded by identity or by ``type(obj) is cls``; their attributes can
     still be reassigned)."""
-    g = tx.tr.guards
-    k = g.const(cls)
-    if isinstance(static, classmethod):
-        g.add(f"{k}.{name}.__func__ is {g.const(static.__func__)}",
-              f"{cls.__qualname__}.{name} unchanged")
-    else:
-        value = static.__func__ if isinstance(static, staticmethod) else static
-        g.add(f"{k}.{name} is {g.const(value)}", f"{cls.__qualname__}.{name} unchanged")
+    tx.tr.guards.class_attr(cls, name, static)
 
 
 def _bind(func: Variable, self_var: Variable) -> Variable:
@@ -134,7 +125,7 @@ class PythonModuleVariable(Variable):
         try:
             value = getattr(self.module, name)
         except AttributeError as e:
-            raise Unsupported("exception", f"module {self.module.__name__!r} has no attribute {name!r}") from e
+            raise UserCodeRaises(f"module {self.module.__name__!r} has no attribute {name!r}") from e
         base = self.source
         if base is None:
             base = ConstSource(tx.tr.guards.const(self.module), self.module.__name__)
@@ -169,7 +160,7 @@ class ClassVariable(Variable):
             if _class_lookup(type(self.cls), name) is not _MISSING:  # the metaclass's (type.mro...)
                 raise Unsupported("unsupported_object", f"attribute {name!r} of the metaclass of "
                                                         f"{self.cls.__qualname__}")
-            raise Unsupported("exception", f"type object {self.cls.__name__!r} has no attribute {name!r}")
+            raise UserCodeRaises(f"type object {self.cls.__name__!r} has no attribute {name!r}")
         if isinstance(static, (types.FunctionType, staticmethod, classmethod)):
             guard_class_attr(tx, self.cls, name, static)
             if isinstance(static, staticmethod):
@@ -194,12 +185,12 @@ class ClassVariable(Variable):
             fields = self.cls._fields
             values = dict(zip(fields, args))
             if len(args) > len(fields) or set(kwargs) - set(fields) or set(values) & set(kwargs):
-                raise Unsupported("exception", f"TypeError: bad arguments for {self.cls.__name__}()")
+                raise UserCodeRaises(f"TypeError: bad arguments for {self.cls.__name__}()")
             values.update(kwargs)
             defaults = self.cls._field_defaults
             missing = [f for f in fields if f not in values and f not in defaults]
             if missing:
-                raise Unsupported("exception", f"TypeError: {self.cls.__name__}() missing {missing}")
+                raise UserCodeRaises(f"TypeError: {self.cls.__name__}() missing {missing}")
             return NamedTupleVariable(self.cls, [values[f] if f in values else tx.wrap_result(defaults[f])
                                                  for f in fields])
         mod = getattr(self.cls, "__module__", "") or ""
@@ -255,7 +246,7 @@ class SuperVariable(Variable):
             return SuperVariable(args[0], args[1])
         code = tx.code  # zero-argument form: the __class__ cell and the first argument
         if "__class__" not in tx.cells or not code.co_argcount:
-            raise Unsupported("exception", "RuntimeError: super(): no arguments")
+            raise UserCodeRaises("RuntimeError: super(): no arguments")
         return SuperVariable(tx.load_cell("__class__"), tx.locals[code.co_varnames[0]])
 
     def getattr(self, tx, name: str) -> Variable:
@@ -264,14 +255,14 @@ class SuperVariable(Variable):
             raise Unsupported("unsupported_object", f"super() of {self.self_var!r}")
         mro = type(self.self_var.obj).__mro__
         if cls not in mro:
-            raise Unsupported("exception", "TypeError: super(type, obj): obj must be an instance "
-                                           "or subtype of type")
+            raise UserCodeRaises("TypeError: super(type, obj): obj must be an instance "
+                                 "or subtype of type")
         for klass in mro[mro.index(cls) + 1:]:
             if name in klass.__dict__:
                 static = klass.__dict__[name]
                 break
         else:
-            raise Unsupported("exception", f"'super' object has no attribute {name!r}")
+            raise UserCodeRaises(f"'super' object has no attribute {name!r}")
         if isinstance(static, types.FunctionType):
             guard_class_attr(tx, klass, name, static)
             return _bind(tx.wrap_static(static), self.self_var)

@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from ..errors import Unsupported
+from ..errors import Unsupported, UserCodeRaises
 from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 
 __all__ = ["tensor_getattr", "tensor_getitem", "TensorMethodVariable", "NDARRAY_METHODS"]
@@ -42,7 +42,7 @@ class TensorMethodVariable(Variable):
             raise Unsupported("data_dependent", f".{self.name}() reads the tensor's values")
         if self.name == "backward":
             if t.kind != TENSOR:
-                raise Unsupported("exception", "ndarray has no attribute 'backward'")
+                raise UserCodeRaises("ndarray has no attribute 'backward'")
             from ..autograd import backward
             return backward(tx, t, args, kwargs)
         if self.name.endswith("_") and not self.name.endswith("__") or self.name.startswith("__i") \
@@ -58,7 +58,7 @@ class TensorMethodVariable(Variable):
             from frame.tensor import Tensor
             method = getattr(Tensor, self.name, None)
             if method is None:
-                raise Unsupported("exception", f"'Tensor' object has no attribute {self.name!r}")
+                raise UserCodeRaises(f"'Tensor' object has no attribute {self.name!r}")
             return tx.call_real(method, [t, *args], kwargs)
         return _ndarray_method(tx, t, self.name, args, kwargs)
 
@@ -99,7 +99,7 @@ def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
             a, b = (operator.index(x) for x in orig)
             perm[a], perm[b] = perm[b], perm[a]
         except (TypeError, ValueError, IndexError) as e:
-            raise Unsupported("exception", f"swapaxes{tuple(orig)}: {e}") from e
+            raise UserCodeRaises(f"swapaxes{tuple(orig)}: {e}") from e
         fn, args = frame.transpose, [ConstantVariable(p) for p in perm]
     else:
         fn = getattr(frame, name)
@@ -138,8 +138,8 @@ def tensor_getattr(tx, t: TensorVariable, name: str) -> Variable:
         raise Unsupported("unsupported_object", f"tensor attribute .{name}")
     attr = _type_lookup(t.python_type(), name)  # an instance's attribute: not the metaclass's
     if attr is _MISSING:
-        raise Unsupported("exception", f"AttributeError: {t.python_type().__name__!r} object has no "
-                                       f"attribute {name!r}")
+        raise UserCodeRaises(f"AttributeError: {t.python_type().__name__!r} object has no "
+                             f"attribute {name!r}")
     if isinstance(attr, (int, float, str, bool, type(None))):
         return ConstantVariable(attr)
     if isinstance(attr, (property, staticmethod, classmethod)) or not callable(attr):
@@ -219,7 +219,6 @@ def from_numpy_view(tx, args, kwargs) -> Variable:
     if array.source is None or array.base is not None:
         raise Unsupported("unsupported_call", "frame.from_numpy of an array computed in the "
                                               "function (its memory layout is unknown)")
-    g = tx.tr.guards
-    g.add(f"{array.source.expr()}.flags.c_contiguous", f"{array.source.text()} is C-contiguous")
+    tx.tr.guards.c_contiguous(array.source)
     array.check_fresh()
     return tx.tr.mark_view(TensorVariable(array.meta, TENSOR), array, from_numpy)
