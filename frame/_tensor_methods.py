@@ -11,7 +11,7 @@ import numpy as np
 from . import functions as F
 from ._indexing import getitem as _getitem
 from .autograd.tape import bump_version, check_inplace, is_grad_enabled, write_recorded
-from .hal.errors import FrameTypeError, FrameValueError
+from .errors import FrameTypeError, FrameValueError
 from .tensor import Tensor
 
 _BINARY_OPERATORS = {

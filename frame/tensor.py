@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dt
-from .hal.errors import FrameTypeError, FrameValueError
+from .errors import FrameTypeError, FrameValueError
 
 __all__ = ["Tensor", "tensor", "from_numpy"]
 

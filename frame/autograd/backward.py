@@ -35,7 +35,7 @@ from __future__ import annotations
 import numbers
 from typing import Sequence
 
-from ..hal.errors import ErrorCode, FrameError, FrameTypeError, FrameValueError
+from ..errors import ErrorCode, FrameError, FrameTypeError, FrameValueError
 from ..ir.builder import GraphBuilder
 from ..ir.clone import clone_graph_with_map
 from ..ir.graph import Graph, Node, Value

@@ -39,7 +39,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 from ..tensor import Tensor
 from .eager import RecordedGraph, gradients
 from .tape import enable_grad, is_grad_enabled, set_requires_grad

@@ -62,7 +62,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..hal.errors import ErrorCode, FrameError, FrameTypeError, FrameValueError
+from ..errors import ErrorCode, FrameError, FrameTypeError, FrameValueError
 from ..runtime.eager import run_op as _eager_run_op
 from ..tensor import Tensor
 from ..functions import _core

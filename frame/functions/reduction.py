@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..hal.errors import FrameTypeError
+from ..errors import FrameTypeError
 from ..ops.common import normalize_axes, normalize_axis
 from ._core import apply1, as_array, bind_schema, schema_attrs
 

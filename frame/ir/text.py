@@ -69,7 +69,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..dtypes import DType, all_dtypes
-from ..hal.errors import ErrorCode, FrameError
+from ..errors import ErrorCode, FrameError
 from .graph import Graph, Node, Value
 from .types import DYNAMIC, TensorType
 

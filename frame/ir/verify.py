@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import DType, all_dtypes
-from ..hal.errors import ErrorCode, FrameError
+from ..errors import ErrorCode, FrameError
 from .graph import Graph, Node, Value
+from .schemas import attr_value_ok, lookup_schema
 from .types import DYNAMIC, TensorType
 
 __all__ = ["verify", "IRVerifyError"]
@@ -62,10 +63,7 @@ def verify(graph: Graph) -> None:
         >>> b = GraphBuilder(); x = b.input("float32", (2,))
         >>> verify(b.build(b.op("exp", x)))   # fine: returns None
     """
-    from .. import ops  # noqa: F401  (registers the built-in ops; lazy: ops imports ir)
-    from ..ops.registry import lookup
-    from ..ops.schema import attr_value_ok
-    _Verifier(graph, lookup, attr_value_ok).graph(graph)
+    _Verifier(graph, lookup_schema, attr_value_ok).graph(graph)
 
 
 class _Verifier:

@@ -21,7 +21,7 @@ from ..dtypes import float64
 from ..functions._core import apply1, as_array, bind_schema, schema_attrs
 from ..functions.elementwise import gelu, relu
 from ..functions.nn import log_softmax, softmax
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 
 __all__ = ["relu", "gelu", "softmax", "log_softmax", "linear", "cross_entropy", "mse_loss",
            "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "embedding", "dropout"]

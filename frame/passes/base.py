@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Sequence, TextIO
 
-from ..hal.errors import ErrorCode, FrameError
+from ..errors import ErrorCode, FrameError
 from ..ir.graph import Graph
 
 __all__ = ["Pass", "PassManager", "PassError"]

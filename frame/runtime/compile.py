@@ -40,7 +40,7 @@ import threading
 import time
 
 from ..hal.backend import Executable, get_backend
-from ..hal.errors import ErrorCode, FrameError
+from ..errors import ErrorCode, FrameError
 from ..hal.options import CompileOptions
 from ..ir.clone import clone_graph
 from ..ir.graph import Graph

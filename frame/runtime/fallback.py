@@ -33,7 +33,7 @@ from typing import Sequence
 import numpy as np
 
 from ..hal.backend import Backend, Executable, KernelInvocation, get_backend, kernel_registry
-from ..hal.errors import ErrorCode, FrameError
+from ..errors import ErrorCode, FrameError
 from ..hal.options import CompileOptions
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Node, Value

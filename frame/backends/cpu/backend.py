@@ -11,7 +11,7 @@ call their reference kernel from the generated code.  ``serialize`` /
 from __future__ import annotations
 
 from ...hal.backend import Artifact, Backend, Executable, KernelInvocation, kernel_registry
-from ...hal.errors import unimplemented
+from ...errors import unimplemented
 from ...hal.options import CompileOptions
 from ...ir.graph import Graph, Node
 from ...ops.registry import lookup

@@ -25,7 +25,7 @@ from typing import Any
 
 from ...dtypes import as_dtype
 from ...hal.backend import Artifact, pack_graph, type_from_json, type_to_json, unpack_graph
-from ...hal.errors import ErrorCode, FrameError
+from ...errors import ErrorCode, FrameError
 from ...ir.graph import Graph
 from ...ir.memplan import Buffer, Lifetime, MemoryPlan
 

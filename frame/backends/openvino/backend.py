@@ -32,7 +32,7 @@ import numpy as np
 import openvino as ov
 
 from ...hal.backend import Artifact, Backend, Executable, KernelInvocation, kernel_registry
-from ...hal.errors import ErrorCode, FrameError, invalid_argument, not_found
+from ...errors import ErrorCode, FrameError, invalid_argument, not_found
 from ...hal.options import CompileOptions
 from ...ir.clone import clone_graph
 from ...ir.graph import Graph, Node
