@@ -30,7 +30,7 @@ import threading
 from types import CodeType
 from typing import Callable, Iterable
 
-from ..settings import LOG_CHANNELS, config
+from ..settings import LOG_CHANNELS, config, on_log_change
 
 __all__ = ["CHANNEL_LOGGERS", "apply", "enabled", "graph_compiled", "translated",
            "register_bytecode_formatter"]
@@ -91,6 +91,9 @@ def apply(channels: Iterable[str] | None = None) -> None:
             logger.addHandler(handler)
             logger.setLevel(logging.DEBUG)
             logger.propagate = False
+
+
+on_log_change(apply)  # assigning frame.config.log applies the channels at once
 
 
 def register_bytecode_formatter(format_code: Callable[[CodeType], str]) -> None:
