@@ -113,12 +113,14 @@ def _imports(path: pathlib.Path):
                 prefix = node.module
             # ``from pkg import name``: name may be a submodule; judge by the deeper name
             # only when it is one (``from .. import ops`` is an import of frame.ops)
-            targets = []
+            targets = []  # one per distinct module: ``from x import A, B`` is one import of x
             for a in node.names:
                 sub = f"{prefix}.{a.name}"
                 is_module = (ROOT / pathlib.Path(*sub.split("."))).is_dir() or \
                     (ROOT / pathlib.Path(*sub.split("."))).with_suffix(".py").is_file()
-                targets.append(sub if is_module else prefix)
+                target = sub if is_module else prefix
+                if target not in targets:
+                    targets.append(target)
         else:
             continue
         for target in targets:
