@@ -30,6 +30,7 @@ import threading
 from types import CodeType
 from typing import Callable, Iterable
 
+from ..ir.text import dump_text
 from ..settings import LOG_CHANNELS, config, on_log_change
 
 __all__ = ["CHANNEL_LOGGERS", "apply", "enabled", "graph_compiled", "translated",
@@ -116,8 +117,6 @@ def graph_compiled(graph, backend: str, executable) -> None:
     (once per compile-cache miss)."""
     if "graph" not in config.log:
         return
-    from ..ir.text import dump_text
-
     how = type(executable).__name__
     logging.getLogger("frame.graph").info("graph compiled for backend '%s' (%d nodes, %s):\n%s",
                                           backend, len(graph.nodes), how, dump_text(graph).rstrip())
