@@ -32,6 +32,7 @@ from ..dtypes import DType, all_dtypes
 from ..errors import ErrorCode, FrameError
 from .graph import Graph, Node, Value
 from .schemas import attr_value_ok, lookup_schema
+from .text import dump_lines_with_sites
 from .types import DYNAMIC, TensorType
 
 __all__ = ["verify", "IRVerifyError"]
@@ -78,7 +79,6 @@ class _Verifier:
 
     def context(self, site: Any) -> str:
         """The root graph's text around ``site`` (a key of dump_lines_with_sites)."""
-        from .text import dump_lines_with_sites
         try:
             lines, sites = dump_lines_with_sites(self.root)
         except Exception as err:  # a graph too broken to print: say so, keep the error
