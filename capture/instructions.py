@@ -128,6 +128,8 @@ import types
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, NoReturn
 
+from frame.runtime import logs as _frame_logs
+
 __all__ = [
     "ALL_NORMALISED_OPNAMES_FOR_THIS_VERSION",
     "Decoded",
@@ -738,3 +740,13 @@ def format_decoded(decoded: Decoded) -> str:
             f"{_show_argval(instr):<40} {_show_flags(instr)}".rstrip()
         )
     return "\n".join(lines)
+
+
+def _format_code(code: types.CodeType) -> str:
+    """The ``bytecode`` log channel's decoded listing of ``code``."""
+    return format_decoded(decode(code))
+
+
+# The FRAME_LOG ``bytecode`` channel (frame/runtime/logs.py) prints capture's decoded
+# listing through this formatter; the logging layer below capture cannot import it.
+_frame_logs.register_bytecode_formatter(_format_code)

@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 
 from .dtypes import (DType, float16, float32, float64, int32, int64, bool_, complex64,
                      complex128)
-from .hal.errors import (ErrorCode, FrameError, FrameValueError, FrameTypeError, FrameAxisError,
+from .errors import (ErrorCode, FrameError, FrameValueError, FrameTypeError, FrameAxisError,
                          FrameIndexError)
 from . import backends as _backends  # noqa: F401  (registers backend factories)
 from . import ops as _ops  # noqa: F401  (registers the built-in ops)

@@ -6,6 +6,11 @@ import argparse
 import os
 import sys
 
+from . import __version__
+from .demo import add_arguments as _demo_arguments, run as _run_demo
+from .runtime.persistent import cache_command
+from .runtime.report import run_script
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m frame",
@@ -16,7 +21,6 @@ def main(argv: list[str] | None = None) -> int:
                           description="Train an MLP 784-256-128-10 on scikit-learn's handwritten "
                           "digits (synthetic data when scikit-learn is absent), eagerly and with "
                           "frame.jit; print time per step and test accuracy.")
-    from .demo import add_arguments as _demo_arguments
     _demo_arguments(demo)
     sub.add_parser("version", help="print the version")
     cache = sub.add_parser("cache", help="the persistent compile cache under FRAME_CACHE_DIR")
@@ -29,19 +33,15 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from .demo import run
-        return run(args)
+        return _run_demo(args)
     if args.command == "run":
         if not os.path.isfile(args.script):
             run.error(f"no such file: {args.script}")
-        from .runtime.report import run_script
         return run_script(args.script, args.args)
     if args.command == "cache":
-        from .runtime.persistent import cache_command
         return cache_command(args.action)
     if args.command == "version":
-        import frame
-        print(frame.__version__)
+        print(__version__)
         return 0
     parser.print_help()
     return 0

@@ -23,8 +23,8 @@ import numpy as np
 
 from .functions import expand_dims, squeeze, take, transpose
 from .functions.shape import slice_canonical
-from .hal.errors import FrameTypeError
-from .hal.errors import FrameIndexError
+from .errors import FrameTypeError
+from .errors import FrameIndexError
 from .ops.shape import canonical_slice
 from .tensor import Tensor
 

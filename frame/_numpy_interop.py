@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import functions as F
-from .hal.errors import FrameTypeError
+from .errors import FrameTypeError
 from .tensor import Tensor
 
 __all__ = ["UFUNC_OPS", "REDUCE_OPS", "FUNCTION_OPS"]

@@ -10,8 +10,10 @@ import numpy as np
 
 from . import functions as F
 from ._indexing import getitem as _getitem
-from .autograd.tape import bump_version, check_inplace, is_grad_enabled, write_recorded
-from .hal.errors import FrameTypeError, FrameValueError
+from .autograd.eager import backward as _backward
+from .autograd.tape import (bump_version, check_inplace, is_grad_enabled, set_requires_grad,
+                            write_recorded)
+from .errors import FrameTypeError, FrameValueError
 from .tensor import Tensor
 
 _BINARY_OPERATORS = {
@@ -104,6 +106,47 @@ def zero_(self: Tensor) -> Tensor:
 
 
 Tensor.zero_ = zero_
+
+
+# The autograd members and ``T`` are defined here, not in tensor.py: they call into
+# frame.autograd and frame.functions, which import tensor.py.
+def requires_grad_(self, flag: bool = True) -> "Tensor":
+    """Make this leaf tensor record the ops that use it (or stop); returns self.
+
+    >>> w = frame.ones((3,)).requires_grad_()
+    >>> (w * 2).sum().backward(); w.grad.tolist()
+    [2.0, 2.0, 2.0]
+    """
+    set_requires_grad(self, bool(flag))
+    return self
+
+
+def backward(self, gradient=None, create_graph: bool = False) -> None:
+    """Accumulate ``d self / d leaf`` into ``leaf.grad`` for every leaf that requires
+    grad and that this tensor was computed from (PyTorch semantics: sums into
+    existing grads; non-leaf tensors get no ``.grad``).
+
+    ``self`` must have one element unless ``gradient`` (same shape) is given, in
+    which case the gradients of ``sum(self * gradient)`` are accumulated.
+    ``create_graph=True`` records the gradient computation, so the grads can be
+    differentiated again.  The record stays alive as long as the tensors do, so
+    calling ``backward`` twice accumulates twice.
+
+    >>> x = frame.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward(); x.grad.tolist()
+    [2.0, 4.0]
+    """
+    _backward(self, gradient, create_graph)
+
+
+def _T(self) -> "Tensor":
+    """``Tensor.T``: the transpose (all axes reversed)."""
+    return F.transpose(self)
+
+
+Tensor.requires_grad_ = requires_grad_
+Tensor.backward = backward
+Tensor.T = property(_T)
 
 
 def _bind_function_methods() -> None:

@@ -35,6 +35,12 @@ from typing import Sequence
 
 import numpy as np
 
+import frame
+import frame.nn as nn
+import frame.nn.functional as F
+
+from .backends import default_backend_name
+
 SIZES = (784, 256, 128, 10)
 BATCH = 128
 DEFAULT_EPOCHS = 15
@@ -141,15 +147,12 @@ def load_data(kind: str = "auto", seed: int = 0) -> DataSet:
 
 def build_mlp(seed: int):
     """MLP 784 -> 256 -> 128 -> 10 with ReLU; ``seed`` fixes the initial parameters."""
-    import frame
-    import frame.nn as nn
     frame.manual_seed(seed)
     return nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
                          nn.Linear(128, 10))
 
 
 def accuracy(model, x: np.ndarray, y: np.ndarray) -> float:
-    import frame
     with frame.no_grad():
         logits = model(frame.tensor(x))
         pred = logits.argmax(axis=-1).numpy()
@@ -192,8 +195,6 @@ def batch_order(n: int, epochs: int, seed: int, steps_per_epoch: int | None):
 
 def train(data: DataSet, *, jit: bool, backend: str, epochs: int, lr: float, momentum: float,
           seed: int, steps_per_epoch: int | None, console) -> RunResult:
-    import frame
-    import frame.nn.functional as F
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn)
 
@@ -259,9 +260,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
-
-    import frame
-    from .backends import default_backend_name
 
     console = Console(soft_wrap=True)  # long lines stay whole (tests and logs grep them)
     backend = args.backend or default_backend_name()

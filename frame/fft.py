@@ -11,7 +11,7 @@ from __future__ import annotations
 import numbers
 
 from .functions._core import apply1, as_array, bind_schema, schema_attrs
-from .hal.errors import FrameTypeError, FrameValueError
+from .errors import FrameTypeError, FrameValueError
 
 __all__ = ["rfft", "irfft"]
 

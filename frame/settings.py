@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["Config", "config", "LOG_CHANNELS", "eager_forced"]
 
@@ -127,9 +127,8 @@ class Config:
         elif name == "ov_pinning" and value is not None:
             value = bool(value)
         object.__setattr__(self, name, value)
-        if name == "log" and self is globals().get("config"):  # FRAME_LOG takes effect at once
-            from .runtime.logs import apply
-            apply(value)
+        if name == "log" and self is globals().get("config") and _log_listener is not None:
+            _log_listener(value)  # FRAME_LOG takes effect at once (frame/runtime/logs.py)
 
     @contextlib.contextmanager
     def override(self, **changes):
@@ -170,6 +169,18 @@ class Config:
             pgo_margin=_float("FRAME_PGO_MARGIN", 0.05),
             cooldown_s=_float("FRAME_COOLDOWN_S", 0.05),
         )
+
+
+# Called with the new channels when ``config.log`` is assigned; frame/runtime/logs.py
+# installs its ``apply`` here when imported (``import frame`` does), since this module,
+# at the bottom of the layers, cannot import the runtime.
+_log_listener: Callable[[tuple[str, ...]], None] | None = None
+
+
+def on_log_change(listener: Callable[[tuple[str, ...]], None]) -> None:
+    """Make ``listener(channels)`` run whenever ``frame.config.log`` is assigned."""
+    global _log_listener
+    _log_listener = listener
 
 
 def _channels(value) -> tuple[str, ...]:

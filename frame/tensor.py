@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dt
-from .hal.errors import FrameTypeError, FrameValueError
+from .errors import FrameTypeError, FrameValueError
 
 __all__ = ["Tensor", "tensor", "from_numpy"]
 
@@ -30,6 +30,8 @@ class Tensor:
     __array_priority__ = 100
 
     def __init__(self, data, dtype=None, requires_grad: bool = False):
+        # function-level: frame.functions imports this module for the Tensor class, and
+        # the conversion rules (weak scalars, nested lists of tensors) are functions'.
         from .functions._core import as_array
         arr = as_array(data)
         if dtype is not None:
@@ -72,12 +74,9 @@ class Tensor:
     def size(self) -> int:
         return self._data.size
 
-    @property
-    def T(self) -> "Tensor":
-        from .functions import transpose
-        return transpose(self)
-
     # -- autograd members -------------------------------------------------------
+    # (``requires_grad_``, ``backward`` and ``T`` are bound in _tensor_methods.py: they
+    # call into frame.autograd / frame.functions, which import this module.)
     @property
     def requires_grad(self) -> bool:
         """Whether ops on this tensor are recorded for autograd: True for leaves that
@@ -104,17 +103,6 @@ class Tensor:
             self._version = None
         self.requires_grad_(flag)
 
-    def requires_grad_(self, flag: bool = True) -> "Tensor":
-        """Make this leaf tensor record the ops that use it (or stop); returns self.
-
-        >>> w = frame.ones((3,)).requires_grad_()
-        >>> (w * 2).sum().backward(); w.grad.tolist()
-        [2.0, 2.0, 2.0]
-        """
-        from .autograd.tape import set_requires_grad
-        set_requires_grad(self, bool(flag))
-        return self
-
     @property
     def is_leaf(self) -> bool:
         """True unless this tensor is the result of a recorded op."""
@@ -139,24 +127,6 @@ class Tensor:
         if value is not None and value.shape != self.shape:
             raise FrameValueError(f"grad shape {list(value.shape)} does not match tensor shape {list(self.shape)}")
         self._grad = value
-
-    def backward(self, gradient=None, create_graph: bool = False) -> None:
-        """Accumulate ``d self / d leaf`` into ``leaf.grad`` for every leaf that requires
-        grad and that this tensor was computed from (PyTorch semantics: sums into
-        existing grads; non-leaf tensors get no ``.grad``).
-
-        ``self`` must have one element unless ``gradient`` (same shape) is given, in
-        which case the gradients of ``sum(self * gradient)`` are accumulated.
-        ``create_graph=True`` records the gradient computation, so the grads can be
-        differentiated again.  The record stays alive as long as the tensors do, so
-        calling ``backward`` twice accumulates twice.
-
-        >>> x = frame.tensor([1.0, 2.0], requires_grad=True)
-        >>> (x * x).sum().backward(); x.grad.tolist()
-        [2.0, 4.0]
-        """
-        from .autograd.eager import backward
-        backward(self, gradient, create_graph)
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's memory, outside any autograd record.

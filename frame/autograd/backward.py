@@ -35,10 +35,11 @@ from __future__ import annotations
 import numbers
 from typing import Sequence
 
-from ..hal.errors import ErrorCode, FrameError, FrameTypeError, FrameValueError
+from ..errors import ErrorCode, FrameError, FrameTypeError, FrameValueError
 from ..ir.builder import GraphBuilder
 from ..ir.clone import clone_graph_with_map
 from ..ir.graph import Graph, Node, Value
+from ..ir.text import dump_lines_with_sites
 from ..ir.verify import verify
 from ..ops.registry import get_schema
 from .helpers import differentiable, zeros
@@ -248,7 +249,6 @@ def _drop_dead(graph: Graph, n_forward: int) -> None:
 
 def _context(graph: Graph, node: Node) -> str:
     """``graph``'s text around ``node``, the node's line marked ``>>``."""
-    from ..ir.text import dump_lines_with_sites
     try:
         lines, sites = dump_lines_with_sites(graph)
     except Exception as err:  # a graph too broken to print: keep the error readable

@@ -28,7 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from ..dtypes import from_numpy
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Node, Value
 from ..ir.types import TensorType

@@ -39,10 +39,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 from ..tensor import Tensor
 from .eager import RecordedGraph, gradients
 from .tape import enable_grad, is_grad_enabled, set_requires_grad
+from ..functions import reshape
 
 __all__ = ["grad", "value_and_grad"]
 
@@ -139,7 +140,6 @@ def _variable(arg: Any, i: int) -> tuple[Tensor, bool]:
     """(the tensor ``fn`` gets for argument ``i``, whether it is a fresh leaf)."""
     if isinstance(arg, Tensor):
         if arg._rg:
-            from ..functions import reshape
             return reshape(arg, arg.shape), False  # a recorded identity: a distinct value
         data = arg._data
     elif isinstance(arg, (np.ndarray, np.generic)):

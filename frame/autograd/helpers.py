@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..dtypes import DType, float16, float32
-from ..hal.errors import FrameValueError
+from ..errors import FrameValueError
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Value
 from ..ops.shape import canonical_slice, slice_length

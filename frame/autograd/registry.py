@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..hal.errors import ErrorCode, FrameError, FrameValueError
+from ..errors import ErrorCode, FrameError, FrameValueError
 from ..ops.registry import get_schema
 from ..ops.schema import OpSchema
 

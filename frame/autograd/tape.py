@@ -62,10 +62,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..hal.errors import ErrorCode, FrameError, FrameTypeError, FrameValueError
+from ..errors import ErrorCode, FrameError, FrameTypeError, FrameValueError
 from ..runtime.eager import run_op as _eager_run_op
 from ..tensor import Tensor
 from ..functions import _core
+from ..functions.elementwise import astype
 
 __all__ = ["AutogradError", "Record", "VersionCounter", "no_grad", "enable_grad",
            "is_grad_enabled", "set_requires_grad", "record_apply", "record_call",
@@ -337,7 +338,6 @@ def write_recorded(target: Tensor, result: Tensor) -> None:
     rec = result._grad_fn[0]
     rec.inputs = tuple(a.copy() if a is old else a for a in rec.inputs)
     if result._data.dtype != old.dtype:  # 'same_kind' writes cast: record the cast too
-        from ..functions.elementwise import astype
         result = astype(result, target.dtype)
     rec, j = result._grad_fn
     np.copyto(old, result._data, casting="same_kind")

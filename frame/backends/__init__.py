@@ -8,11 +8,14 @@ from ..settings import config
 
 
 def _cpu():
+    # lazy (a documented factory): the backend's module loads on first get_backend("cpu")
     from .cpu import CpuBackend
     return CpuBackend()
 
 
 def _openvino():
+    # lazy (a documented factory): openvino is a heavy import, made on first
+    # get_backend("openvino"); ``import frame`` never imports it (tests/test_layering.py)
     from .openvino import OpenVinoBackend
     return OpenVinoBackend()
 

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..dtypes import DType, as_dtype, float32, from_numpy, int64, bool_, weak_scalar_dtype
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 from ..ops.registry import get_schema
 from ..runtime import eager
 from ..tensor import Tensor

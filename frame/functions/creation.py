@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import DType, as_dtype, bool_, float32, int64
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 from ._core import apply1, bind_schema, schema_attrs
 from .elementwise import astype, equal, sub
 from .shape import reshape

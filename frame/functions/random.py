@@ -10,6 +10,7 @@ import threading
 import numpy as np
 
 from ..dtypes import as_dtype, float32
+from ..tensor import Tensor
 
 __all__ = ["manual_seed", "randn", "rand"]
 METHODS: list[str] = []
@@ -43,7 +44,6 @@ def _shape(shape) -> tuple[int, ...]:
 
 def randn(*shape, dtype=float32, requires_grad: bool = False):
     """Standard normal samples of the given shape (``frame.randn(2, 3)``)."""
-    from ..tensor import Tensor
     dt = as_dtype(dtype)
     with _lock:
         data = _generator.standard_normal(_shape(shape)).astype(dt.np)
@@ -52,7 +52,6 @@ def randn(*shape, dtype=float32, requires_grad: bool = False):
 
 def rand(*shape, dtype=float32, requires_grad: bool = False):
     """Uniform samples in [0, 1) of the given shape."""
-    from ..tensor import Tensor
     dt = as_dtype(dtype)
     with _lock:
         data = _generator.random(_shape(shape)).astype(dt.np)

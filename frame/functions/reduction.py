@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..hal.errors import FrameTypeError
+from ..errors import FrameTypeError
 from ..ops.common import normalize_axes, normalize_axis
 from ._core import apply1, as_array, bind_schema, schema_attrs
+from .shape import reshape
 
 __all__ = ["sum", "mean", "max", "min", "prod", "argmax", "argmin"]
 METHODS = list(__all__)
@@ -119,7 +120,6 @@ def _arg(op: str, x, axis, keepdims: bool, out: Any):
     a = as_array(x)
     if axis is None:
         # As NumPy: the index into the flattened tensor.
-        from .shape import reshape
         flat = reshape(a, (-1,))
         result = apply1(op, (as_array(flat),), schema_attrs(op, axis=0, keepdims=False))
         return reshape(result, (1,) * a.ndim) if keepdims else result

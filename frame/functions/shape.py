@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 from ..ops.common import normalize_axes, normalize_axis
 from ..ops.shape import canonical_slice, resolve_shape
 from ._core import apply, apply1, as_array, bind_schema, schema_attrs

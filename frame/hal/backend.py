@@ -23,6 +23,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..dtypes import as_dtype
+from ..ir.text import dump_text, graph_constants, parse_text
+from ..ir.types import TensorType
 from .errors import not_found, unimplemented
 from .options import CompileOptions
 
@@ -82,8 +85,6 @@ def type_to_json(t) -> list:
 
 def type_from_json(item: list):
     """The inverse of ``type_to_json``."""
-    from ..dtypes import as_dtype
-    from ..ir.types import TensorType
     name, shape = item
     return TensorType(as_dtype(str(name)), tuple(int(d) for d in shape))
 
@@ -92,8 +93,6 @@ def pack_graph(graph) -> tuple[str, bytes]:
     """``(dump_text(graph), payloads)``: a graph as artifact parts.  Payloads too
     large to print in the text (``graph_constants``) go into one ``.npz`` blob
     (no pickles).  ``unpack_graph`` is the inverse."""
-    from ..ir.text import dump_text, graph_constants
-
     constants = graph_constants(graph)
     buf = io.BytesIO()
     np.savez(buf, digests=np.array(list(constants), dtype=str),
@@ -103,8 +102,6 @@ def pack_graph(graph) -> tuple[str, bytes]:
 
 def unpack_graph(text: str, payloads: bytes):
     """The graph ``pack_graph`` packed (raises on malformed parts)."""
-    from ..ir.text import parse_text
-
     if "digest=sha256:" not in text:  # every payload is printed in the text
         return parse_text(text, {})
     with np.load(io.BytesIO(payloads), allow_pickle=False) as z:

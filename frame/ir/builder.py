@@ -17,6 +17,7 @@ import numpy as np
 
 from ..dtypes import DType, as_dtype, from_numpy
 from .graph import Graph, Node, Value
+from .schemas import get_schema
 from .types import TensorType
 
 __all__ = ["GraphBuilder"]
@@ -35,7 +36,6 @@ class GraphBuilder:
         return outs[0] if len(outs) == 1 else outs
 
     def op_multi(self, name: str, inputs, attrs) -> tuple[Value, ...]:
-        from ..ops.registry import get_schema
         schema = get_schema(name)
         schema.check_arity(len(inputs))
         attrs = schema.normalize_attrs(attrs)

@@ -136,9 +136,7 @@ class Graph:
     def op_names(self) -> list[str]:
         return [n.op for n in self.nodes]
 
-    def __str__(self) -> str:
-        from .text import dump_text
-        return dump_text(self)
+    # ``str(graph)`` is its ``dump_text`` (installed by text.py, which imports this module)
 
     def __repr__(self) -> str:
         return f"<Graph {len(self.inputs)} inputs, {len(self.nodes)} nodes, {len(self.outputs)} outputs>"

@@ -69,7 +69,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..dtypes import DType, all_dtypes
-from ..hal.errors import ErrorCode, FrameError
+from ..errors import ErrorCode, FrameError
 from .graph import Graph, Node, Value
 from .types import DYNAMIC, TensorType
 
@@ -696,3 +696,13 @@ def parse_text(text: str, constants: Mapping[str, np.ndarray] | None = None) -> 
     if line is not None:
         raise line.error("text after graph_output(...)")
     return graph
+
+
+def _graph_str(graph: Graph) -> str:
+    """``str(graph)``: its ``dump_text``."""
+    return dump_text(graph)
+
+
+# Graph's text form is defined here (text.py imports graph.py, not the other way round);
+# frame.ir imports this module, so every Graph prints as its text.
+Graph.__str__ = _graph_str

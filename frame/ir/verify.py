@@ -29,8 +29,10 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import DType, all_dtypes
-from ..hal.errors import ErrorCode, FrameError
+from ..errors import ErrorCode, FrameError
 from .graph import Graph, Node, Value
+from .schemas import attr_value_ok, lookup_schema
+from .text import dump_lines_with_sites
 from .types import DYNAMIC, TensorType
 
 __all__ = ["verify", "IRVerifyError"]
@@ -62,10 +64,7 @@ def verify(graph: Graph) -> None:
         >>> b = GraphBuilder(); x = b.input("float32", (2,))
         >>> verify(b.build(b.op("exp", x)))   # fine: returns None
     """
-    from .. import ops  # noqa: F401  (registers the built-in ops; lazy: ops imports ir)
-    from ..ops.registry import lookup
-    from ..ops.schema import attr_value_ok
-    _Verifier(graph, lookup, attr_value_ok).graph(graph)
+    _Verifier(graph, lookup_schema, attr_value_ok).graph(graph)
 
 
 class _Verifier:
@@ -80,7 +79,6 @@ class _Verifier:
 
     def context(self, site: Any) -> str:
         """The root graph's text around ``site`` (a key of dump_lines_with_sites)."""
-        from .text import dump_lines_with_sites
         try:
             lines, sites = dump_lines_with_sites(self.root)
         except Exception as err:  # a graph too broken to print: say so, keep the error

@@ -21,7 +21,8 @@ from ..dtypes import float64
 from ..functions._core import apply1, as_array, bind_schema, schema_attrs
 from ..functions.elementwise import gelu, relu
 from ..functions.nn import log_softmax, softmax
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
+from ..functions import add, full, greater_equal, matmul, mul, rand, transpose, where
 
 __all__ = ["relu", "gelu", "softmax", "log_softmax", "linear", "cross_entropy", "mse_loss",
            "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "embedding", "dropout"]
@@ -77,7 +78,6 @@ def linear(x, weight, bias=None):
     >>> F.linear(frame.ones((2, 3)), frame.ones((4, 3))).shape
     (2, 4)
     """
-    from ..functions import add, matmul, transpose
     xa, wa = as_array(x), as_array(weight)
     if wa.ndim != 2:
         raise FrameValueError(f"linear: weight must be 2-D [out_features, in_features], got "
@@ -191,7 +191,6 @@ def layer_norm(x, shape: int | Sequence[int], w=None, b=None, eps: float = 1e-5)
                               f"non-empty suffix of the input shape {list(xa.shape)}")
     arrays = [xa]
     if w is None and b is not None:
-        from ..functions import full
         w = full(norm_shape, 1.0, dtype=xa.dtype)  # the op takes bias only after a weight
     if w is not None:
         arrays.append(as_array(w))
@@ -220,7 +219,6 @@ def dropout(x, p: float = 0.5, training: bool = True):
         raise FrameValueError(f"dropout: p must be a probability in [0, 1), got {p!r}")
     if not training or p == 0:
         return x
-    from ..functions import greater_equal, mul, rand, where
     xa = as_array(x)
     _check_float_arg("dropout", xa, "the input")
     # uniform draws in float64 whatever x's dtype, so keep-probability is exactly 1 - p

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ..functions.random import generator, _lock
-from ..hal.errors import FrameValueError
+from ..errors import FrameValueError
 from . import functional as F
 from .module import Module, Parameter
 

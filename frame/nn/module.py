@@ -12,7 +12,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 from ..tensor import Tensor
 
 __all__ = ["Parameter", "Module"]

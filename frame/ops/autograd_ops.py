@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import complex64, complex128, float32, float64
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from .registry import register
 from .schema import AttrSpec, OpSchema
-from ..hal.errors import FrameIndexError
+from ..errors import FrameIndexError
 from .shape import check_axis
 
 __all__: list[str] = []

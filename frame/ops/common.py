@@ -6,7 +6,7 @@ from typing import Sequence
 import numpy as np
 
 from ..dtypes import DType, from_numpy
-from ..hal.errors import FrameAxisError, FrameTypeError, FrameValueError
+from ..errors import FrameAxisError, FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 
 __all__ = ["broadcast_shapes", "normalize_axis", "normalize_axes", "require_dtype",

@@ -5,8 +5,8 @@ import math
 
 import numpy as np
 
-from ..hal.errors import FrameValueError
-from ..hal.errors import FrameTypeError
+from ..errors import FrameValueError
+from ..errors import FrameTypeError
 from ..ir.types import TensorType
 from .registry import register
 from .schema import AttrSpec, OpSchema

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..dtypes import result_type
-from ..hal.errors import FrameTypeError
+from ..errors import FrameTypeError
 from ..ir.types import TensorType
 from .common import broadcast_shapes, require_dtype, ufunc_result_dtype
 from .registry import register

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import DType, bool_, complex64, complex128, float16, float32, float64, int32, int64
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from .registry import register
 from .schema import AttrSpec, OpSchema

@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..hal.errors import FrameError, ErrorCode
+from ..errors import FrameError, ErrorCode
 from ..ir.graph import Graph
 from .registry import get_schema
 

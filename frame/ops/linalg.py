@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.types import TensorType
-from ..hal.errors import FrameValueError
+from ..errors import FrameValueError
 from .common import broadcast_shapes, ufunc_result_dtype
 from .registry import register
 from .schema import OpSchema

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..dtypes import DType, float16, float32
-from ..hal.errors import FrameAxisError, FrameTypeError, FrameValueError
+from ..errors import FrameAxisError, FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from .common import require_dtype
 from .registry import register

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from ..dtypes import DType, float16, float32, from_numpy, int64
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from .registry import register
 from .schema import AttrSpec, OpSchema

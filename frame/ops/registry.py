@@ -1,7 +1,8 @@
 """The op registry: name -> OpSchema."""
 from __future__ import annotations
 
-from ..hal.errors import not_found
+from ..errors import not_found
+from ..ir.schemas import install_schema_lookup
 from .schema import OpSchema
 
 __all__ = ["register", "get_schema", "lookup", "all_ops", "all_schemas"]
@@ -39,3 +40,7 @@ def all_ops() -> list[str]:
 
 def all_schemas() -> list[OpSchema]:
     return [_SCHEMAS[n] for n in sorted(_SCHEMAS)]
+
+
+# The IR (GraphBuilder, verify) finds schemas through this hook; it cannot import ops.
+install_schema_lookup(lookup)

@@ -13,7 +13,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..dtypes import DType, as_dtype
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
+from ..ir.schemas import attr_value_ok  # noqa: F401  (re-exported: the closed set is the IR's)
 from ..ir.types import TensorType
 
 __all__ = ["AttrSpec", "OpSchema", "REQUIRED", "ATTR_KINDS", "TRAITS", "coerce_attr",
@@ -46,16 +47,6 @@ class AttrSpec:
 
     def __repr__(self) -> str:
         return f"AttrSpec({self.kind!r}, {self.default!r})"
-
-
-def attr_value_ok(value: Any) -> bool:
-    """Is ``value`` in the closed set of attribute values (invariant V7)?"""
-    t = type(value)
-    if t in (int, float, str, bool) or isinstance(value, DType):
-        return True
-    if t is tuple:
-        return all(type(v) is int for v in value) or all(type(v) is float for v in value)
-    return False
 
 
 def _kind_ok(kind: str, value: Any) -> bool:

@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from ..dtypes import DType, result_type
-from ..hal.errors import ErrorCode, FrameAxisError, FrameError, FrameIndexError, FrameTypeError, FrameValueError
+from ..errors import ErrorCode, FrameAxisError, FrameError, FrameIndexError, FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from .registry import register
 from .schema import AttrSpec, OpSchema

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..autograd.tape import no_grad
 from ..functions.elementwise import astype
-from ..hal.errors import FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "SGD", "Adam"]

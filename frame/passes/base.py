@@ -12,8 +12,10 @@ import sys
 import time
 from typing import Sequence, TextIO
 
-from ..hal.errors import ErrorCode, FrameError
+from ..errors import ErrorCode, FrameError
 from ..ir.graph import Graph
+from ..ir.text import dump_text
+from ..ir.verify import verify
 
 __all__ = ["Pass", "PassManager", "PassError"]
 
@@ -54,8 +56,6 @@ class PassManager:
         return [p.name for p in self.passes]
 
     def run(self, graph: Graph) -> Graph:
-        from ..ir.verify import verify
-        from ..ir.text import dump_text
         for p in self.passes:
             t0 = time.perf_counter()
             try:

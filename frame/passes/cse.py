@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 
 from ..ir.graph import Graph, Node
+from ..ir.text import dump_text
 from ..ops.registry import get_schema
 from .base import Pass
 
@@ -22,7 +23,6 @@ def _payload_key(node: Node):
         c = node.const
         return ("const", c.dtype.str, c.shape, hashlib.sha256(c.tobytes()).hexdigest())
     if node.body is not None:
-        from ..ir.text import dump_text
         return ("body", dump_text(node.body))
     return None
 

@@ -7,7 +7,7 @@ running the pipeline again.
 """
 from __future__ import annotations
 
-from ..hal.errors import ErrorCode, FrameError
+from ..errors import ErrorCode, FrameError
 from ..ir.graph import Graph
 from .base import Pass
 

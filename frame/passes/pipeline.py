@@ -1,7 +1,10 @@
-"""The standard pipeline, one pass a line, in its fixed order (DESIGN §5)."""
+"""The standard pipeline, one pass a line, in its fixed order (DESIGN §5).
+
+``options`` is a ``frame.hal.CompileOptions`` (or None: the defaults); passes sit
+below the HAL (DESIGN §1), so it is read, not imported.
+"""
 from __future__ import annotations
 
-from ..hal.options import CompileOptions
 from ..ir.clone import clone_graph
 from ..ir.graph import Graph
 from .base import Pass
@@ -18,9 +21,14 @@ from .shape_inference import ShapeInference
 __all__ = ["standard_pipeline", "PASS_NAMES", "fusion_summary"]
 
 
-def standard_pipeline(backend, options: CompileOptions | None = None) -> list[Pass]:
-    """Fresh pass instances for one compile for ``backend``."""
-    options = options or CompileOptions()
+def _fusion(options) -> OperatorFusion:
+    """``operator_fusion`` as ``options`` (a CompileOptions or None) asks."""
+    return OperatorFusion() if options is None else OperatorFusion(enabled=options.fusion)
+
+
+def standard_pipeline(backend, options=None) -> list[Pass]:
+    """Fresh pass instances for one compile for ``backend`` (``options``: a
+    ``CompileOptions``, None for the defaults)."""
     return [
         Canonicalize(),
         ShapeInference(),
@@ -28,7 +36,7 @@ def standard_pipeline(backend, options: CompileOptions | None = None) -> list[Pa
         CommonSubexpressionElimination(),
         DeadNodeElimination(),
         LayoutAssignment(),
-        OperatorFusion(enabled=options.fusion),
+        _fusion(options),
         MemoryPlanning(),
         BackendLowering(backend),
     ]
@@ -39,14 +47,13 @@ PASS_NAMES = ["canonicalize", "shape_inference", "constant_folding",
               "layout_assignment", "operator_fusion", "memory_planning", "backend_lowering"]
 
 
-def fusion_summary(graph: Graph, options: CompileOptions | None = None) -> FusionSummary:
+def fusion_summary(graph: Graph, options=None) -> FusionSummary:
     """What ``operator_fusion`` makes of ``graph`` in the standard pipeline (the
     passes before it run on a clone; ``graph`` is not changed).  The passes up
     to fusion do not depend on the backend."""
-    options = options or CompileOptions()
     work = clone_graph(graph)
     for p in (Canonicalize(), ShapeInference(), ConstantFolding(),
               CommonSubexpressionElimination(), DeadNodeElimination(), LayoutAssignment(),
-              OperatorFusion(enabled=options.fusion)):
+              _fusion(options)):
         work = p.run(work)
     return work.meta.get("fusion", FusionSummary())

@@ -5,7 +5,7 @@ and any dynamic dimension, is an error: v0 is static-shape only.
 """
 from __future__ import annotations
 
-from ..hal.errors import ErrorCode, FrameError
+from ..errors import ErrorCode, FrameError
 from ..ir.graph import Graph, Node
 from ..ops.registry import get_schema
 from .base import Pass

@@ -39,15 +39,17 @@ import logging
 import threading
 import time
 
-from ..hal.backend import Executable, get_backend
-from ..hal.errors import ErrorCode, FrameError
+from ..errors import ErrorCode, FrameError
+from ..hal.backend import Executable, get_backend, unpack_graph
 from ..hal.options import CompileOptions
 from ..ir.clone import clone_graph
 from ..ir.graph import Graph
 from ..ir.text import dump_text
+from ..passes import PassManager, standard_pipeline
 from ..settings import config
 from . import logs  # FRAME_LOG=graph (frame/runtime/logs.py)
 from . import persistent, threads, tiered
+from .fallback import build_fallback
 from .stats import record
 
 __all__ = ["compile", "compile_packed", "cache_key", "CompilationCache", "compilation_cache", "clear_cache"]
@@ -75,7 +77,6 @@ class _Packed:
     def graph(self) -> Graph:
         with self._lock:
             if self._graph is None:
-                from ..hal.backend import unpack_graph
                 self._graph = unpack_graph(self.text, self.payloads)
             return self._graph
 
@@ -248,9 +249,6 @@ def _build(graph: Graph, backend_name: str, options: CompileOptions,
            persist_key: str | None = None) -> Executable:
     """Passes + ``Backend.compile`` (or the fallback chain).  With ``persist_key``
     a whole-graph executable is also written to the persistent cache."""
-    from ..passes import PassManager, standard_pipeline
-    from .fallback import build_fallback
-
     backend = get_backend(backend_name)  # NOT_FOUND propagates: no fallback
     threads.configure(backend)
     compiled: Graph | None = None  # the graph Backend.compile took whole (persistable)

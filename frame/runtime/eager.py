@@ -14,7 +14,7 @@ import numpy as np
 
 from ..dtypes import from_numpy
 from ..hal.backend import KernelInvocation, get_backend
-from ..hal.errors import ErrorCode, FrameError, FrameIndexError, FrameTypeError, FrameValueError
+from ..errors import ErrorCode, FrameError, FrameIndexError, FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from ..ops.registry import get_schema
 from . import threads

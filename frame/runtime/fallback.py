@@ -33,11 +33,14 @@ from typing import Sequence
 import numpy as np
 
 from ..hal.backend import Backend, Executable, KernelInvocation, get_backend, kernel_registry
-from ..hal.errors import ErrorCode, FrameError
+from ..errors import ErrorCode, FrameError
 from ..hal.options import CompileOptions
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Node, Value
 from ..ops.registry import get_schema
+from ..passes import PassManager
+from ..passes.lowering import BackendLowering
+from ..passes.memory_planning import MemoryPlanning
 from .stats import record
 
 __all__ = ["FallbackExecutable", "build_fallback"]
@@ -217,10 +220,6 @@ def _segment_graph(nodes: list[Node], slot_of, later_uses: set[int], device: str
 def build_fallback(graph: Graph, backend: Backend, options: CompileOptions,
                    err: FrameError) -> FallbackExecutable:
     """Partition ``graph`` around what ``backend`` cannot compile (see module doc)."""
-    from ..passes import PassManager
-    from ..passes.lowering import BackendLowering
-    from ..passes.memory_planning import MemoryPlanning
-
     listed = getattr(err, "unsupported", None)
     unsupported = {id(n) for n in listed} if listed else set()
     # without a list, Backend.compile refused the graph as a whole: nothing can be

@@ -15,6 +15,10 @@ logger (or Python's last-resort stderr handler), nothing else prints.
 The helpers below (``graph_compiled``, ``translated``) are called on the
 compile and capture paths; each costs one tuple lookup when its channels are
 off.
+
+This layer knows nothing of bytecode decoding (DESIGN §1): the ``bytecode``
+channel's decoded listing comes from a formatter that capture registers with
+``register_bytecode_formatter`` when it is imported.
 """
 from __future__ import annotations
 
@@ -23,11 +27,14 @@ import logging
 import os
 import sys
 import threading
-from typing import Iterable
+from types import CodeType
+from typing import Callable, Iterable
 
-from ..settings import LOG_CHANNELS, config
+from ..ir.text import dump_text
+from ..settings import LOG_CHANNELS, config, on_log_change
 
-__all__ = ["CHANNEL_LOGGERS", "apply", "enabled", "graph_compiled", "translated"]
+__all__ = ["CHANNEL_LOGGERS", "apply", "enabled", "graph_compiled", "translated",
+           "register_bytecode_formatter"]
 
 CHANNEL_LOGGERS: dict[str, tuple[str, ...]] = {
     "graph_breaks": ("frame.graph_breaks", "frame.capture"),
@@ -53,6 +60,8 @@ class _StderrHandler(logging.Handler):
 
 
 _lock = threading.Lock()
+# code object -> its decoded (normalised) listing; installed by capture (capture/instructions.py)
+_bytecode_formatter: Callable[[CodeType], str] | None = None
 # logger name -> (our handler, the logger's level and propagate flag before we changed them)
 _switched_on: dict[str, tuple[logging.Handler, int, bool]] = {}
 
@@ -85,6 +94,17 @@ def apply(channels: Iterable[str] | None = None) -> None:
             logger.propagate = False
 
 
+on_log_change(apply)  # assigning frame.config.log applies the channels at once
+
+
+def register_bytecode_formatter(format_code: Callable[[CodeType], str]) -> None:
+    """Make ``format_code(code)`` the ``bytecode`` channel's decoded listing of a
+    translated function.  Capture calls this when it is imported; a later call
+    replaces the formatter."""
+    global _bytecode_formatter
+    _bytecode_formatter = format_code
+
+
 def enabled(channel: str) -> bool:
     """Is FRAME_LOG channel ``channel`` on?"""
     if channel not in CHANNEL_LOGGERS:
@@ -97,8 +117,6 @@ def graph_compiled(graph, backend: str, executable) -> None:
     (once per compile-cache miss)."""
     if "graph" not in config.log:
         return
-    from ..ir.text import dump_text
-
     how = type(executable).__name__
     logging.getLogger("frame.graph").info("graph compiled for backend '%s' (%d nodes, %s):\n%s",
                                           backend, len(graph.nodes), how, dump_text(graph).rstrip())
@@ -119,11 +137,9 @@ def translated(fn, entry) -> None:
         log.info("guards of %s, %s, %d guard(s):\n%s", name, kind, len(entry.guards), lines)
         log.debug("entry source of %s:\n%s", name, entry.source.rstrip())
     if bytecode_on:
-        # this is only called by capture, so capture is already imported
-        from capture.instructions import decode, format_decoded
-
         log = logging.getLogger("frame.bytecode")
         log.info("original bytecode of %s:\n%s", name, dis.Bytecode(code).dis().rstrip())
-        log.info("decoded (normalised) bytecode of %s:\n%s", name, format_decoded(decode(code)))
+        if _bytecode_formatter is not None:  # always, when capture called this
+            log.info("decoded (normalised) bytecode of %s:\n%s", name, _bytecode_formatter(code))
         log.info("transformed bytecode of %s (the %s):\n%s", name, kind,
                  dis.Bytecode(entry.fn).dis().rstrip())

@@ -123,6 +123,8 @@ def stamp_sources(h, root: str, packages: tuple[str, ...] = ("",)) -> None:
 
 @functools.lru_cache(maxsize=None)
 def _frame_fingerprint() -> str:
+    # function-level: reads the package root (frame.__version__, its location), which
+    # is above the runtime and fully imported by the time a cache key is made
     import frame
     h = hashlib.sha256(f"frame {frame.__version__}".encode())
     stamp_sources(h, os.path.dirname(os.path.realpath(frame.__file__)), _COMPILER_PACKAGES)

@@ -119,6 +119,7 @@ import numpy as np
 
 from ..hal.backend import Executable
 from ..settings import config
+from . import persistent
 from .stats import record
 
 __all__ = ["TieredExecutable", "FAST_TIERS", "set_fast_tier", "fast_tier_for", "scheduler",
@@ -411,7 +412,6 @@ def _stored_decision(key: str | None, tiers: tuple[str, str]) -> dict | None:
     """The decision stored for runtime cache key ``key``, if it names one of ``tiers``."""
     if key is None:
         return None
-    from . import persistent
     store = persistent.active_store()
     if store is None:
         return None
@@ -430,7 +430,6 @@ def _stored_decision(key: str | None, tiers: tuple[str, str]) -> dict | None:
 def _store_decision(key: str | None, decision: dict) -> None:
     if key is None:
         return
-    from . import persistent
     store = persistent.active_store()
     if store is not None:
         store.save_record("pgo", key, {"winner": decision["winner"],

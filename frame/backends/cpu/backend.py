@@ -11,10 +11,13 @@ call their reference kernel from the generated code.  ``serialize`` /
 from __future__ import annotations
 
 from ...hal.backend import Artifact, Backend, Executable, KernelInvocation, kernel_registry
-from ...hal.errors import unimplemented
+from ...errors import unimplemented
 from ...hal.options import CompileOptions
 from ...ir.graph import Graph, Node
+from ...ir.memplan import plan_memory
 from ...ops.registry import lookup
+from .codegen import build_executable
+from . import persist
 
 __all__ = ["CpuBackend"]
 
@@ -45,8 +48,6 @@ class CpuBackend(Backend):
     def compile(self, graph: Graph, options: CompileOptions | None = None) -> Executable:
         """One generated function for ``graph`` over ``graph.meta['memory_plan']``
         (computed here when the memory_planning pass did not run)."""
-        from ...ir.memplan import plan_memory
-        from .codegen import build_executable
 
         for node in graph.nodes:
             if not self.supports(node):
@@ -60,15 +61,12 @@ class CpuBackend(Backend):
     def serialize(self, graph: Graph, executable: Executable,
                   options: CompileOptions) -> Artifact | None:
         """The graph text, constant payloads and memory plan (``persist.py``)."""
-        from .persist import serialize
-        return serialize(graph, executable)
+        return persist.serialize(graph, executable)
 
     def deserialize(self, artifact: Artifact, options: CompileOptions) -> Executable:
         """Regenerate the executable from ``serialize``'s artifact, without passes."""
-        from .persist import deserialize
-        return deserialize(artifact)
+        return persist.deserialize(artifact)
 
     def artifact_version(self, options: CompileOptions) -> str:
         import numpy
-        from .persist import FORMAT
-        return f"cpu-codegen/{FORMAT} numpy/{numpy.__version__}"
+        return f"cpu-codegen/{persist.FORMAT} numpy/{numpy.__version__}"

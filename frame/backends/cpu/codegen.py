@@ -102,7 +102,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from ...hal.backend import Executable
-from ...hal.errors import ErrorCode, FrameError, FrameValueError
+from ...errors import ErrorCode, FrameError, FrameValueError
 from ...ir.graph import Graph, Node, Value
 from ...ir.memplan import Lifetime, MemoryPlan, plan_memory
 from ...ir.text import dump_lines_with_sites

@@ -25,9 +25,10 @@ from typing import Any
 
 from ...dtypes import as_dtype
 from ...hal.backend import Artifact, pack_graph, type_from_json, type_to_json, unpack_graph
-from ...hal.errors import ErrorCode, FrameError
+from ...errors import ErrorCode, FrameError
 from ...ir.graph import Graph
 from ...ir.memplan import Buffer, Lifetime, MemoryPlan
+from .codegen import CpuExecutable, build_executable
 
 __all__ = ["serialize", "deserialize", "plan_to_json", "plan_from_json", "FORMAT"]
 
@@ -69,7 +70,6 @@ def _sha256(text: str) -> str:
 
 def serialize(graph: Graph, executable) -> Artifact | None:
     """The artifact for a ``CpuExecutable`` compiled from ``graph``."""
-    from .codegen import CpuExecutable
 
     if type(executable) is not CpuExecutable:
         return None
@@ -82,7 +82,6 @@ def serialize(graph: Graph, executable) -> Artifact | None:
 def deserialize(artifact: Artifact):
     """Regenerate the executable; FrameError(INTERNAL) unless the code generator
     writes exactly the source that was stored."""
-    from .codegen import build_executable
 
     meta = artifact.meta
     if meta.get("format") != FORMAT:

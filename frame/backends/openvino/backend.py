@@ -32,7 +32,7 @@ import numpy as np
 import openvino as ov
 
 from ...hal.backend import Artifact, Backend, Executable, KernelInvocation, kernel_registry
-from ...hal.errors import ErrorCode, FrameError, invalid_argument, not_found
+from ...errors import ErrorCode, FrameError, invalid_argument, not_found
 from ...hal.options import CompileOptions
 from ...ir.clone import clone_graph
 from ...ir.graph import Graph, Node
@@ -40,6 +40,7 @@ from ...settings import config as frame_config
 from .eager import NEVER_EAGER, EagerCache, EagerKernel
 from .executable import OpenVinoExecutable
 from .lower import lower_graph
+from . import persist  # module attributes looked up per call (tests wrap them)
 from .support import first_unsupported, unsupported_reason
 from .table import RULES
 
@@ -214,20 +215,18 @@ class OpenVinoBackend(Backend):
     def serialize(self, graph: Graph, executable: Executable,
                   options: CompileOptions) -> Artifact | None:
         """``export_model`` bytes, the graph and the binding plan (``persist.py``)."""
-        from .persist import loaded_from_cache, serialize
         device = self.device_for(options)
-        if loaded_from_cache(executable):
+        if persist.loaded_from_cache(executable):
             # OpenVINO's model cache served this compile and such a model's export
             # does not import: compile it once more, uncached, for the artifact
             executable = self._compile(graph, device, self._import_config(device, options, graph))
-        return serialize(graph, executable, device)
+        return persist.serialize(graph, executable, device)
 
     def deserialize(self, artifact: Artifact, options: CompileOptions) -> Executable:
         """``import_model`` with the settings ``compile`` would use, rebound as recorded."""
-        from .persist import deserialize
         device = self.device_for(options)
-        return deserialize(self.core, artifact, device,
-                           lambda graph: self._import_config(device, options, graph))
+        return persist.deserialize(self.core, artifact, device,
+                                   lambda graph: self._import_config(device, options, graph))
 
     def _import_config(self, device: str, options: CompileOptions, graph: Graph) -> dict:
         """``config_for`` without OpenVINO's model cache (for import_model, and for
@@ -237,8 +236,7 @@ class OpenVinoBackend(Backend):
         return config
 
     def artifact_version(self, options: CompileOptions) -> str:
-        from .persist import FORMAT
-        return f"openvino/{ov.get_version()} artifact/{FORMAT}"
+        return f"openvino/{ov.get_version()} artifact/{persist.FORMAT}"
 
     # -- eager ---------------------------------------------------------------------------
     def launch(self, invocation: KernelInvocation) -> Sequence[np.ndarray]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from ...dtypes import from_numpy
-from ...hal.errors import ErrorCode, FrameError, unimplemented
+from ...errors import ErrorCode, FrameError, unimplemented
 from ...ir.builder import GraphBuilder
 from ...ir.graph import Graph, Node
 from ...ir.types import TensorType

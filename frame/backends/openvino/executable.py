@@ -30,7 +30,7 @@ import numpy as np
 import openvino as ov
 
 from ...hal.backend import Executable
-from ...hal.errors import FrameTypeError, FrameValueError
+from ...errors import FrameTypeError, FrameValueError
 from ...ir.graph import Graph
 from ...ir.types import TensorType
 from ...ops.interpreter import evaluate

@@ -28,7 +28,7 @@ import openvino as ov
 import openvino.opset16 as ops
 
 from ...dtypes import DType, float16, int64
-from ...hal.errors import ErrorCode, FrameError
+from ...errors import ErrorCode, FrameError
 from ...ir.graph import Graph, Node, Value
 from . import rules_elementwise, rules_nn, rules_reduction, rules_shape  # noqa: F401 (fill RULES)
 from .table import RULES, Lowerer, Out, internal_shape, internal_type, out

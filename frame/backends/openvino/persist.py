@@ -32,7 +32,7 @@ import numpy as np
 import openvino as ov
 
 from ...hal.backend import Artifact, pack_graph, type_from_json, type_to_json, unpack_graph
-from ...hal.errors import ErrorCode, FrameError
+from ...errors import ErrorCode, FrameError
 from ...ir.graph import Graph
 from .executable import OpenVinoExecutable
 from .lower import OUT_CONST, OUT_INPUT, OUT_MODEL, LoweredGraph
