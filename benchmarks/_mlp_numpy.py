@@ -1,5 +1,6 @@
 """The MLP 784-256-128-10 training step written by hand in NumPy (the baseline
-of the training benchmarks), and its synthetic data.
+of the training benchmarks), its synthetic data, and the same step written
+with frame (``frame_train_step``) for the benchmarks to jit.
 
 Import it after the benchmark has set its thread environment variables:
 importing NumPy fixes the BLAS thread pool.
@@ -48,3 +49,29 @@ def numpy_step(x: np.ndarray, y: np.ndarray, params: list[np.ndarray]):
             w -= LR * g
         return loss
     return step
+
+
+def frame_model(seed: int = 0):
+    """The MLP as a frame module, parameters drawn from ``frame.manual_seed(seed)``."""
+    import frame
+    import frame.nn as nn
+    frame.manual_seed(seed)
+    return nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
+                         nn.Linear(128, 10))
+
+
+def frame_train_step(lr: float = LR, seed: int = 0):
+    """``(model, train_step)``: a plain (not jitted) SGD step ``train_step(x, y)
+    -> loss`` on its own model (same initial parameters for the same ``seed``)."""
+    import frame
+    import frame.nn.functional as F
+    model = frame_model(seed)
+    opt = frame.optim.SGD(model.parameters(), lr=lr)
+
+    def train_step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return model, train_step

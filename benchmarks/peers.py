@@ -75,12 +75,8 @@ def data():
 
 def mlp_params():
     """The MLP's initial parameters (frame's initialisation, seed 0), PyTorch layout."""
-    import frame
-    import frame.nn as nn
-    frame.manual_seed(0)
-    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
-                          nn.Linear(128, 10))
-    return [p.numpy().copy() for p in model.parameters()]
+    from _mlp_numpy import frame_model
+    return [p.numpy().copy() for p in frame_model(0).parameters()]
 
 
 # --------------------------------------------------------------------------- numpy
@@ -137,9 +133,7 @@ def frame_functions():
 
 def frame_candidates(d, backend: str | None):
     import frame
-    import frame.nn as nn
-    import frame.nn.functional as F
-    from _mlp_numpy import LR
+    from _mlp_numpy import LR, frame_train_step
 
     fns = frame_functions()
     out = {}
@@ -147,18 +141,8 @@ def frame_candidates(d, backend: str | None):
         f = frame.jit(fns[name], backend=backend)
         args = [frame.tensor(a) for a in d[name]]
         out[name] = (lambda f=f, args=args: f(*args))
-    frame.manual_seed(0)
-    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
-                          nn.Linear(128, 10))
-    opt = frame.optim.SGD(model.parameters(), lr=LR)
+    _, train_step = frame_train_step(LR)
     xt, yt = (frame.tensor(a) for a in d["mlp"])
-
-    def train_step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
     step = frame.jit(train_step, backend=backend)
     out["mlp"] = lambda: step(xt, yt)
     return out

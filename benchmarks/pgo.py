@@ -47,21 +47,10 @@ def chain20(x, y):
 
 def mlp_step_factory():
     import frame
-    import frame.nn as nn
-    import frame.nn.functional as F
+    from _mlp_numpy import frame_train_step
 
     def make(backend):
-        frame.manual_seed(0)
-        model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
-                              nn.Linear(128, 10))
-        opt = frame.optim.SGD(model.parameters(), lr=0.01)
-
-        def train_step(x, y):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
+        _, train_step = frame_train_step(0.01)
         return frame.jit(train_step) if backend == "default" else frame.jit(train_step, backend=backend)
     rng = np.random.default_rng(0)
     x = frame.tensor(rng.standard_normal((128, 784)).astype(np.float32))

@@ -67,11 +67,9 @@ def child(args: argparse.Namespace) -> dict:
 
     import frame
     from _harness import interleaved
-    from _mlp_numpy import LR, make_data, numpy_step
+    from _mlp_numpy import LR, frame_train_step, make_data, numpy_step
     from compiled_cpu import mlp_eager, mlp_numpy, N
     from openvino_backend import gelu_numpy
-    import frame.nn as nn
-    import frame.nn.functional as F
 
     out: dict = {"ms": {}, "pools": None}
 
@@ -82,18 +80,8 @@ def child(args: argparse.Namespace) -> dict:
     x, y = make_data()
 
     def frame_step(backend):
-        frame.manual_seed(0)
-        model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
-                              nn.Linear(128, 10))
-        opt = frame.optim.SGD(model.parameters(), lr=LR)
+        model, train_step = frame_train_step(LR)
         xt, yt = frame.tensor(x), frame.tensor(y)
-
-        def train_step(x, y):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
         step = frame.jit(train_step, backend=None if backend == "default" else backend)
         return lambda: step(xt, yt), model
 

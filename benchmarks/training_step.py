@@ -60,34 +60,18 @@ if ARGS is not None and ARGS.blas_threads and not ARGS.sweep:
 
 import numpy as np  # noqa: E402
 
-from _mlp_numpy import BATCH, LR, SIZES, make_data, numpy_step as _numpy_step  # noqa: E402
+from _mlp_numpy import (BATCH, LR, SIZES, frame_model, frame_train_step, make_data,  # noqa: E402
+                        numpy_step as _numpy_step)
 
 
 # --------------------------------------------------------------------------- candidates
-
-def frame_model(seed: int = 0):
-    import frame
-    import frame.nn as nn
-    frame.manual_seed(seed)
-    return nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(),
-                         nn.Linear(128, 10))
-
 
 def frame_step(x, y, backend: str | None):
     """A frame training step on its own model (same initial parameters every time);
     ``backend=None`` is eager, else ``frame.jit(step, backend=backend)``."""
     import frame
-    import frame.nn.functional as F
-    model = frame_model()
-    opt = frame.optim.SGD(model.parameters(), lr=LR)
+    _, train_step = frame_train_step(LR)
     xt, yt = frame.tensor(x), frame.tensor(y)
-
-    def train_step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
 
     step = train_step if backend is None else frame.jit(train_step, backend=backend)
     return lambda: step(xt, yt), lambda out: float(out.item())
