@@ -448,7 +448,7 @@ def _rejected(cache: CodeCache, entry: CacheEntry, fn, name: str, args, kwargs, 
                          f"a fresh entry rejected its own arguments (guard "
                          f"{failing.text if failing is not None else 'unknown'}); it runs natively",
                          _where(fn))
-    _report(cache, fn, reason)
+    _report(cache, fn, reason, raising=options.full_graph)
     if options.full_graph:
         raise GraphBreakError(reason)
     return fn(*args, **kwargs)
@@ -513,12 +513,12 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
         shown = failing.text if failing is not None else "unknown"
         if len(cache.entries) >= CACHE_LIMIT:
             cache.native_forever = True
-            log.warning("%s: recompile limit (%d) reached; last failing guard: %s. "
-                        "It runs natively from now on.", name, CACHE_LIMIT, shown)
             record.graph_break("recompile_limit")
-            if options.full_graph:
+            if options.full_graph:  # the error says it all: nothing runs natively
                 raise GraphBreakError(BreakReason("recompile_limit", f"last failing guard: {shown}",
                                                   _where(fn)))
+            log.warning("%s: recompile limit (%d) reached; last failing guard: %s. "
+                        "It runs natively from now on.", name, CACHE_LIMIT, shown)
             return None
         record.recompile(name, shown)  # counts it, keeps the failing guard for frame.report()
         recompile_log.info("recompiling %s: guard failed: %s", name, shown)
@@ -545,7 +545,7 @@ def _first_native_call(cache: CodeCache, entry: CacheEntry, fn, args, kwargs, op
     does not)."""
     reason = entry.reason
     if not reason.user_raises or (entry.in_try and options.full_graph):
-        _report(cache, fn, reason)
+        _report(cache, fn, reason, raising=options.full_graph)
         if options.full_graph:
             raise GraphBreakError(reason)
         return fn(*args, **kwargs)
@@ -563,16 +563,19 @@ def _first_native_call(cache: CodeCache, entry: CacheEntry, fn, args, kwargs, op
     return result
 
 
-def _report(cache: CodeCache | None, fn, reason: BreakReason, graph_break: bool = False) -> None:
+def _report(cache: CodeCache | None, fn, reason: BreakReason, graph_break: bool = False,
+            raising: bool = False) -> None:
     """Log a graph break or a native fallback once per site (kind, reason,
-    file:line) at WARN, and count it by kind."""
+    file:line) at WARN, and count it by kind.  ``raising``: the call raises
+    ``GraphBreakError`` (``full_graph=True``) instead of running natively, so
+    no "runs natively" line: the error says it all."""
     if reason.kind in _INTERNAL:
         return
     from .explain import note_break
     note_break(reason, graph_break)
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
     key = (reason.kind, reason.reason, reason.location)
-    if key not in _WARNED:
+    if not raising and key not in _WARNED:
         _WARNED.add(key)
         if cache is not None:
             cache.warned.add(key)

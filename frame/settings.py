@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import os
 from typing import Any, Callable
 
@@ -148,7 +149,7 @@ class Config:
             eager=_flag("FRAME_EAGER", False),
             backend=os.environ.get("FRAME_BACKEND") or None,
             report=_flag("FRAME_REPORT", False),
-            log=_channels(os.environ.get("FRAME_LOG", "")),
+            log=_channels(os.environ.get("FRAME_LOG", ""), strict=False),
             dump_ir_after=os.environ.get("FRAME_DUMP_IR_AFTER") or None,
             cache_dir=_cache_dir(),
             cache=_flag("FRAME_CACHE", True),
@@ -183,7 +184,11 @@ def on_log_change(listener: Callable[[tuple[str, ...]], None]) -> None:
     _log_listener = listener
 
 
-def _channels(value) -> tuple[str, ...]:
+def _channels(value, strict: bool = True) -> tuple[str, ...]:
+    """The log channels named by ``value`` (a comma-separated string or a
+    sequence; ``all`` is every channel).  An unknown name raises ValueError,
+    or, with ``strict=False`` (the environment, read at import), is dropped
+    with one WARN: a typo in ``FRAME_LOG`` must not stop ``import frame``."""
     if isinstance(value, str):
         items = [v.strip() for v in value.split(",") if v.strip()]
     else:
@@ -192,8 +197,12 @@ def _channels(value) -> tuple[str, ...]:
         return LOG_CHANNELS
     unknown = [v for v in items if v not in LOG_CHANNELS]
     if unknown:
-        raise ValueError(f"unknown FRAME_LOG channel(s) {unknown}; channels: {', '.join(LOG_CHANNELS)}")
-    return tuple(items)
+        message = (f"unknown FRAME_LOG channel(s) {', '.join(map(repr, unknown))}; channels: "
+                   f"{', '.join(LOG_CHANNELS)}, all")
+        if strict:
+            raise ValueError(message)
+        logging.getLogger("frame").warning("%s (ignored)", message)
+    return tuple(v for v in items if v in LOG_CHANNELS)
 
 
 config = Config.from_env()

@@ -12,6 +12,7 @@ import pytest
 
 import frame
 from capture.errors import CATALOGUE, BreakReason, GraphBreakError, Unsupported
+from capture.jit import CACHE_LIMIT
 
 from .helpers import array, assert_same_as_eager, tensor
 
@@ -169,6 +170,33 @@ def test_graph_break_without_full_graph_warns_once(caplog):
         g(tensor())
     assert len(caplog.records) == 1
     assert "unsupported_call" in caplog.records[0].getMessage()
+
+
+@pytest.mark.parametrize("where", ["top", "limit"])
+def test_full_graph_break_is_only_the_error(where, caplog):
+    """With full_graph=True a break raises GraphBreakError; nothing runs
+    natively, so no "runs natively" WARN comes before the error."""
+    def f(x):
+        y = x * 2
+        print(float(y.sum()))     # reads a value: a break
+        return y + 1
+
+    def g(x, n):
+        return x * n              # a value guard on n: every n recompiles
+
+    with caplog.at_level(logging.WARNING, logger="frame"):
+        if where == "top":
+            jitted = frame.jit(f, backend="cpu", full_graph=True)
+            for _ in range(2):
+                with pytest.raises(frame.GraphBreakError, match="data_dependent"):
+                    jitted(tensor())
+        else:
+            jitted = frame.jit(g, backend="cpu", full_graph=True)
+            for n in range(CACHE_LIMIT):
+                jitted(tensor(), n)
+            with pytest.raises(frame.GraphBreakError, match="recompile_limit"):
+                jitted(tensor(), 99)
+    assert caplog.records == []
 
 
 def test_caught_exception_is_reclassified():
