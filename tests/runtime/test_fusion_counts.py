@@ -7,7 +7,6 @@ import io
 import numpy as np
 import pytest
 
-import capture
 import frame
 import frame.nn as nn
 import frame.nn.functional as F
@@ -17,17 +16,9 @@ from frame.passes import fusion_summary
 from frame.passes.fusion import FusionSummary, OperatorFusion, PhaseCounts, phases
 from frame.runtime import compile as rc
 from frame.runtime.stats import reset_stats
+from tests.runtime.test_report import fresh  # noqa: F401 - the report tests' autouse fixture
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    capture.reset_caches()
-    rc.clear_cache()
-    reset_stats()
-    with frame.config.override(log=(), cache=False, tiered=False):
-        yield
-    capture.reset_caches()
-    rc.clear_cache()
 
 
 def _layer_step_graph():

@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 
 import frame
-from frame.ir import GraphBuilder
 from frame.ops.interpreter import evaluate
 from frame.runtime import compile as rc
 from frame.runtime import tiered
 from frame.runtime.stats import reset_stats, stats
 from tests.runtime import pgo_backends as pb
+from tests.runtime.test_tiered import graph, inputs
 
 ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 TRIALS = 4  # timed calls per tier: two blocks of tiered.PGO_BLOCK (3) calls, 2 timed each
@@ -53,18 +53,6 @@ def pgo(tmp_path):
     tiered.set_fast_tier("pgoslow", None)
     rc.clear_cache()
 
-
-def graph(scale=1.5, shape=(4, 5)):
-    b = GraphBuilder()
-    x = b.input("float32", shape)
-    y = b.input("float32", shape)
-    h = b.op("tanh", b.op("mul", b.op("add", x, y), b.scalar(scale, like=x)))
-    return b.build(b.op("exp", h), b.op("relu", b.op("sub", h, y)))
-
-
-def inputs(shape=(4, 5), seed=0):
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(shape).astype(np.float32) for _ in range(2)]
 
 
 def run_until_decided(exe, g, calls=40):
@@ -249,6 +237,7 @@ import json, numpy as np, frame
 from frame.runtime import compile as rc, tiered
 from frame.runtime.stats import stats
 from tests.runtime import pgo_backends as pb
+from tests.runtime.test_tiered import graph, inputs
 from tests.runtime.test_pgo import graph, inputs
 pb.install()
 pb.FAST.reset(5e-3); pb.SLOW.reset(1e-3)   # would win now: the stored decision is not re-measured
