@@ -1,6 +1,7 @@
 """The MLP 784-256-128-10 training step written by hand in NumPy (the baseline
 of the training benchmarks), its synthetic data, and the same step written
-with frame (``frame_train_step``) for the benchmarks to jit.
+with frame (``frame_train_step``) and with PyTorch (``torch_train_step``) for
+the benchmarks to compile.
 
 Import it after the benchmark has set its thread environment variables:
 importing NumPy fixes the BLAS thread pool.
@@ -75,3 +76,24 @@ def frame_train_step(lr: float = LR, seed: int = 0):
         opt.step()
         return loss
     return model, train_step
+
+
+def torch_train_step(params: list[np.ndarray], lr: float = LR):
+    """The same plain SGD step in PyTorch, its model starting from ``params``
+    (frame's initial parameters, PyTorch's layout)."""
+    import torch
+    import torch.nn.functional as TF
+    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(),
+                                torch.nn.Linear(256, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    with torch.no_grad():
+        for p, v in zip(model.parameters(), params):
+            p.copy_(torch.from_numpy(v))
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+
+    def train_step(x, y):
+        opt.zero_grad()
+        loss = TF.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return train_step

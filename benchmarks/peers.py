@@ -153,7 +153,7 @@ def frame_candidates(d, backend: str | None):
 def torch_candidates(d, params, compiled: bool):
     import torch
     import torch.nn.functional as TF
-    from _mlp_numpy import LR
+    from _mlp_numpy import LR, torch_train_step
     wrap = torch.compile if compiled else (lambda f: f)
     c = GELU_C
 
@@ -183,21 +183,8 @@ def torch_candidates(d, params, compiled: bool):
             f = wrap(fn)
             args = [torch.from_numpy(a) for a in d[name]]
             out[name] = (lambda f=f, args=args: _no_grad(torch, f, args))
-    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(),
-                                torch.nn.Linear(256, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
-    with torch.no_grad():
-        for p, v in zip(model.parameters(), params):
-            p.copy_(torch.from_numpy(v))
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
     xt, yt = (torch.from_numpy(a) for a in d["mlp"])
-
-    def train_step(x, y):
-        opt.zero_grad()
-        loss = TF.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    step = wrap(train_step)
+    step = wrap(torch_train_step(params, LR))
     out["mlp"] = lambda: step(xt, yt)
     return out
 

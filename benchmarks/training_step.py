@@ -61,7 +61,7 @@ if ARGS is not None and ARGS.blas_threads and not ARGS.sweep:
 import numpy as np  # noqa: E402
 
 from _mlp_numpy import (BATCH, LR, SIZES, frame_model, frame_train_step, make_data,  # noqa: E402
-                        numpy_step as _numpy_step)
+                        numpy_step as _numpy_step, torch_train_step)
 
 
 # --------------------------------------------------------------------------- candidates
@@ -84,22 +84,8 @@ def numpy_step(x, y, params: list[np.ndarray]):
 
 def torch_step(x, y, params: list[np.ndarray], compiled: bool):
     import torch
-    import torch.nn.functional as TF
-    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(),
-                                torch.nn.Linear(256, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
-    with torch.no_grad():
-        for p, v in zip(model.parameters(), params):
-            p.copy_(torch.from_numpy(v))
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    train_step = torch_train_step(params, LR)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
-
-    def train_step(x, y):
-        opt.zero_grad()
-        loss = TF.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
     step = torch.compile(train_step) if compiled else train_step
     return lambda: step(xt, yt), lambda out: float(out.item())
 

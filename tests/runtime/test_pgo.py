@@ -238,7 +238,6 @@ from frame.runtime import compile as rc, tiered
 from frame.runtime.stats import stats
 from tests.runtime import pgo_backends as pb
 from tests.runtime.test_tiered import graph, inputs
-from tests.runtime.test_pgo import graph, inputs
 pb.install()
 pb.FAST.reset(5e-3); pb.SLOW.reset(1e-3)   # would win now: the stored decision is not re-measured
 frame.config.hot_threshold = 1
