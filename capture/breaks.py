@@ -20,6 +20,8 @@ raises ``Unsupported`` and the call runs natively.
 from __future__ import annotations
 
 import inspect
+import sys
+import traceback
 import types
 import weakref
 
@@ -189,20 +191,12 @@ _FRAME_DEPENDENT = frozenset({"locals", "vars", "dir", "eval", "exec", "super",
                               "breakpoint", "__import__"})
 
 
-def _frame_inspecting() -> frozenset:
-    """Library functions that hand out the calling frame or the stack: at a
-    break they would see the entry's frame (its locals, its callers in
-    capture), so a call of one is run by the original function, natively."""
-    import inspect
-    import sys
-    import traceback
-    found = {inspect.currentframe, inspect.stack, sys._getframe, traceback.extract_stack,
-             traceback.format_stack, traceback.print_stack, traceback.walk_stack}
-    found.update(getattr(sys, n) for n in ("_getframemodulename",) if hasattr(sys, n))
-    return frozenset(found)
-
-
-_FRAME_INSPECTING = _frame_inspecting()
+# library functions that hand out the calling frame or the stack: at a break
+# they would see the entry's frame (its locals, its callers in capture), so a
+# call of one is run by the original function, natively
+_FRAME_INSPECTING = (inspect.currentframe, inspect.stack, sys._getframe, traceback.extract_stack,
+                     traceback.format_stack, traceback.print_stack, traceback.walk_stack,
+                     *filter(None, [getattr(sys, "_getframemodulename", None)]))
 
 
 def _call_expr(rb, callee: Variable, pos, kwargs, backend, consts) -> str:
@@ -211,7 +205,7 @@ def _call_expr(rb, callee: Variable, pos, kwargs, backend, consts) -> str:
     fn = getattr(callee, "fn", None)
     if (isinstance(callee, BuiltinVariable) and getattr(fn, "__name__", "") in _FRAME_DEPENDENT) \
             or (isinstance(callee, ClassVariable) and callee.cls is super) \
-            or (fn is not None and _hashable(fn) and fn in _FRAME_INSPECTING):
+            or any(fn is f for f in _FRAME_INSPECTING):
         raise Unsupported("unsupported_call", f"{callee!r} depends on the calling frame")
     args = [rb.expr(a) for a in pos]
     kw = [f"{k!r}: {rb.expr(v)}" for k, v in kwargs.items()]
@@ -302,10 +296,3 @@ def call_intercepted(backend, f, args, kwargs):
     from .jit import run_intercepted
     return run_intercepted(f, backend, args, kwargs)
 
-
-def _hashable(obj) -> bool:
-    try:
-        hash(obj)
-    except TypeError:
-        return False
-    return True
