@@ -26,7 +26,8 @@ import types
 import weakref
 
 from .errors import Unsupported
-from .resume import Tail, is_resume_stack, live_locals, resume_code, resume_function
+from .resume import (SUSPENDING_FLAGS, Tail, is_resume_stack, live_locals, resume_code,
+                     resume_function)
 from .variables.base import NULL, NullVariable, Variable
 from .variables.callables import MethodVariable, UserFunctionVariable
 
@@ -37,13 +38,11 @@ ACTIONS = frozenset({"CALL", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "TO_BOOL",
                      "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP", "LOAD_ATTR", "FOR_ITER",
                      "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "CONVERT_VALUE", "COMPARE_OP"})
 
-_NO_BREAK_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-                   | inspect.CO_ITERABLE_COROUTINE)
 
 
 def can_break_at(code: types.CodeType, instr) -> str | None:
     """Why no break can be placed before ``instr`` (None: it can)."""
-    if code.co_flags & _NO_BREAK_FLAGS:
+    if code.co_flags & SUSPENDING_FLAGS:
         return "generators and coroutines run natively"
     if instr.opname not in ACTIONS:
         return f"{instr.opname} cannot run natively in an entry"
@@ -286,7 +285,7 @@ def _intercepted(f) -> bool:
     as ``collections.namedtuple``, ``inspect.currentframe``, ``logging``) is
     called by the entry itself, so that what it finds in its caller's frame
     is the user's function (``codegen.entry_function``)."""
-    return type(f) is types.FunctionType and not f.__code__.co_flags & _NO_BREAK_FLAGS \
+    return type(f) is types.FunctionType and not f.__code__.co_flags & SUSPENDING_FLAGS \
         and not getattr(f, "__frame_jit__", False) and not _skipped(f.__code__)
 
 

@@ -28,7 +28,7 @@ from frame.runtime.stats import record
 
 from .codegen import MISS, CacheEntry, build_entry, build_native_entry
 from .errors import USER_RAISES, BreakReason, GraphBreakError, Unsupported, UserCodeRaises
-from .resume import Tail
+from .resume import SUSPENDING_FLAGS, Tail
 
 __all__ = ["jit", "CodeCache", "CodeCaches", "cache_of", "CACHE_LIMIT", "reset_caches", "run_intercepted"]
 
@@ -194,10 +194,6 @@ def _backend_unpinned(options: JitOptions) -> bool:
     return options.backend is None and not os.environ.get("FRAME_BACKEND")
 
 
-# a generator, coroutine or async generator function returns its frame as an
-# object that runs later, step by step: only the native call makes that object
-_GENERATOR_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-                    | inspect.CO_ITERABLE_COROUTINE)
 
 
 def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager: bool = False):
@@ -641,7 +637,7 @@ def _start(fn, arguments: dict):
 
     tr = Translation(fn)
     code = fn.__code__
-    if code.co_flags & _GENERATOR_FLAGS:  # before any argument is wrapped: no guard at all
+    if code.co_flags & SUSPENDING_FLAGS:  # before any argument is wrapped: no guard at all
         what = ("an async generator" if code.co_flags & inspect.CO_ASYNC_GENERATOR else
                 "a coroutine" if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE)
                 else "a generator")

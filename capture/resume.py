@@ -33,8 +33,14 @@ import weakref
 
 from .instructions import decode
 
-__all__ = ["Tail", "live_locals", "resume_code", "resume_function", "canonical", "is_resume_stack",
-           "original_code"]
+__all__ = ["Tail", "SUSPENDING_FLAGS", "live_locals", "resume_code", "resume_function", "canonical",
+           "is_resume_stack", "original_code"]
+
+# generator, coroutine and async generator code: calling it returns its frame
+# as an object that runs later, step by step.  Only the native call makes that
+# object, so such code gets no entry (jit.py) and no resume function (breaks.py).
+SUSPENDING_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+                    | inspect.CO_ITERABLE_COROUTINE)
 
 
 class Tail:
