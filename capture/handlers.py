@@ -350,7 +350,7 @@ def UNARY_NOT(tx, instr):
     tx.push(ConstantVariable(not tx.truth(tx.pop())))
 
 
-@handler("TO_BOOL", on_break=lambda end, instr: end.compute(1, "bool({0})"))
+@handler("TO_BOOL", on_break=lambda end, instr: end.compute(1, "__bool({0})"))
 def TO_BOOL(tx, instr):
     tx.push(ConstantVariable(tx.truth(tx.pop())))
 
@@ -364,7 +364,7 @@ def _compare_break(end, instr):
     if instr.argval not in _COMPARE:
         raise Unsupported("unsupported_opcode", f"comparison {instr.argval!r}")
     template = f"({{0}} {instr.argval} {{1}})"
-    end.compute(2, "bool" + template if getattr(instr, "to_bool", False) else template)
+    end.compute(2, "__bool" + template if getattr(instr, "to_bool", False) else template)
 
 
 @handler("COMPARE_OP", on_break=_compare_break)
@@ -536,7 +536,7 @@ def UNPACK_EX(tx, instr):
 
 # -- f-strings ------------------------------------------------------------------------------------
 
-@handler("CONVERT_VALUE", on_break=lambda end, instr: end.compute(1, instr.argval + "({0})"))
+@handler("CONVERT_VALUE", on_break=lambda end, instr: end.compute(1, "__" + instr.argval + "({0})"))
 def CONVERT_VALUE(tx, instr):
     fn = {"str": str, "repr": repr, "ascii": ascii}[instr.argval]
     v = tx.pop()

@@ -11,6 +11,7 @@ import functools
 import io
 import pathlib
 import sys
+import types
 
 import pytest
 
@@ -244,6 +245,40 @@ def test_an_opcode_without_a_declaration_gets_no_break(monkeypatch):
     assert can_break_at(call.__code__, instr) == "CALL cannot run natively in an entry"
     j = assert_same_as_eager(call, tensor(), captured=False)  # runs natively instead
     assert "no graph break here" in last_entry(j).reason.reason
+
+
+# -- what an entry runs at a break names builtins the user's code cannot shadow -----------------
+
+def _shadowing(v):
+    return "shadowed"
+
+
+def truth_of_sum(x):
+    y = x + 1
+    if y.sum():
+        return x * 2
+    return x
+
+
+def compare_sum(x, bool=None):  # (a parameter is a local of the entry too)
+    y = x + 1
+    if y.sum() > 0:
+        return x * 2
+    return x
+
+
+def convert_str(x, p):
+    return x * len(f"{p!s}")
+
+
+@pytest.mark.parametrize("fn, make_args", [
+    (truth_of_sum, lambda: (tensor() * 0 - 1,)),
+    (compare_sum, lambda: (tensor() * 0 - 1, _shadowing)),
+    (convert_str, lambda: (tensor(), Noisy(None, 12345)))], ids=lambda v: getattr(v, "__name__", ""))
+def test_builtins_run_at_a_break_are_not_the_users_globals(fn, make_args):
+    shadowed = types.FunctionType(fn.__code__, {**fn.__globals__, **dict.fromkeys(
+        ("bool", "str", "repr", "ascii", "format", "next"), _shadowing)}, fn.__name__)
+    assert_same_as_eager(shadowed, *make_args(), captured=None)
 
 
 # -- breaks.py has no opcode-name switch -------------------------------------------------------
