@@ -38,6 +38,7 @@ from .variables.callables import MethodVariable, UserFunctionVariable
 
 __all__ = ["BreakEnd", "BreakPoint", "break_lines", "call_intercepted", "can_break_at"]
 
+
 def can_break_at(code: types.CodeType, instr) -> str | None:
     """Why no break can be placed before ``instr`` (None: it can)."""
     if code.co_flags & SUSPENDING_FLAGS:
@@ -147,7 +148,10 @@ class BreakEnd:
         return _call_expr(self.rb, callee, args, kwargs, self.backend, self.consts)
 
     def run(self, expr: str) -> _Raw:
-        """Evaluate ``expr`` in the entry; its value can be pushed by the continuations."""
+        """Evaluate ``expr`` in the entry; its value can be pushed by the continuations.
+        Besides the expressions of ``expr``/``call``, it may name builtins as
+        ``__<name>`` (``__bool``, ``__next``: the user's globals and parameters
+        cannot shadow those) and ``__SENTINEL``."""
         if self.ran:
             raise Unsupported("capture_error", "a break declaration ran two expressions")
         self.ran = True
