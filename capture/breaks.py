@@ -6,13 +6,17 @@ the caller's CALL), and hands the stopped translator here as a
 ``BreakPoint``.  ``break_lines`` generates the end of the entry:
 
 * rebuild the live stack values and locals as Python objects (``_Rebuilder``),
-* run the breaking instruction natively: a call (user functions through the
-  interception, so their tensor work is captured in their own frame), the
-  truth test of a conditional jump (both branches resume), ``bool``/``not``,
-  an attribute load, ``next()`` of a loop's real iterator, f-string formatting,
+* run the breaking instruction natively,
 * return ``Tail(backend, resume_fn, args)`` for each continuation: the resume
   function (``resume.py``) continues the original code there and is
   intercepted like any jitted function (own guards, cache and graphs).
+
+What an instruction does at a break is declared with its handler, in one
+place (``handlers.handler(..., on_break=...)``, the table ``ON_BREAK``): a
+function of a ``BreakEnd`` and the instruction that takes the instruction's
+operands off the stack (``operands``), runs it natively (``run``, ``call``)
+and names its continuations (``resume``).  This module has the generic
+machinery only; an instruction without a declaration gets no break.
 
 Breaks are placed only where the state can be rebuilt exactly; anything else
 raises ``Unsupported`` and the call runs natively.
@@ -26,25 +30,20 @@ import types
 import weakref
 
 from .errors import Unsupported
+from .handlers import ON_BREAK
 from .resume import (SUSPENDING_FLAGS, Tail, is_resume_stack, live_locals, resume_code,
                      resume_function)
-from .variables.base import NULL, NullVariable, Variable
+from .variables.base import NullVariable, Variable
 from .variables.callables import MethodVariable, UserFunctionVariable
 
-__all__ = ["BreakPoint", "ACTIONS", "break_lines", "call_intercepted", "can_break_at"]
-
-# instructions an entry can run natively at a break
-ACTIONS = frozenset({"CALL", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "TO_BOOL", "UNARY_NOT",
-                     "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP", "LOAD_ATTR", "FOR_ITER",
-                     "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "CONVERT_VALUE", "COMPARE_OP"})
-
+__all__ = ["BreakEnd", "BreakPoint", "break_lines", "call_intercepted", "can_break_at"]
 
 
 def can_break_at(code: types.CodeType, instr) -> str | None:
     """Why no break can be placed before ``instr`` (None: it can)."""
     if code.co_flags & SUSPENDING_FLAGS:
         return "generators and coroutines run natively"
-    if instr.opname not in ACTIONS:
+    if ON_BREAK.get(instr.opname) is None:  # the handler declares no break
         return f"{instr.opname} cannot run natively in an entry"
     if instr.part != 0:
         return f"{instr.opname} is inside an instruction group"
@@ -88,97 +87,114 @@ class _Raw:
         self.text = text
 
 
+class BreakEnd:
+    """The end of an entry at a break, as the instruction's break declaration
+    (``handlers.ON_BREAK``) writes it: ``operands`` takes what the instruction
+    consumes off the stack, ``run`` (once) or ``compute`` evaluates it
+    natively, and ``resume`` names each continuation (conditional ones with
+    ``when``, then one unconditional).  The continuations get the stack below
+    the operands plus what they push."""
+
+    def __init__(self, rb, brk: BreakPoint, fn, backend):
+        self.rb = rb
+        self.brk = brk
+        self.fn = fn
+        self.backend = backend
+        self.stack = list(brk.stack)     # below the operands taken so far
+        self.lines: list[str] = []
+        self.consts: dict = {"__Tail": Tail, "__icall": call_intercepted, "__SENTINEL": _SENTINEL}
+        self.ran = False
+        self.ended = False               # an unconditional continuation was written
+
+    # -- the instructions around the break ----------------------------------------------------
+    def following(self, instr):
+        """The instruction after ``instr`` (None at the end of the code)."""
+        instrs = self.brk.tx.instructions
+        return instrs[instr.index + 1] if instr.index + 1 < len(instrs) else None
+
+    @property
+    def next(self):
+        """The instruction after the break."""
+        found = self.following(self.brk.instr)
+        if found is None:
+            raise Unsupported("unsupported_opcode", "no instruction follows the break")
+        return found
+
+    @property
+    def target(self):
+        """The jump target of the instruction at the break."""
+        return self.brk.tx.instructions[self.brk.instr.target]
+
+    def live_locals(self, instr) -> set[str]:
+        """The locals the code may read from ``instr`` on."""
+        return live_locals(self.brk.code, instr.index)
+
+    # -- the stack and the native run ---------------------------------------------------------
+    def operands(self, n: int) -> list[Variable]:
+        """The ``n`` values the instruction consumes (the top of the stack last)."""
+        if n > len(self.stack):
+            raise Unsupported("capture_error", f"{n} operands on a stack of {len(self.stack)}")
+        taken = self.stack[len(self.stack) - n:]
+        del self.stack[len(self.stack) - n:]
+        return taken
+
+    def expr(self, v) -> str:
+        """A Python expression of the entry for ``v`` (a Variable, or the value of ``run``)."""
+        return v.text if isinstance(v, _Raw) else self.rb.expr(v)
+
+    def call(self, callee: Variable, args: list[Variable], kwargs: dict[str, Variable]) -> str:
+        """An expression calling ``callee`` natively (the user's functions as their
+        own intercepted frames); refused for callees that depend on the calling frame."""
+        return _call_expr(self.rb, callee, args, kwargs, self.backend, self.consts)
+
+    def run(self, expr: str) -> _Raw:
+        """Evaluate ``expr`` in the entry; its value can be pushed by the continuations.
+        Besides the expressions of ``expr``/``call``, it may name builtins as
+        ``__<name>`` (``__bool``, ``__next``: the user's globals and parameters
+        cannot shadow those) and ``__SENTINEL``."""
+        if self.ran:
+            raise Unsupported("capture_error", "a break declaration ran two expressions")
+        self.ran = True
+        self.lines.append(f"    __r = {expr}")
+        return _Raw("__r")
+
+    def compute(self, n: int, template: str) -> None:
+        """The common declaration: take ``n`` operands, evaluate ``template``
+        (``str.format``-ed with their expressions) and continue at the next
+        instruction with its value on top."""
+        self.resume(self.next, [self.run(template.format(*map(self.expr, self.operands(n))))])
+
+    # -- continuations ------------------------------------------------------------------------
+    def resume(self, target, pushed=(), *, when: str | None = None) -> None:
+        """Continue at ``target`` with the stack below the operands and ``pushed``
+        (Variables, ``NULL``, the value of ``run``), only if the entry's
+        expression ``when`` is true when given."""
+        if self.ended:
+            raise Unsupported("capture_error", "a continuation after the unconditional one")
+        tail = "return " + _tail_expr(self.rb, self.brk, self.fn, self.backend, target,
+                                      self.stack + list(pushed), self.consts)
+        if when is None:
+            self.lines.append("    " + tail)
+            self.ended = True
+        else:
+            self.lines.append(f"    if {when}:")
+            self.lines.append("        " + tail)
+
+    def finish(self) -> list[str]:
+        if not self.ended:
+            raise Unsupported("capture_error", "the break declaration has no unconditional continuation")
+        return self.lines
+
+
 def break_lines(rb, brk: BreakPoint, fn, backend) -> tuple[list[str], dict]:
     """Lines ending the entry (the native instruction and the tails) and the
-    constants they use."""
-    instr, code = brk.instr, brk.code
-    instrs = brk.tx.instructions
-    stack = brk.stack
-    consts: dict = {"__Tail": Tail, "__icall": call_intercepted, "__SENTINEL": _SENTINEL}
-    e = rb.expr
-    op = instr.opname
-    lines: list[str] = []
-
-    def nxt(k: int = 1):
-        if instr.index + k >= len(instrs):
-            raise Unsupported("unsupported_opcode", "no instruction follows the break")
-        return instrs[instr.index + k]
-
-    def tail(target, items, indent="    ") -> str:
-        return indent + "return " + _tail_expr(rb, brk, fn, backend, target, items, consts)
-
-    if op == "CALL":
-        n = instr.argval if isinstance(instr.argval, int) else instr.arg
-        kw = tuple(instr.kw_names or ())
-        items = stack[len(stack) - n - 2:]
-        base = stack[:len(stack) - n - 2]
-        a, b, args = items[0], items[1], list(items[2:])
-        if isinstance(a, NullVariable):
-            callee = b
-        elif isinstance(b, NullVariable):
-            callee = a
-        else:
-            callee, args = a, [b, *args]
-        pos = args[:len(args) - len(kw)]
-        kwv = dict(zip(kw, args[len(args) - len(kw):]))
-        lines.append(f"    __r = {_call_expr(rb, callee, pos, kwv, backend, consts)}")
-        lines.append(tail(nxt(), base + [_Raw("__r")]))
-    elif op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE"):
-        base = stack[:-1]
-        jump_if = op == "POP_JUMP_IF_TRUE"
-        lines.append(f"    if {e(stack[-1])}:")
-        lines.append(tail(instrs[instr.target] if jump_if else nxt(), base, "        "))
-        lines.append(tail(nxt() if jump_if else instrs[instr.target], base))
-    elif op in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
-        base = stack[:-1]
-        lines.append(f"    __r = {e(stack[-1])}")
-        jump_if = op == "JUMP_IF_TRUE_OR_POP"
-        lines.append(f"    if {'' if jump_if else 'not '}__r:")
-        lines.append(tail(instrs[instr.target], base + [_Raw("__r")], "        "))
-        lines.append(tail(nxt(), base))
-    elif op in ("TO_BOOL", "UNARY_NOT"):
-        lines.append(f"    __r = {'bool' if op == 'TO_BOOL' else 'not '}({e(stack[-1])})")
-        lines.append(tail(nxt(), stack[:-1] + [_Raw("__r")]))
-    elif op == "COMPARE_OP":  # 3.13's bool(a < b) of tensors
-        if instr.argval not in ("<", "<=", "==", "!=", ">", ">="):
-            raise Unsupported("unsupported_opcode", f"comparison {instr.argval!r}")
-        cmp = f"({e(stack[-2])} {instr.argval} {e(stack[-1])})"
-        lines.append(f"    __r = {'bool' + cmp if instr.to_bool else cmp}")
-        lines.append(tail(nxt(), stack[:-2] + [_Raw("__r")]))
-    elif op == "CONVERT_VALUE":
-        lines.append(f"    __r = {instr.argval}({e(stack[-1])})")
-        lines.append(tail(nxt(), stack[:-1] + [_Raw("__r")]))
-    elif op == "FORMAT_SIMPLE":
-        lines.append(f"    __r = __format({e(stack[-1])}, '')")
-        lines.append(tail(nxt(), stack[:-1] + [_Raw("__r")]))
-    elif op == "FORMAT_WITH_SPEC":
-        lines.append(f"    __r = __format({e(stack[-2])}, {e(stack[-1])})")
-        lines.append(tail(nxt(), stack[:-2] + [_Raw("__r")]))
-    elif op == "LOAD_ATTR":
-        lines.append(f"    __r = {e(stack[-1])}.{instr.argval}")
-        base = stack[:-1]
-        if instr.method:
-            pushed = [NULL, _Raw("__r")] if instr.null_first else [_Raw("__r"), NULL]
-        else:
-            pushed = [_Raw("__r")]
-        lines.append(tail(nxt(), base + pushed))
-    elif op == "FOR_ITER":
-        it = stack[-1]
-        base = stack[:-1]
-        lines.append(f"    __r = __next({e(it)}, __SENTINEL)")
-        lines.append("    if __r is __SENTINEL:")
-        lines.append(tail(instrs[instr.target], base, "        "))
-        store = nxt()
-        after = instrs[store.index + 1] if store.index + 1 < len(instrs) else None
-        if (store.opname == "STORE_FAST" and after is not None and after.part == 0
-                and store.argval not in live_locals(code, after.index)):
-            # the loop variable is never read: do not hand it over (nor guard on it)
-            lines.append(tail(after, base + [it]))
-        else:
-            lines.append(tail(store, base + [it, _Raw("__r")]))
-    else:  # pragma: no cover - can_break_at keeps this from happening
-        raise Unsupported("unsupported_opcode", f"{op} cannot run natively in an entry")
-    return lines, consts
+    constants they use, as the instruction's break declaration writes them."""
+    declared = ON_BREAK.get(brk.instr.opname)
+    if declared is None:  # pragma: no cover - can_break_at keeps this from happening
+        raise Unsupported("unsupported_opcode", f"{brk.instr.opname} cannot run natively in an entry")
+    end = BreakEnd(rb, brk, fn, backend)
+    declared(end, brk.instr)
+    return end.finish(), end.consts
 
 
 _SENTINEL = object()

@@ -7,6 +7,13 @@ BINARY_SLICE into BUILD_SLICE + BINARY_SUBSCR, and normalised jumps.  NULL is
 an explicit stack marker: the call handlers treat whichever of the two slots
 below the arguments is NULL as absent, which covers both the 3.11/3.12
 ``[NULL, callable]`` and the 3.13 ``[callable, NULL]`` layouts.
+
+A handler also declares what a graph break before its instruction does
+(``on_break``, the table ``ON_BREAK``): a function of a ``breaks.BreakEnd``
+and the instruction that takes the instruction's operands off the stack, runs
+it natively in the entry and names the continuations.  It sits next to the
+handler and decodes the stack with the handler's own helpers; an instruction
+without a declaration gets no break (``breaks.can_break_at``).
 """
 from __future__ import annotations
 
@@ -21,15 +28,21 @@ from .variables.containers import (DictVariable, IteratorVariable, ListVariable,
                                    SliceVariable, TupleVariable, unpack_constant_key)
 from .variables.objects import ObjectVariable
 
-__all__ = ["HANDLERS", "BINARY_OPS"]
+__all__ = ["HANDLERS", "ON_BREAK", "BINARY_OPS"]
 
 HANDLERS: dict = {}
+ON_BREAK: dict = {}   # opname -> break declaration (see the module docstring)
 
 
-def handler(*names):
+def handler(*names, on_break=None):
+    """Register ``fn`` as the handler of the opcodes ``names`` and, with
+    ``on_break``, the break declaration of each (decorators stack: opcodes that
+    share a handler can declare different breaks)."""
     def deco(fn):
         for n in names:
             HANDLERS[n] = fn
+            if on_break is not None:
+                ON_BREAK[n] = on_break
         return fn
     return deco
 
@@ -102,18 +115,17 @@ def DELETE_FAST(tx, instr):
         raise UserCodeRaises(f"UnboundLocalError: {instr.argval!r} deleted before assignment")
 
 
-def _push_with_null(tx, instr, value: Variable, with_null: bool) -> None:
-    """Push ``value`` and, when the instruction pushes one, a NULL where CPython
+def _with_null(instr, value, with_null: bool) -> list:
+    """``value`` and, when the instruction pushes one, a NULL where CPython
     puts it (below on 3.11/3.12, above on 3.13): a graph break rebuilds the
     real stack from the virtual one."""
     if not with_null:
-        tx.push(value)
-    elif instr.null_first:
-        tx.push(NULL)
-        tx.push(value)
-    else:
-        tx.push(value)
-        tx.push(NULL)
+        return [value]
+    return [NULL, value] if instr.null_first else [value, NULL]
+
+
+def _push_with_null(tx, instr, value: Variable, with_null: bool) -> None:
+    tx.stack.extend(_with_null(instr, value, with_null))
 
 
 @handler("LOAD_GLOBAL")
@@ -150,7 +162,14 @@ def LOAD_CLOSURE(tx, instr):
     tx.push(ConstantVariable(cell))  # a symbolic cell, consumed by MAKE_FUNCTION
 
 
-@handler("LOAD_ATTR")
+def _load_attr_break(end, instr):
+    """The entry loads the attribute natively (a property, a data-dependent value)."""
+    (obj,) = end.operands(1)
+    value = end.run(f"{end.expr(obj)}.{instr.argval}")
+    end.resume(end.next, _with_null(instr, value, getattr(instr, "method", False)))
+
+
+@handler("LOAD_ATTR", on_break=_load_attr_break)
 def LOAD_ATTR(tx, instr):
     obj = tx.pop()
     value = tx.getattr(obj, instr.argval)
@@ -326,12 +345,12 @@ def UNARY(tx, instr):
     tx.push(tx.binary_or_unary(_UNARY[instr.opname], tx.pop()))
 
 
-@handler("UNARY_NOT")
+@handler("UNARY_NOT", on_break=lambda end, instr: end.compute(1, "not ({0})"))
 def UNARY_NOT(tx, instr):
     tx.push(ConstantVariable(not tx.truth(tx.pop())))
 
 
-@handler("TO_BOOL")
+@handler("TO_BOOL", on_break=lambda end, instr: end.compute(1, "__bool({0})"))
 def TO_BOOL(tx, instr):
     tx.push(ConstantVariable(tx.truth(tx.pop())))
 
@@ -340,7 +359,15 @@ _COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operat
             ">": operator.gt, ">=": operator.ge}
 
 
-@handler("COMPARE_OP")
+def _compare_break(end, instr):
+    """3.13's ``bool(a < b)`` of tensors: the entry compares (and tests) natively."""
+    if instr.argval not in _COMPARE:
+        raise Unsupported("unsupported_opcode", f"comparison {instr.argval!r}")
+    template = f"({{0}} {instr.argval} {{1}})"
+    end.compute(2, "__bool" + template if getattr(instr, "to_bool", False) else template)
+
+
+@handler("COMPARE_OP", on_break=_compare_break)
 def COMPARE_OP(tx, instr):
     b = tx.pop()
     a = tx.pop()
@@ -509,7 +536,7 @@ def UNPACK_EX(tx, instr):
 
 # -- f-strings ------------------------------------------------------------------------------------
 
-@handler("CONVERT_VALUE")
+@handler("CONVERT_VALUE", on_break=lambda end, instr: end.compute(1, "__" + instr.argval + "({0})"))
 def CONVERT_VALUE(tx, instr):
     fn = {"str": str, "repr": repr, "ascii": ascii}[instr.argval]
     v = tx.pop()
@@ -519,7 +546,8 @@ def CONVERT_VALUE(tx, instr):
     tx.push(ConstantVariable(fn(v.as_constant())))
 
 
-@handler("FORMAT_SIMPLE", "FORMAT_WITH_SPEC")
+@handler("FORMAT_SIMPLE", on_break=lambda end, instr: end.compute(1, "__format({0}, '')"))
+@handler("FORMAT_WITH_SPEC", on_break=lambda end, instr: end.compute(2, "__format({0}, {1})"))
 def FORMAT(tx, instr):
     spec = tx.pop().as_constant() if instr.opname == "FORMAT_WITH_SPEC" else ""
     v = tx.pop()
@@ -531,11 +559,10 @@ def FORMAT(tx, instr):
 
 # -- calls and functions ------------------------------------------------------------------------------
 
-def _callable_and_self(tx, n_args: int):
-    """Pop ``n_args`` arguments and the two slots below them."""
-    args = tx.popn(n_args)
-    b = tx.pop()
-    a = tx.pop()
+def _callable_and_self(slots: list):
+    """The callable and its arguments from the two slots below the arguments
+    and the arguments (``slots``, popped off the stack)."""
+    a, b, *args = slots
     if isinstance(a, NullVariable):
         return b, args
     if isinstance(b, NullVariable):
@@ -543,16 +570,32 @@ def _callable_and_self(tx, n_args: int):
     return a, [b, *args]
 
 
-@handler("CALL")
-def CALL(tx, instr):
+def _call_slots(instr) -> int:
+    """How many stack slots a CALL consumes: its arguments and the two below."""
+    return (instr.argval if isinstance(instr.argval, int) else instr.arg) + 2
+
+
+def _call_operands(instr, slots: list):
+    """(callable, positional arguments, keyword arguments) of a CALL from its slots."""
     kw_names = getattr(instr, "kw_names", ()) or ()
-    n = instr.argval if isinstance(instr.argval, int) else instr.arg
-    fn, args = _callable_and_self(tx, n)
+    fn, args = _callable_and_self(slots)
     kwargs = {}
     if kw_names:
         kw_values = args[len(args) - len(kw_names):]
         args = args[:len(args) - len(kw_names)]
         kwargs = dict(zip(kw_names, kw_values))
+    return fn, args, kwargs
+
+
+def _call_break(end, instr):
+    """The entry makes the call natively (a user's function as its own intercepted frame)."""
+    fn, args, kwargs = _call_operands(instr, end.operands(_call_slots(instr)))
+    end.resume(end.next, [end.run(end.call(fn, args, kwargs))])
+
+
+@handler("CALL", on_break=_call_break)
+def CALL(tx, instr):
+    fn, args, kwargs = _call_operands(instr, tx.popn(_call_slots(instr)))
     tx.push(tx.call(fn, args, kwargs))
 
 
@@ -560,7 +603,7 @@ def CALL(tx, instr):
 def CALL_FUNCTION_EX(tx, instr):
     kwargs_var = tx.pop() if instr.arg & 1 else None
     args_var = tx.pop()
-    fn, extra = _callable_and_self(tx, 0)
+    fn, extra = _callable_and_self(tx.popn(2))
     args = [*extra, *args_var.iterate(tx)]
     kwargs = {}
     if kwargs_var is not None:
@@ -622,13 +665,24 @@ def JUMP(tx, instr):
     tx.jump(instr)
 
 
-@handler("POP_JUMP_IF_TRUE")
+def _pop_jump_break(jump_if: bool):
+    """The break declaration of a conditional jump that pops its operand: the
+    entry tests it natively, and both ways resume."""
+    def on_break(end, instr):
+        (value,) = end.operands(1)
+        if_true, if_false = (end.target, end.next) if jump_if else (end.next, end.target)
+        end.resume(if_true, when=end.expr(value))
+        end.resume(if_false)
+    return on_break
+
+
+@handler("POP_JUMP_IF_TRUE", on_break=_pop_jump_break(True))
 def POP_JUMP_IF_TRUE(tx, instr):
     if tx.truth(tx.pop()):
         tx.jump(instr)
 
 
-@handler("POP_JUMP_IF_FALSE")
+@handler("POP_JUMP_IF_FALSE", on_break=_pop_jump_break(False))
 def POP_JUMP_IF_FALSE(tx, instr):
     if not tx.truth(tx.pop()):
         tx.jump(instr)
@@ -650,7 +704,18 @@ def POP_JUMP_IF_NOT_NONE(tx, instr):
         tx.jump(instr)
 
 
-@handler("JUMP_IF_TRUE_OR_POP")
+def _jump_or_pop_break(jump_if: bool):
+    """The break declaration of 3.11's ``JUMP_IF_*_OR_POP``: the entry tests
+    the value natively; the jump keeps it on the stack, the fall-through drops it."""
+    def on_break(end, instr):
+        (value,) = end.operands(1)
+        value = end.run(end.expr(value))
+        end.resume(end.target, [value], when=("" if jump_if else "not ") + end.expr(value))
+        end.resume(end.next)
+    return on_break
+
+
+@handler("JUMP_IF_TRUE_OR_POP", on_break=_jump_or_pop_break(True))
 def JUMP_IF_TRUE_OR_POP(tx, instr):
     if tx.truth(tx.stack[-1]):
         tx.jump(instr)
@@ -658,7 +723,7 @@ def JUMP_IF_TRUE_OR_POP(tx, instr):
         tx.pop()
 
 
-@handler("JUMP_IF_FALSE_OR_POP")
+@handler("JUMP_IF_FALSE_OR_POP", on_break=_jump_or_pop_break(False))
 def JUMP_IF_FALSE_OR_POP(tx, instr):
     if not tx.truth(tx.stack[-1]):
         tx.jump(instr)
@@ -671,7 +736,23 @@ def GET_ITER(tx, instr):
     tx.push(tx.pop().get_iter(tx))
 
 
-@handler("FOR_ITER")
+def _for_iter_break(end, instr):
+    """``next()`` of a loop's real iterator (``resume_loop``), natively: the
+    exhausted loop jumps, the body resumes with the item."""
+    (it,) = end.operands(1)
+    item = end.run(f"__next({end.expr(it)}, __SENTINEL)")
+    end.resume(end.target, when=f"{end.expr(item)} is __SENTINEL")
+    store = end.next
+    after = end.following(store)
+    if (store.opname == "STORE_FAST" and after is not None and after.part == 0
+            and store.argval not in end.live_locals(after)):
+        # the loop variable is never read: do not hand it over (nor guard on it)
+        end.resume(after, [it])
+    else:
+        end.resume(store, [it, item])
+
+
+@handler("FOR_ITER", on_break=_for_iter_break)
 def FOR_ITER(tx, instr):
     it = tx.stack[-1]
     if not isinstance(it, IteratorVariable):
