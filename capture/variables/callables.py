@@ -65,6 +65,14 @@ class CallableVariable(Variable):
     def python_type(self) -> type:
         return type(self.fn)
 
+    def to_python(self, passed: dict | None = None):
+        return self.fn
+
+    def reconstruct(self, rb) -> str:
+        if self.source is not None:
+            return rb.source(self)
+        return rb.const(self.fn)
+
 
 class FrameApiVariable(CallableVariable):
     """A frame API function: run for real under the tracer."""
@@ -146,6 +154,14 @@ class MethodVariable(Variable):
     def python_type(self) -> type:
         return types.MethodType
 
+    def rebuilt_from(self) -> list[Variable]:
+        return [self.self_var]
+
+    def reconstruct(self, rb) -> str:
+        if self.source is not None:
+            return rb.source(self)
+        return f"{rb.const(types.MethodType)}({rb.expr(self.func)}, {rb.expr(self.self_var)})"
+
 
 class BoundBuiltinMethod(Variable):
     """A method of a container Variable (``lst.append``) or of a constant."""
@@ -159,6 +175,12 @@ class BoundBuiltinMethod(Variable):
     def call(self, tx, args, kwargs):
         from .container_methods import call_container_method
         return call_container_method(tx, self.obj, self.name, args, kwargs)
+
+    def rebuilt_from(self) -> list[Variable]:
+        return [self.obj]
+
+    def reconstruct(self, rb) -> str:
+        return f"{rb.expr(self.obj)}.{self.name}"
 
     def __repr__(self) -> str:
         return f"Method({self.obj!r}.{self.name})"
