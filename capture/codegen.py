@@ -64,18 +64,21 @@ class _Miss:
 MISS = _Miss()
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class CacheEntry:
+    """One translation of a code object: complete when made (``build_entry``,
+    ``build_native_entry``, ``persist.load_entries``) and never changed after
+    (a native entry whose reason is reclassified is replaced in its cache)."""
     fn: object                  # __entry(__fn, *args, **kwargs) -> result or MISS
     guards: list[Guard]
     source: str
     graph: object = None        # the captured frame.ir.Graph (None when no tensor work)
-    executable: object = None
+    executable: object = None   # its run(inputs) is __run (persist.py: loads on first run)
     native: bool = False        # runs the original function (capture could not)
     breaks: bool = False        # ends in a graph break (returns a Tail to a resume function)
-    reason: object = None       # BreakReason for native entries
+    reason: object = None       # BreakReason of a native or break entry
     in_try: bool = False        # the reason is an exception a try block may catch
-    backend: str | None = None  # the backend the executable was compiled for
+    backend: str | None = None  # the backend the executable was compiled for (None at a break)
     files: frozenset = frozenset()  # co_filename of every code the trace ran (capture/persist.py)
     namespace: dict = dataclasses.field(default_factory=dict)  # helpers and constants of fn
 
