@@ -186,9 +186,7 @@ class InstructionTranslator:
             any(v.has_frame_tensor() for v in kwargs.values())
 
     # Python <-> Variable conversion for calls that run for real on meta arrays
-    def to_python(self, v: Variable):
-        return v.to_python()
-
+    # (Variable.to_python, and back:)
     def from_python(self, value, kind: TensorKind, passed: dict[int, Variable] | None = None,
                     constant_ok: bool = False) -> Variable:
         """The Variable for what a frame function returned.  ``passed`` maps the
@@ -243,8 +241,8 @@ class InstructionTranslator:
                                                     "but is not a leaf: eager extends its autograd "
                                                     "record, which capture does not model")
         passed: dict[int, Variable] = {}
-        py_args = [self._to_python_arg(a, passed) for a in args]
-        py_kwargs = {k: self._to_python_arg(v, passed) for k, v in kwargs.items()}
+        py_args = [a.to_python(passed) for a in args]
+        py_kwargs = {k: v.to_python(passed) for k, v in kwargs.items()}
         kind = TENSOR
         if numpy_semantics and not self._any_tensor_kind(args, kwargs):
             kind = NDARRAY
@@ -272,9 +270,6 @@ class InstructionTranslator:
         except Exception:  # noqa: BLE001 - any error counts as raising
             return True
         return False
-
-    def _to_python_arg(self, v: Variable, passed: dict[int, Variable]):
-        return v.to_python(passed)
 
     def call_constant(self, fn, args, kwargs) -> Variable:
         """Run a pure function on constant arguments at trace time."""
