@@ -113,6 +113,12 @@ class Variable:
     def call(self, tx, args: list["Variable"], kwargs: dict[str, "Variable"]) -> "Variable":
         raise Unsupported("unsupported_call", f"calling {self!r}")
 
+    def user_function(self) -> "tuple[Variable, Variable | None] | None":
+        """(function, bound self or None) when calling this calls a Python
+        function of the program (not one made by the trace): at a graph break
+        such a call runs as its own intercepted frame (``breaks.py``)."""
+        return None
+
     def getitem(self, tx, index: "Variable") -> "Variable":
         """``self[index]``."""
         refuse_tensor_index(index)

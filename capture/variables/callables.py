@@ -44,6 +44,11 @@ class UserFunctionVariable(Variable):
     def call(self, tx, args, kwargs):
         return tx.inline_call(self, args, kwargs)
 
+    def user_function(self):
+        if self.closure is None and self.made_defaults is None:
+            return self, None
+        return None
+
     def getattr(self, tx, name: str) -> Variable:
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return ConstantVariable(getattr(self.fn, name))
@@ -150,6 +155,12 @@ class MethodVariable(Variable):
 
     def call(self, tx, args, kwargs):
         return self.func.call(tx, [self.self_var, *args], kwargs)
+
+    def user_function(self):
+        called = self.func.user_function()
+        if called is not None and called[1] is None:
+            return called[0], self.self_var
+        return None
 
     def python_type(self) -> type:
         return types.MethodType

@@ -26,11 +26,9 @@ from .helpers import assert_captured, assert_same_as_eager
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-# chains in code that other parts of issue 14 are rewriting (item 2: break
-# behaviour declared on the handlers; item 4: one autograd recording
-# mechanism); each is (file, function): remove it when that code changes
+# chains in code another part of issue 14 is rewriting (item 4: one autograd
+# recording mechanism); each is (file, function): remove it when that code changes
 ALLOWED = {
-    ("capture/breaks.py", "_call_expr"),
     ("capture/autograd.py", "read_grad"),
     ("capture/autograd.py", "write_grad"),
     ("capture/autograd.py", "grad_call"),
