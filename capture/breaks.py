@@ -34,7 +34,6 @@ from .handlers import ON_BREAK
 from .resume import (SUSPENDING_FLAGS, Tail, is_resume_stack, live_locals, resume_code,
                      resume_function)
 from .variables.base import NullVariable, Variable
-from .variables.callables import MethodVariable, UserFunctionVariable
 
 __all__ = ["BreakEnd", "BreakPoint", "break_lines", "call_intercepted", "can_break_at"]
 
@@ -216,23 +215,20 @@ _FRAME_INSPECTING = (inspect.currentframe, inspect.stack, sys._getframe, traceba
 
 def _call_expr(rb, callee: Variable, pos, kwargs, backend, consts) -> str:
     from .variables.callables import BuiltinVariable
-    from .variables.objects import ClassVariable
     fn = getattr(callee, "fn", None)
     if (isinstance(callee, BuiltinVariable) and getattr(fn, "__name__", "") in _FRAME_DEPENDENT) \
-            or (isinstance(callee, ClassVariable) and callee.cls is super) \
+            or (callee.is_constant() and callee.as_constant() is super) \
             or any(fn is f for f in _FRAME_INSPECTING):
         raise Unsupported("unsupported_call", f"{callee!r} depends on the calling frame")
     args = [rb.expr(a) for a in pos]
     kw = [f"{k!r}: {rb.expr(v)}" for k, v in kwargs.items()]
     target = None
-    if isinstance(callee, UserFunctionVariable) and callee.closure is None \
-            and callee.made_defaults is None and _intercepted(callee.fn):
-        target = rb.expr(callee)
-    elif isinstance(callee, MethodVariable) and isinstance(callee.func, UserFunctionVariable) \
-            and callee.func.closure is None and callee.func.made_defaults is None \
-            and _intercepted(callee.func.fn):
-        target = rb.expr(callee.func)
-        args = [rb.expr(callee.self_var), *args]
+    called = callee.user_function()
+    if called is not None and _intercepted(called[0].fn):
+        func, self_var = called
+        target = rb.expr(func)
+        if self_var is not None:
+            args = [rb.expr(self_var), *args]
     if target is not None:
         # a user function runs as its own intercepted frame
         return (f"__icall({backend!r}, {target}, ({''.join(a + ', ' for a in args)}), "

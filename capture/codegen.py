@@ -47,12 +47,8 @@ from .guards import Guard, GuardSet
 from .resume import original_code
 from .sources import CLOSURE, FRAME_GLOBALS, FunctionSource, LocalSource
 from .translator import Translation
-from .variables.base import (NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable,
-                             Variable)
-from .variables.callables import CallableVariable
-from .variables.containers import (DictVariable, ListVariable, NamedTupleVariable, SetVariable,
-                                   SliceVariable, TupleVariable)
-from .variables.objects import ClassVariable, ObjectVariable, PythonModuleVariable
+from .translation import Cell
+from .variables.base import NDARRAY, NPSCALAR, TENSOR, TensorVariable, Variable
 
 __all__ = ["MISS", "CacheEntry", "build_entry", "build_native_entry", "signature_source",
            "maker_code", "entry_function", "set_entry_helper"]
@@ -68,18 +64,21 @@ class _Miss:
 MISS = _Miss()
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class CacheEntry:
+    """One translation of a code object: complete when made (``build_entry``,
+    ``build_native_entry``, ``persist.load_entries``) and never changed after
+    (a native entry whose reason is reclassified is replaced in its cache)."""
     fn: object                  # __entry(__fn, *args, **kwargs) -> result or MISS
     guards: list[Guard]
     source: str
     graph: object = None        # the captured frame.ir.Graph (None when no tensor work)
-    executable: object = None
+    executable: object = None   # its run(inputs) is __run (persist.py: loads on first run)
     native: bool = False        # runs the original function (capture could not)
     breaks: bool = False        # ends in a graph break (returns a Tail to a resume function)
-    reason: object = None       # BreakReason for native entries
+    reason: object = None       # BreakReason of a native or break entry
     in_try: bool = False        # the reason is an exception a try block may catch
-    backend: str | None = None  # the backend the executable was compiled for
+    backend: str | None = None  # the backend the executable was compiled for (None at a break)
     files: frozenset = frozenset()  # co_filename of every code the trace ran (capture/persist.py)
     namespace: dict = dataclasses.field(default_factory=dict)  # helpers and constants of fn
 
@@ -320,111 +319,35 @@ class _Rebuilder:
                 self.prelude.append(f"    {name} = __o[{i}][()]")
         return name
 
+    # -- what Variable.reconstruct uses ---------------------------------------------------
     def expr(self, var: Variable) -> str:
-        if isinstance(var, TensorVariable):
-            var.check_fresh()
-            return self.tensor(var)
-        if isinstance(var, ConstantVariable):
-            v = var.value
-            if isinstance(v, _SAFE_REPR) or (type(v) is float and math.isfinite(v)):
-                return repr(v)
-            from .translation import Cell
-            if isinstance(v, Cell):
-                raise Unsupported("unsupported_object", "a closure cell on the stack")
-            return self.pool.const(v)
-        rebuilt = self._callable_or_iterator(var)
-        if rebuilt is not None:
-            return rebuilt
-        if isinstance(var, (TupleVariable, ListVariable, DictVariable)):
-            if var.source is not None:  # the object itself (mutations are replayed into it)
-                return self.source(var)
-            return self._new_container(var)
-        if isinstance(var, SetVariable):
-            name = self.temps.get(id(var))
-            if name is None:
-                name = self.temps[id(var)] = f"__c{len(self.temps)}"
-                self.prelude.append(f"    {name} = __set({self.pool.const(tuple(var.values))})")
-            return name
-        if isinstance(var, SliceVariable) and var.is_constant():
-            return self.pool.const(var.as_constant())
-        if var.source is not None:
-            return self.source(var)
-        if isinstance(var, (ClassVariable, PythonModuleVariable)):
-            return self.pool.const(var.cls if isinstance(var, ClassVariable) else var.module)
-        if isinstance(var, CallableVariable):
-            return self.pool.const(var.fn)
-        raise Unsupported("unsupported_object", f"returning or storing {var!r}")
+        """An expression rebuilding ``var`` (``Variable.reconstruct``)."""
+        return var.reconstruct(self)
 
-    def _callable_or_iterator(self, var: Variable) -> str | None:
-        """Bound methods and iterators, which live on the stack at graph breaks."""
-        from .variables.callables import BoundBuiltinMethod, MethodVariable
-        from .variables.containers import IteratorVariable, ListIteratorVariable
-        from .variables.tensor_ops import TensorMethodVariable
-        if isinstance(var, TensorMethodVariable):
-            return f"{self.expr(var.tensor)}.{var.name}"
-        if isinstance(var, BoundBuiltinMethod):
-            return f"{self.expr(var.obj)}.{var.name}"
-        if isinstance(var, MethodVariable) and var.source is None:
-            return f"{self.pool.const(types.MethodType)}({self.expr(var.func)}, {self.expr(var.self_var)})"
-        if isinstance(var, ListIteratorVariable):
-            name = self.temps.get(id(var))
-            if name is None:
-                name = self.temps[id(var)] = f"__c{len(self.temps)}"
-                if var.pos < 0:  # exhausted stays exhausted
-                    self.prelude.append(f"    {name} = __iter(())")
-                else:
-                    self.prelude.append(f"    {name} = __iter({self.expr(var.lst)})")
-                    self.prelude.append(f"    {name}.__setstate__({var.pos})")
-            return name
-        if type(var) is IteratorVariable:
-            name = self.temps.get(id(var))
-            if name is None:
-                rest = var.items[var.pos:]
-                if all(isinstance(i, ConstantVariable) for i in rest):
-                    inner = self.pool.const(tuple(i.value for i in rest))
-                else:
-                    inner = "(" + "".join(self.expr(i) + ", " for i in rest) + ")"
-                name = self.temps[id(var)] = f"__c{len(self.temps)}"
-                self.prelude.append(f"    {name} = __iter({inner})")
-            return name
-        return None
+    def constant(self, value) -> str:
+        """A Python constant: its literal when it has one, else a pooled constant."""
+        if isinstance(value, _SAFE_REPR) or (type(value) is float and math.isfinite(value)):
+            return repr(value)
+        if isinstance(value, Cell):
+            raise Unsupported("unsupported_object", "a closure cell on the stack")
+        return self.pool.const(value)
 
-    def _new_container(self, var: Variable) -> str:
-        """A container made during the call: built once (its identity is shared
-        by every place it is stored), created before it is filled so that it
-        may contain itself."""
-        name = self.temps.get(id(var))
-        if name is not None:
-            return name
+    def const(self, value) -> str:
+        """A pooled constant (the same object at every call)."""
+        return self.pool.const(value)
+
+    def named(self, var: Variable) -> str | None:
+        """The name ``var`` was already built under, if it was."""
+        return self.temps.get(id(var))
+
+    def new_name(self, var: Variable) -> str:
+        """A name for a value built once in the prelude (``emit``)."""
         name = self.temps[id(var)] = f"__c{len(self.temps)}"
-        if isinstance(var, TupleVariable):
-            if self._contains(var, var, set()):
-                raise Unsupported("unsupported_object", "a tuple that contains itself")
-            inner = "".join(self.expr(i) + ", " for i in var.items)
-            if isinstance(var, NamedTupleVariable):
-                self.prelude.append(f"    {name} = {self.pool.const(var.cls)}._make(({inner}))")
-            else:
-                self.prelude.append(f"    {name} = ({inner})")
-        elif isinstance(var, ListVariable):
-            self.prelude.append(f"    {name} = []")
-            items = ", ".join(self.expr(i) for i in var.items)
-            self.prelude.append(f"    {name}.extend(({items}{',' if var.items else ''}))")
-        else:
-            self.prelude.append(f"    {name} = {{}}")
-            items = ", ".join(f"{self.expr(ConstantVariable(k))}: {self.expr(v)}"
-                              for k, v in var.items.items())
-            self.prelude.append(f"    {name}.update({{{items}}})")
         return name
 
-    def _contains(self, var, target, seen) -> bool:
-        if id(var) in seen:
-            return False
-        seen.add(id(var))
-        items = var.items.values() if isinstance(var, DictVariable) else getattr(var, "items", ())
-        for item in items if isinstance(var, (TupleVariable, ListVariable, DictVariable)) else ():
-            if item is target or self._contains(item, target, seen):
-                return True
-        return False
+    def emit(self, line: str) -> None:
+        """A line of the prelude, run after the graph, before the replay."""
+        self.prelude.append("    " + line)
 
 
 def remade_from_parent(var: TensorVariable, needed: set[int]) -> bool:
@@ -447,27 +370,8 @@ def _collect_tensors(var: Variable, out: list[TensorVariable], seen: set[int]) -
     seen.add(id(var))
     if isinstance(var, TensorVariable):
         out.append(var)
-    elif isinstance(var, (TupleVariable, ListVariable)):
-        for i in var.items:
-            _collect_tensors(i, out, seen)
-    elif isinstance(var, DictVariable):
-        for i in var.items.values():
-            _collect_tensors(i, out, seen)
-    else:
-        from .variables.callables import BoundBuiltinMethod, MethodVariable
-        from .variables.containers import IteratorVariable, ListIteratorVariable
-        from .variables.tensor_ops import TensorMethodVariable
-        if isinstance(var, ListIteratorVariable):
-            _collect_tensors(var.lst, out, seen)
-        elif type(var) is IteratorVariable:
-            for i in var.items[var.pos:]:
-                _collect_tensors(i, out, seen)
-        elif isinstance(var, MethodVariable):
-            _collect_tensors(var.self_var, out, seen)
-        elif isinstance(var, TensorMethodVariable):
-            _collect_tensors(var.tensor, out, seen)
-        elif isinstance(var, BoundBuiltinMethod):
-            _collect_tensors(var.obj, out, seen)
+    for v in var.rebuilt_from():
+        _collect_tensors(v, out, seen)
 
 
 def build_entry(tr: Translation, fn, result: Variable | None, backend: str, options=None,
@@ -480,14 +384,41 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     ``brk`` (a ``BreakPoint``) makes it a graph-break entry: instead of
     returning ``result`` it rebuilds the frame's live stack and locals, runs
     the breaking instruction natively and returns a ``Tail`` to the resume
-    function that continues the frame."""
+    function that continues the frame.
+
+    The steps: the tensors the result, the live state and the side effects
+    need (``_collect_needed``); the graph's outputs (``_choose_outputs``); the
+    executable; the code after the graph (``_write_replay``); the aliasing
+    guards of in-place writes (``_mutation_guards``); the entry's source
+    (``_assemble_source``), compiled."""
     for gen in tr.generators:  # one paused in a try would run its handler when closed
         gen.check_closed()
-    pool = tr.guards
-    se = tr.side_effects
-    _defaults_guard(fn, pool)
+    _defaults_guard(fn, tr.guards)
+    needed = _collect_needed(tr, result, brk)
+    outputs, out_index = _choose_outputs(tr, needed)
+    graph = tr.tracer.graph
+    exe = _executable(graph, backend, options, pgo) if outputs else None
+    rb = _Rebuilder(tr, tr.guards, out_index, {id(v) for v in needed})
+    replay = _write_replay(tr, fn, rb, out_index, result, brk, requested_backend)
+    _mutation_guards(tr)
+    src, lines = _assemble_source(tr, fn, rb, exe, outputs, replay, brk)
+    namespace = {**entry_helpers(exe.run if exe is not None else None), **tr.guards.consts,
+                 **replay.consts}
+    # a break entry's reason is the break's; its backend and files stay unset
+    # (persist.py stores only entries that end in a return)
+    return CacheEntry(_compile(src, namespace, fn, lines), list(tr.guards.guards), src,
+                      graph if exe is not None else None, exe, breaks=brk is not None,
+                      reason=brk.reason if brk is not None else None,
+                      backend=backend if brk is None else None,
+                      files=frozenset() if brk is not None else
+                      frozenset(code.co_filename for code in tr.codes),
+                      namespace=namespace)
 
-    # every tensor the return value (or the live state at a break) and the side effects need
+
+def _collect_needed(tr: Translation, result: Variable | None, brk) -> list[TensorVariable]:
+    """Every tensor the return value (or the live state at a break) and the
+    side effects need, in order of first appearance."""
+    se = tr.side_effects
     needed: list[TensorVariable] = []
     seen: set[int] = set()
     if brk is not None:
@@ -511,7 +442,14 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
         raise Unsupported("unsupported_object", "a tensor that requires grad (computed in the "
                                                 "function) leaves the compiled code; its autograd "
                                                 "record cannot be handed out")
+    return needed
 
+
+def _choose_outputs(tr: Translation, needed: list[TensorVariable]) -> tuple[list, dict[int, int]]:
+    """The graph's outputs: each needed tensor computed by the graph (inputs are
+    read from their sources, views remade from their parents) and each tensor
+    written in place.  Sets them on the graph and drops unused inputs; returns
+    (outputs, id(graph Value) -> output position)."""
     graph = tr.tracer.graph
     outputs, out_index = [], {}
 
@@ -529,43 +467,59 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
                                                     "cannot remake at run time")
         if tv.source is None and not remade_from_parent(tv, needed_ids):
             want(tv)
-    for tv in se.tensors.values():
+    for tv in tr.side_effects.tensors.values():
         want(tv)
     graph.set_outputs(outputs)
     _prune_unused_inputs(tr)
+    return outputs, out_index
 
-    exe = _executable(graph, backend, options, pgo) if outputs else None
 
-    rb = _Rebuilder(tr, pool, out_index, needed_ids)
-    written: list[str] = []   # in-place tensor data first: views are remade from the new data
-    replay: list[str] = []
+@dataclasses.dataclass
+class _Replay:
+    """The code of an entry after its graph ran (``_write_replay``)."""
+    written: list[str]     # in-place tensor data copied into the inputs (first: views are
+                           # remade from the new data)
+    lines: list[str]       # containers, attributes, globals and grads: their final state
+    end: list[str]         # the return, or at a break the native instruction and the tails
+    consts: dict           # constants ``end`` uses besides the pool's (a break's)
+    writes_globals: bool   # it writes the called function's globals (``__G``)
+
+
+def _write_replay(tr: Translation, fn, rb: _Rebuilder, out_index: dict[int, int],
+                  result: Variable | None, brk, requested_backend: str | None) -> _Replay:
+    """The side effects replayed after the graph, and the entry's end."""
+    pool, se = tr.guards, tr.side_effects
+    written: list[str] = []
+    lines: list[str] = []
     for tv in se.tensors.values():
         i = out_index[id(tr.tracer.values[id(tv.meta)])]
         target = rb.source(tv) + ("._data" if tv.kind == TENSOR else "")
         written.append(f"    __copyto({target}, __o[{i}], casting='same_kind')")
     for c in se.containers.values():
-        if isinstance(c, ListVariable):
-            replay.append(f"    {rb.source(c)}[:] = [{', '.join(rb.expr(i) for i in c.items)}]")
-        else:
-            items = ", ".join(f"{rb.expr(ConstantVariable(k))}: {rb.expr(v)}" for k, v in c.items.items())
-            replay.append(f"    {rb.source(c)}.clear()")
-            replay.append(f"    {rb.source(c)}.update({{{items}}})")
+        lines += c.write_back(rb)
     for obj, name, value in se.attrs.values():
-        replay.append(f"    __setattr({rb.source(obj)}, {name!r}, {rb.expr(value)})")
+        lines.append(f"    __setattr({rb.source(obj)}, {name!r}, {rb.expr(value)})")
     writes_globals = False
     for f_globals, name, value in se.globals.values():  # (a frame's globals_ref: __G or pooled)
         writes_globals |= f_globals is fn.__globals__
         ref = FRAME_GLOBALS if f_globals is fn.__globals__ else pool.const(f_globals)
-        replay.append(f"    {ref}[{name!r}] = {rb.expr(value)}")
+        lines.append(f"    {ref}[{name!r}] = {rb.expr(value)}")
     for t, value in se.grads.values():  # validated at trace time, as Tensor.grad's setter does
-        replay.append(f"    {rb.source(t)}._grad = {rb.expr(value)}")
+        lines.append(f"    {rb.source(t)}._grad = {rb.expr(value)}")
     if brk is not None:
         from .breaks import break_lines
-        tail_lines, tail_consts = break_lines(rb, brk, fn, requested_backend)
+        end, consts = break_lines(rb, brk, fn, requested_backend)
     else:
-        ret = rb.expr(result)
-    _mutation_guards(tr)
+        end, consts = [f"    return {rb.expr(result)}"], {}
+    return _Replay(written, lines, end, consts, writes_globals)
 
+
+def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: _Replay,
+                     brk) -> tuple[str, dict[int, int]]:
+    """The entry's source, and which of its lines are at which user line (a
+    break's native instruction and tails are at the break's line)."""
+    pool = tr.guards
+    graph = tr.tracer.graph
     extract = []
     if exe is not None:
         for v in graph.inputs:
@@ -579,33 +533,20 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
         body.append(f"    __o = __run(({''.join(e + ', ' for e in extract)}))")
         body += _distinct_outputs(outputs, rb.used_outputs)
         body += _outputs_not_inputs(graph, outputs, rb.used_outputs)
-    body += written
+    body += replay.written
     body += rb.prelude
-    body += replay
-    before_tail = len(body)
-    if brk is not None:
-        body += tail_lines
-    else:
-        body.append(f"    return {ret}")
+    body += replay.lines
+    before_end = len(body)
+    body += replay.end
     head = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
     head += _frame_lines(pool.frame_reads() | rb.frame_reads
-                         | (frozenset({FRAME_GLOBALS}) if writes_globals else frozenset()))
-    lines = head + body
+                         | (frozenset({FRAME_GLOBALS}) if replay.writes_globals else frozenset()))
     at = {}   # source line -> user line
     if brk is not None and brk.instr.lineno is not None:
-        # the instruction run natively and the tails are at the break's line
-        first = "\n".join(head + body[:before_tail]).count("\n") + 2   # (an item may span lines)
-        count = "\n".join(tail_lines).count("\n") + 1
+        first = "\n".join(head + body[:before_end]).count("\n") + 2   # (an item may span lines)
+        count = "\n".join(replay.end).count("\n") + 1
         at = {first + i: brk.instr.lineno for i in range(count)}
-    src = "\n".join(lines) + "\n"
-    namespace = {**entry_helpers(exe.run if exe is not None else None), **pool.consts}
-    if brk is not None:
-        namespace.update(tail_consts)
-    entry_fn = _compile(src, namespace, fn, at)
-    entry = CacheEntry(entry_fn, list(pool.guards), src, graph if exe is not None else None, exe,
-                       namespace=namespace)
-    entry.breaks = brk is not None
-    return entry
+    return "\n".join(head + body) + "\n", at
 
 
 def entry_helpers(run) -> dict:
@@ -731,8 +672,7 @@ def _mutation_guards(tr: Translation) -> None:
                                              f"memory with another tensor input")
         g.disjoint(*sources, shown)
     mutated = list(se.containers.values()) + [obj for obj, _, _ in se.attrs.values()]
-    others = [v for v in tr.wrapped.values() if v.source is not None
-              and isinstance(v, (ListVariable, DictVariable, ObjectVariable))]
+    others = [v for v in tr.wrapped.values() if v.source is not None and v.is_mutable()]
     for m in mutated:
         for o in others:
             if o is not m and o.python_type() is m.python_type():
@@ -747,9 +687,10 @@ def _prune_unused_inputs(tr: Translation) -> None:
         v.index = i
 
 
-def build_native_entry(tr: Translation, fn, reason) -> CacheEntry:
+def build_native_entry(tr: Translation, fn, reason, in_try: bool = False) -> CacheEntry:
     """An entry that runs the original function when its guards hold (the
-    trace could not continue past ``reason`` under these guards)."""
+    trace could not continue past ``reason`` under these guards; ``in_try``:
+    it is an exception a try block of the function may catch)."""
     pool = tr.guards
     _defaults_guard(fn, pool)
     params, call = signature_source(fn.__code__, fn, pool)
@@ -761,4 +702,4 @@ def build_native_entry(tr: Translation, fn, reason) -> CacheEntry:
     src = "\n".join(lines) + "\n"
     namespace = {"__MISS": MISS, **pool.consts}
     return CacheEntry(_compile(src, namespace, fn), list(pool.guards), src, native=True,
-                      reason=reason, namespace=namespace)
+                      reason=reason, in_try=in_try, namespace=namespace)

@@ -22,11 +22,10 @@ import types
 
 from .errors import Unsupported, UserCodeRaises
 from .sources import GlobalSource
-from .variables.base import NULL, TENSOR, ConstantVariable, NullVariable, TensorVariable, Variable
+from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable, Variable
 from .variables.callables import UserFunctionVariable
-from .variables.containers import (DictVariable, IteratorVariable, ListVariable, SetVariable,
-                                   SliceVariable, TupleVariable, unpack_constant_key)
-from .variables.objects import ObjectVariable
+from .variables.containers import (DictVariable, ListVariable, SetVariable, SliceVariable,
+                                   TupleVariable, unpack_constant_key)
 
 __all__ = ["HANDLERS", "ON_BREAK", "BINARY_OPS"]
 
@@ -180,14 +179,7 @@ def LOAD_ATTR(tx, instr):
 def STORE_ATTR(tx, instr):
     obj = tx.pop()
     value = tx.pop()
-    if isinstance(obj, ObjectVariable):
-        obj.setattr(tx, instr.argval, value)
-        return
-    if isinstance(obj, TensorVariable) and obj.kind == TENSOR and instr.argval == "grad":
-        from .autograd import write_grad
-        write_grad(tx, obj, value)
-        return
-    raise Unsupported("side_effect", f"setting attribute {instr.argval!r} on {obj!r}")
+    obj.setattr(tx, instr.argval, value)
 
 
 @handler("IMPORT_NAME")
@@ -239,32 +231,7 @@ def BUILD_SLICE(tx, instr):
 
 
 def getitem(tx, obj: Variable, index: Variable) -> Variable:
-    if isinstance(obj, TensorVariable):
-        from .variables.tensor_ops import tensor_getitem
-        return tensor_getitem(tx, obj, index)
-    if isinstance(index, TensorVariable):
-        raise Unsupported("data_dependent", "indexing a Python container with a tensor")
-    if isinstance(obj, (ListVariable, TupleVariable)):
-        key = index.as_constant()
-        try:
-            got = obj.items[key]
-        except (IndexError, TypeError) as e:
-            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
-        return type(obj)(got) if isinstance(key, slice) else got
-    if isinstance(obj, DictVariable):
-        key = unpack_constant_key(index)
-        if key not in obj.items:
-            raise UserCodeRaises(f"KeyError: {key!r}")
-        return obj.items[key]
-    if obj.is_constant() and index.is_constant():
-        try:
-            return tx.wrap_result(obj.as_constant()[index.as_constant()])
-        except Exception as e:
-            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
-    if isinstance(obj, ObjectVariable):
-        method = tx.getattr(obj, "__getitem__")
-        return method.call(tx, [index], {})
-    raise Unsupported("unsupported_object", f"subscript of {obj!r}")
+    return obj.getitem(tx, index)
 
 
 @handler("BINARY_SUBSCR")
@@ -279,39 +246,14 @@ def STORE_SUBSCR(tx, instr):
     index = tx.pop()
     obj = tx.pop()
     value = tx.pop()
-    if isinstance(obj, ListVariable):
-        key = index.as_constant()
-        tx.mutate(obj)
-        try:
-            if isinstance(key, slice):
-                obj.items[key] = value.iterate(tx)
-            else:
-                obj.items[key] = value
-        except (IndexError, TypeError, ValueError) as e:
-            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
-        return
-    if isinstance(obj, DictVariable):
-        tx.mutate(obj)
-        obj.items[unpack_constant_key(index)] = value
-        return
-    if isinstance(obj, TensorVariable):
-        raise Unsupported("side_effect", "item assignment into a tensor")
-    raise Unsupported("side_effect", f"item assignment on {obj!r}")
+    obj.setitem(tx, index, value)
 
 
 @handler("DELETE_SUBSCR")
 def DELETE_SUBSCR(tx, instr):
     index = tx.pop()
     obj = tx.pop()
-    if isinstance(obj, (ListVariable, DictVariable)):
-        tx.mutate(obj)
-        key = unpack_constant_key(index) if isinstance(obj, DictVariable) else index.as_constant()
-        try:
-            del obj.items[key]
-        except (IndexError, KeyError) as e:
-            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
-        return
-    raise Unsupported("side_effect", f"del on {obj!r}")
+    obj.delitem(tx, index)
 
 
 # -- operators ---------------------------------------------------------------------------------
@@ -407,20 +349,7 @@ def IS_OP(tx, instr):
 def CONTAINS_OP(tx, instr):
     container = tx.pop()
     item = tx.pop()
-    if isinstance(container, DictVariable):
-        found = unpack_constant_key(item) in container.items
-    elif isinstance(container, SetVariable):
-        found = unpack_constant_key(item) in container.values
-    elif isinstance(container, (ListVariable, TupleVariable)):
-        # CPython: identity first, then ==, element by element, stopping at a match
-        found = any(tx.structurally_equal(i, item) for i in container.items)
-    elif container.is_constant() and item.is_constant():
-        try:
-            found = item.as_constant() in container.as_constant()
-        except TypeError as e:
-            raise UserCodeRaises(str(e)) from e
-    else:
-        raise Unsupported("unsupported_object", f"'in' on {container!r}")
+    found = container.contains(tx, item)
     tx.push(ConstantVariable(found != bool(instr.arg)))
 
 
@@ -755,13 +684,6 @@ def _for_iter_break(end, instr):
 @handler("FOR_ITER", on_break=_for_iter_break)
 def FOR_ITER(tx, instr):
     it = tx.stack[-1]
-    if not isinstance(it, IteratorVariable):
-        if isinstance(it, ObjectVariable) and it.source is not None \
-                and hasattr(type(it.obj), "__next__"):
-            # a real iterator handed to a resume function (a loop whose body broke
-            # the graph): the entry advances it natively, one iteration at a time
-            raise Unsupported("resume_loop", "next() of a loop's iterator")
-        raise Unsupported("unsupported_object", f"iterating {it!r}")
     item = it.next(tx)
     if item is None:
         tx.pop()
@@ -790,16 +712,9 @@ def YIELD_VALUE(tx, instr):
 
 @handler("RAISE_VARARGS")
 def RAISE_VARARGS(tx, instr):
-    from .variables.objects import ClassVariable, ExceptionVariable
     shown = " (re-raise)"
     if instr.arg:
-        exc = tx.stack[-instr.arg]
-        if isinstance(exc, ExceptionVariable):
-            shown = f" {exc.describe()}"
-        elif isinstance(exc, ClassVariable):
-            shown = f" {exc.cls.__name__}"
-        else:
-            shown = f" {exc!r}"
+        shown = f" {tx.stack[-instr.arg].describe()}"
     raise UserCodeRaises(f"the function raises{shown}")
 
 

@@ -554,7 +554,9 @@ def _first_native_call(cache: CodeCache, entry: CacheEntry, fn, args, kwargs, op
         reason = BreakReason("caught_exception", reason.reason, reason.location)
     else:  # the trace's model (frame's op for a NumPy call) failed where Python does not
         reason = BreakReason("unsupported_call", f"not modelled: {reason.reason}", reason.location)
-    entry.reason = reason
+    reclassified = dataclasses.replace(entry, reason=reason)
+    with cache.lock:
+        cache.entries = [reclassified if e is entry else e for e in cache.entries]
     _report(cache, fn, reason)
     return result
 
@@ -608,8 +610,6 @@ def translate(fn, arguments: dict, options: JitOptions) -> CacheEntry:
             raise tr.failure
         result = tx.run()
         entry = build_entry(tr, fn, result, backend, pgo=_backend_unpinned(options))
-        entry.backend = backend
-        entry.files = frozenset(code.co_filename for code in tr.codes)
     except Unsupported as e:
         reason = BreakReason(e.kind, e.reason, e.location or _where(fn))
         entry = None
@@ -620,8 +620,7 @@ def translate(fn, arguments: dict, options: JitOptions) -> CacheEntry:
             if why is not None and e.kind not in _SELF_EXPLAINED and e.kind not in _INTERNAL:
                 reason = BreakReason(e.kind, f"{e.reason} (no graph break here: {why})",
                                      reason.location)
-            entry = build_native_entry(tr, fn, reason)
-            entry.in_try = e.in_try
+            entry = build_native_entry(tr, fn, reason, in_try=e.in_try)
     from .explain import note_translation
     note_translation(fn, entry, time.perf_counter() - t0)
     record.add_time("translation", time.perf_counter() - t0)
@@ -704,5 +703,4 @@ def _break_entry(fn, arguments, e: Unsupported, reason: BreakReason, backend, op
                             pgo=_backend_unpinned(options))
     except Unsupported as err:
         return None, err.reason
-    entry.reason = reason
-    return entry, None
+    return entry, None  # (its reason is brk.reason)

@@ -395,11 +395,10 @@ def _rebuild(fn, item: dict, blobs: dict[str, bytes], pgo: bool = False):
             namespace[k] = owner.__code__
     namespace.update(entry_helpers(None))
     guards = [Guard(expr, text) for expr, text in item["guards"]]
-    entry = CacheEntry(None, guards, item["source"], namespace=namespace)
-    entry.backend = item["backend"]
     parts = {part: blobs[name] for part, name in item["blobs"].items()}
+    lazy = None
     if item["graph"] is not None:
-        namespace["__run"] = _LazyRun(entry, item, parts["graph"], pgo)
+        lazy = namespace["__run"] = _LazyRun(item, parts["graph"], pgo)
     try:  # the compiled maker (a code object of this Python: the key holds its bytecode tag)
         code = marshal.loads(parts["code"])
     except (KeyError, EOFError, ValueError, TypeError):
@@ -407,34 +406,43 @@ def _rebuild(fn, item: dict, blobs: dict[str, bytes], pgo: bool = False):
     if not isinstance(code, types.CodeType):
         raise NotPersistable("the stored entry code is not a code object")
     # the entry capture generated (checksummed record)
-    entry.fn = entry_function(code, namespace, fn)
-    return entry
+    entry_fn = entry_function(code, namespace, fn)
+    if lazy is not None:
+        lazy.entry_fn = entry_fn
+    return CacheEntry(entry_fn, guards, item["source"], executable=lazy, backend=item["backend"],
+                      namespace=namespace)
 
 
 class _LazyRun:
-    """``__run`` of a loaded entry until its first call: loads the graph, gets
-    its executable (``runtime.compile``: in practice a persistent-cache hit),
-    then rebinds ``__run`` to the executable's ``run``."""
+    """``__run`` of a loaded entry until its first call, and the entry's
+    executable: loads the graph, gets its executable (``runtime.compile``: in
+    practice a persistent-cache hit), then rebinds ``__run`` of the entry
+    function (``entry_fn``) to the executable's ``run``."""
 
-    def __init__(self, entry, item: dict, payloads: bytes, pgo: bool = False):
-        self.entry, self.item, self.payloads = entry, item, payloads
+    def __init__(self, item: dict, payloads: bytes, pgo: bool = False):
+        self.item, self.payloads = item, payloads
         self.pgo = pgo  # the user named no backend (runtime.compile's PGO)
         self.lock = threading.Lock()
+        self.entry_fn = None     # the entry function whose ``__run`` this is
+        self.executable = None   # once loaded
+
+    def run(self, inputs):
+        return self(inputs)
 
     def __call__(self, inputs):
         with self.lock:
-            exe = self.entry.executable
+            exe = self.executable
             if exe is None:
                 from frame.hal.backend import unpack_graph
                 from frame.runtime.compile import compile_packed
 
                 from .codegen import _EagerExecutable, runs_eagerly
-                text, backend = self.item["graph"], self.entry.backend
+                text, backend = self.item["graph"], self.item["backend"]
                 if runs_eagerly(int(self.item["nodes"]), bool(self.item["bodies"])):
                     exe = _EagerExecutable(unpack_graph(text, self.payloads))
                 else:  # no parsing when the persistent cache has the executable
                     exe = compile_packed(text, self.payloads, backend, pgo=self.pgo)
-                self.entry.executable = exe
-                set_entry_helper(self.entry.fn, "__run", exe.run)
+                self.executable = exe
+                set_entry_helper(self.entry_fn, "__run", exe.run)
                 record.count("capture_persistent_hits")
         return exe.run(inputs)

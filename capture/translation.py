@@ -95,11 +95,10 @@ class Translation:
         """``result`` may share memory with ``base`` (NumPy basic indexing,
         reshape, transpose...; ``frame.from_numpy``).  ``fn(base, *args,
         **kwargs)`` remakes it at run time when the constant arguments allow."""
-        if isinstance(result, (TupleVariable, ListVariable)):
-            for item in result.items:
+        if not isinstance(result, TensorVariable):  # the items of a tuple or list of results
+            for item in result.children():
                 self.mark_view(item, base)
-        elif (isinstance(result, TensorVariable) and isinstance(base, TensorVariable)
-              and result.kind != NPSCALAR and result is not base):
+        elif isinstance(base, TensorVariable) and result.kind != NPSCALAR and result is not base:
             root = base.base if base.base is not None else base
             result.base = root
             self.views.setdefault(id(root), []).append(result)

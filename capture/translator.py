@@ -23,14 +23,13 @@ from .instructions import decode
 from .side_effects import SideEffects
 from .sources import (FRAME_GLOBALS, AttrSource, ConstSource, FrameGlobalsSource, GlobalSource,
                       ItemSource, Source)
-from .tracer import TracedTensor, UntracedArray
+from .tracer import UntracedArray
 from .translation import Cell, Translation
 from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorKind,
                              TensorVariable, Variable, broadcasts_to)
-from .variables.callables import CallableVariable, UserFunctionVariable
-from .variables.containers import (DictVariable, ListVariable, SetVariable, SliceVariable,
-                                   TupleVariable, unpack_constant_key)
-from .variables.objects import ClassVariable
+from .variables.callables import UserFunctionVariable
+from .variables.containers import (DictVariable, ListVariable, TupleVariable, sequence_op,
+                                   structurally_equal)
 
 __all__ = ["Translation", "InstructionTranslator", "Cell", "bind_arguments"]
 
@@ -179,45 +178,15 @@ class InstructionTranslator:
 
     def contains_tensor(self, args, kwargs=None) -> bool:
         def has(v):
-            if isinstance(v, TensorVariable):
-                return True
-            if isinstance(v, (TupleVariable, ListVariable)):
-                return any(has(i) for i in v.items)
-            if isinstance(v, DictVariable):
-                return any(has(i) for i in v.items.values())
-            return False
+            return isinstance(v, TensorVariable) or any(has(i) for i in v.children())
         return any(has(a) for a in args) or any(has(v) for v in (kwargs or {}).values())
 
     def _any_tensor_kind(self, args, kwargs) -> bool:
-        def has(v):
-            if isinstance(v, TensorVariable):
-                return v.kind == TENSOR
-            if isinstance(v, (TupleVariable, ListVariable)):
-                return any(has(i) for i in v.items)
-            return False
-        return any(has(a) for a in args) or any(has(v) for v in kwargs.values())
+        return any(a.has_frame_tensor() for a in args) or \
+            any(v.has_frame_tensor() for v in kwargs.values())
 
     # Python <-> Variable conversion for calls that run for real on meta arrays
-    def to_python(self, v: Variable):
-        if isinstance(v, TensorVariable):
-            v.check_fresh()
-            return TracedTensor._wrap(v.meta)
-        if isinstance(v, ConstantVariable):
-            return v.value
-        if isinstance(v, TupleVariable):
-            return tuple(self.to_python(i) for i in v.items)
-        if isinstance(v, ListVariable):
-            return [self.to_python(i) for i in v.items]
-        if isinstance(v, DictVariable):
-            return {k: self.to_python(i) for k, i in v.items.items()}
-        if isinstance(v, SliceVariable):
-            return slice(*(self.to_python(p) for p in v.parts))
-        if isinstance(v, ClassVariable):
-            return v.cls
-        if isinstance(v, CallableVariable):
-            return v.fn
-        raise Unsupported("unsupported_object", f"{v!r} cannot be passed to a frame function")
-
+    # (Variable.to_python, and back:)
     def from_python(self, value, kind: TensorKind, passed: dict[int, Variable] | None = None,
                     constant_ok: bool = False) -> Variable:
         """The Variable for what a frame function returned.  ``passed`` maps the
@@ -272,8 +241,8 @@ class InstructionTranslator:
                                                     "but is not a leaf: eager extends its autograd "
                                                     "record, which capture does not model")
         passed: dict[int, Variable] = {}
-        py_args = [self._to_python_arg(a, passed) for a in args]
-        py_kwargs = {k: self._to_python_arg(v, passed) for k, v in kwargs.items()}
+        py_args = [a.to_python(passed) for a in args]
+        py_kwargs = {k: v.to_python(passed) for k, v in kwargs.items()}
         kind = TENSOR
         if numpy_semantics and not self._any_tensor_kind(args, kwargs):
             kind = NDARRAY
@@ -295,24 +264,12 @@ class InstructionTranslator:
     def _numpy_raises(self, fn, args, kwargs) -> bool:
         """Does NumPy raise for this call?  Meta arrays are real (zero-filled,
         read-only) ndarrays of the right dtypes and shapes."""
-        def raw(v):
-            if isinstance(v, TensorVariable):
-                return v.meta if v.kind == NDARRAY else v.meta[()]
-            if isinstance(v, (TupleVariable, ListVariable)):
-                items = [raw(i) for i in v.items]
-                return tuple(items) if isinstance(v, TupleVariable) else items
-            return self.to_python(v)
         try:
             with np.errstate(all="ignore"):
-                fn(*[raw(a) for a in args], **{k: raw(v) for k, v in kwargs.items()})
+                fn(*[a.to_numpy() for a in args], **{k: v.to_numpy() for k, v in kwargs.items()})
         except Exception:  # noqa: BLE001 - any error counts as raising
             return True
         return False
-
-    def _to_python_arg(self, v: Variable, passed: dict[int, Variable]):
-        obj = self.to_python(v)
-        _register_passed(v, obj, passed)
-        return obj
 
     def call_constant(self, fn, args, kwargs) -> Variable:
         """Run a pure function on constant arguments at trace time."""
@@ -347,56 +304,11 @@ class InstructionTranslator:
         return self._sequence_op(fn, a, b)
 
     def _sequence_op(self, fn, a, b) -> Variable:
-        seq = (ListVariable, TupleVariable)
-        if fn is operator.add and type(a) is type(b) and isinstance(a, seq):
-            return type(a)(a.items + b.items)
-        if fn is operator.mul and isinstance(a, seq) and b.is_constant():
-            return type(a)(a.items * b.as_constant())
-        if fn is operator.mul and isinstance(b, seq) and a.is_constant():
-            return type(b)(b.items * a.as_constant())
-        if fn in _SET_OPS and (isinstance(a, SetVariable) or isinstance(b, SetVariable)):
-            values = [set(unpack_constant_key(i) for i in v.iterate(self)) for v in (a, b)]
-            if not all(isinstance(v, (SetVariable, ConstantVariable)) for v in (a, b)):
-                raise Unsupported("unsupported_object", f"operator {fn.__name__} on {a!r} and {b!r}")
-            out = SetVariable()
-            out.values = fn(*values)
-            return out
-        if fn in (operator.eq, operator.ne):
-            same = self.structurally_equal(a, b)
-            return ConstantVariable(same if fn is operator.eq else not same)
-        raise Unsupported("unsupported_object", f"operator {fn.__name__} on {a!r} and {b!r}")
+        return sequence_op(self, fn, a, b)
 
     def structurally_equal(self, a: Variable, b: Variable) -> bool:
-        """``a == b`` for containers of constants (element identity first, as
-        CPython's container comparison does)."""
-        containers = (ListVariable, TupleVariable, DictVariable)
-        if a is b:
-            return True
-        a, b = (self.wrap_result(v.value) if isinstance(v, ConstantVariable) and type(v.value) is tuple
-                else v for v in (a, b))
-        if isinstance(a, containers) or isinstance(b, containers):
-            kinds = [ListVariable if isinstance(v, ListVariable) else TupleVariable
-                     if isinstance(v, TupleVariable) else type(v) for v in (a, b)]
-            if kinds[0] is not kinds[1]:  # a namedtuple equals a tuple of equal items
-                if isinstance(a, containers + (ConstantVariable,)) and \
-                        isinstance(b, containers + (ConstantVariable,)):
-                    return False  # e.g. [1] == (1,) and [] == None
-                raise Unsupported("unsupported_object", f"comparing {a!r} with {b!r}")
-            if isinstance(a, DictVariable):
-                if list(a.items) != list(b.items) and set(a.items) != set(b.items):
-                    return False
-                return all(self.structurally_equal(a.items[k], b.items[k]) for k in a.items)
-            if len(a.items) != len(b.items):
-                return False
-            return all(self.structurally_equal(x, y) for x, y in zip(a.items, b.items))
-        if a.is_constant() and b.is_constant():
-            try:
-                return bool(a.as_constant() == b.as_constant())
-            except Exception as e:
-                raise UserCodeRaises(f"== raises {type(e).__name__}: {e}") from e
-        if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
-            raise Unsupported("data_dependent", "comparing containers of tensors compares their values")
-        raise Unsupported("unsupported_object", f"comparing {a!r} with {b!r}")
+        """``a == b`` for containers of constants (``containers.structurally_equal``)."""
+        return structurally_equal(self, a, b)
 
     def binary_or_unary(self, fn, *args: Variable) -> Variable:
         if any(isinstance(a, TensorVariable) for a in args):
@@ -414,16 +326,9 @@ class InstructionTranslator:
 
     def inplace_op(self, fn, a: Variable, b: Variable) -> Variable:
         """``a op= b``: tensors and ndarrays are updated in place (NumPy's
-        same_kind casting, fixed shape); everything else rebinds."""
-        if isinstance(a, TensorVariable) and a.kind in (TENSOR, NDARRAY):
-            from .autograd import check_inplace
-            check_inplace(self, a, b)
-            return self.write_in_place(a, self.binary_op(fn, a, b))
-        if isinstance(a, ListVariable) and fn is operator.add:
-            self.mutate(a)
-            a.items.extend(b.iterate(self))
-            return a
-        return self.binary_op(fn, a, b)
+        same_kind casting, fixed shape), a list extends itself with ``+=``;
+        everything else rebinds (``Variable.inplace_op``)."""
+        return a.inplace_op(self, fn, b)
 
     def write_in_place(self, a: TensorVariable, result: Variable,
                        where: Variable | None = None) -> TensorVariable:
@@ -573,20 +478,12 @@ class InstructionTranslator:
         raise UserCodeRaises(f"name {name!r} is not defined")
 
 
-_SET_OPS = (operator.or_, operator.and_, operator.sub, operator.xor)
-
 def _untrackable(tx, args, kwargs) -> bool:
     """Is an argument an input tensor that requires grad but is not a leaf?"""
     from .autograd import untrackable
 
     def check(v):
-        if isinstance(v, TensorVariable):
-            return untrackable(tx, v)
-        if isinstance(v, (TupleVariable, ListVariable)):
-            return any(check(i) for i in v.items)
-        if isinstance(v, DictVariable):
-            return any(check(i) for i in v.items.values())
-        return False
+        return untrackable(tx, v) or any(check(i) for i in v.children())
     return any(check(a) for a in args) or any(check(v) for v in kwargs.values())
 
 
@@ -599,20 +496,7 @@ _BOOL_BITWISE = {operator.and_: lambda frame: frame.logical_and,
 def _numpy_bools(v: Variable) -> bool:
     if isinstance(v, TensorVariable):
         return v.kind != TENSOR and v.meta.dtype == np.bool_
-    return isinstance(v, ConstantVariable) and type(v.value) in (bool, np.bool_)
-
-
-def _register_passed(v: Variable, obj, passed: dict[int, Variable]) -> None:
-    """Record the Python objects made for tensor Variables (and the containers
-    holding them) in a call's arguments."""
-    if isinstance(v, TensorVariable):
-        passed[id(obj)] = v
-    elif isinstance(v, (TupleVariable, ListVariable)):
-        for item, o in zip(v.items, obj):
-            _register_passed(item, o, passed)
-    elif isinstance(v, DictVariable):
-        for k, item in v.items.items():
-            _register_passed(item, obj[k], passed)
+    return v.is_constant() and type(v.as_constant()) in (bool, np.bool_)
 
 
 def bind_arguments(code: types.CodeType, qualname: str, args: list[Variable],

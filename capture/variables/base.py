@@ -1,9 +1,26 @@
 """Variables: what the symbolic stack and locals hold.
 
 Each Variable knows its source (``None`` when computed during the trace).
-Behaviour lives on the classes: ``getattr(tx, name)``, ``call(tx, args,
-kwargs)``, ``truth(tx)``; ``tx`` is the instruction translator (it owns the
-tracer, the guards and the side-effect log).
+Behaviour lives on the classes, never in ``isinstance`` chains elsewhere
+(``tests/capture/test_variable_protocol.py`` checks it); ``tx`` is the
+instruction translator (it owns the tracer, the guards and the side-effect
+log).  The protocol, with the refusing defaults of ``Variable``:
+
+* what it is: ``python_type()``, ``is_constant()``/``as_constant()`` (the
+  Python constant, or ``Unsupported``), ``truth(tx)``, ``describe()``;
+* what it holds: ``children()`` (the items of a container, as a call receives
+  them) and ``rebuilt_from()`` (what ``reconstruct`` reads: their tensors
+  become graph outputs when the value leaves the graph);
+* operations the opcode handlers delegate: ``getattr``, ``setattr``, ``call``,
+  ``getitem``, ``setitem``, ``delitem``, ``contains``, ``iterate``,
+  ``get_iter``, ``next``, ``inplace_op``;
+* crossing into real Python: ``to_python(passed)`` (the object a frame
+  function run on meta arrays receives) and ``to_numpy()`` (what NumPy
+  receives when asked whether a call raises);
+* code generation: ``reconstruct(rb)`` returns an expression of the entry
+  (``codegen._Rebuilder``) that rebuilds the value after the graph ran.
+
+``docs/capture.md`` ("How to add a Variable") walks through a new kind.
 """
 from __future__ import annotations
 
@@ -14,9 +31,10 @@ import numpy as np
 
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import DataSource, Source
+from ..tracer import TracedTensor
 
 __all__ = ["Variable", "ConstantVariable", "NullVariable", "NULL", "TensorVariable",
-           "CONSTANT_TYPES", "TensorKind", "TENSOR", "NDARRAY", "NPSCALAR"]
+           "CONSTANT_TYPES", "TensorKind", "TENSOR", "NDARRAY", "NPSCALAR", "refuse_tensor_index"]
 
 CONSTANT_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis),
                   type(NotImplemented), range, slice)
@@ -42,6 +60,7 @@ class Variable:
     def __init__(self, source: Source | None = None):
         self.source = source
 
+    # -- what it is --------------------------------------------------------------------
     def python_type(self) -> type:
         raise Unsupported("unsupported_object", f"type of {self!r}")
 
@@ -54,11 +73,78 @@ class Variable:
     def truth(self, tx) -> bool:
         raise Unsupported("unsupported_object", f"truth value of {self!r}")
 
+    def describe(self) -> str:
+        """How messages show the value (``raise`` of it)."""
+        return repr(self)
+
+    # -- what it holds -----------------------------------------------------------------
+    def children(self) -> list["Variable"] | tuple:
+        """The items of a container (a dict's values), as a call receives them."""
+        return ()
+
+    def rebuilt_from(self) -> list["Variable"] | tuple:
+        """The Variables ``reconstruct`` reads (a container's items, an
+        iterator's list, a bound method's object): their tensors are graph
+        outputs when this value leaves the graph."""
+        return self.children()
+
+    def has_frame_tensor(self) -> bool:
+        """Is a frame Tensor among this tuple's or list's items (or is it one)?
+        Without one, operators and NumPy functions follow NumPy's semantics."""
+        return False
+
+    def is_mutable(self) -> bool:
+        """Can the trace mutate it (a list, a dict, an object's attributes)?
+        Mutations of one of the frame's are replayed into it after the graph."""
+        return False
+
+    def write_back(self, rb) -> list[str]:
+        """Lines of the entry writing a mutated container's final state into the
+        real object (``rb``: ``codegen._Rebuilder``)."""
+        raise Unsupported("side_effect", f"mutating {self!r}")
+
+    # -- operations --------------------------------------------------------------------
     def getattr(self, tx, name: str) -> "Variable":
         raise Unsupported("unsupported_object", f"attribute {name!r} of {self!r}")
 
+    def setattr(self, tx, name: str, value: "Variable") -> None:
+        raise Unsupported("side_effect", f"setting attribute {name!r} on {self!r}")
+
     def call(self, tx, args: list["Variable"], kwargs: dict[str, "Variable"]) -> "Variable":
         raise Unsupported("unsupported_call", f"calling {self!r}")
+
+    def user_function(self) -> "tuple[Variable, Variable | None] | None":
+        """(function, bound self or None) when calling this calls a Python
+        function of the program (not one made by the trace): at a graph break
+        such a call runs as its own intercepted frame (``breaks.py``)."""
+        return None
+
+    def getitem(self, tx, index: "Variable") -> "Variable":
+        """``self[index]``."""
+        refuse_tensor_index(index)
+        if self.is_constant() and index.is_constant():
+            try:
+                return tx.wrap_result(self.as_constant()[index.as_constant()])
+            except Exception as e:
+                raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
+        raise Unsupported("unsupported_object", f"subscript of {self!r}")
+
+    def setitem(self, tx, index: "Variable", value: "Variable") -> None:
+        """``self[index] = value``."""
+        raise Unsupported("side_effect", f"item assignment on {self!r}")
+
+    def delitem(self, tx, index: "Variable") -> None:
+        """``del self[index]``."""
+        raise Unsupported("side_effect", f"del on {self!r}")
+
+    def contains(self, tx, item: "Variable") -> bool:
+        """``item in self``."""
+        if self.is_constant() and item.is_constant():
+            try:
+                return item.as_constant() in self.as_constant()
+            except TypeError as e:
+                raise UserCodeRaises(str(e)) from e
+        raise Unsupported("unsupported_object", f"'in' on {self!r}")
 
     def iterate(self, tx) -> list["Variable"]:
         raise Unsupported("unsupported_object", f"iterating over {self!r}")
@@ -67,6 +153,35 @@ class Variable:
         """``iter(self)``: an IteratorVariable."""
         from .containers import IteratorVariable
         return IteratorVariable(self.iterate(tx))
+
+    def next(self, tx) -> "Variable | None":
+        """``next(self)`` of an iterator (FOR_ITER): the item, or None when exhausted."""
+        raise Unsupported("unsupported_object", f"iterating {self!r}")
+
+    def inplace_op(self, tx, fn, other: "Variable") -> "Variable":
+        """``self op= other`` (``fn`` is the binary operator): rebinds, unless
+        the kind updates itself in place."""
+        return tx.binary_op(fn, self, other)
+
+    # -- crossing into real Python and generated code ---------------------------------
+    def to_python(self, passed: dict | None = None):
+        """The Python object a frame function run for real on meta arrays
+        receives for this value; ``passed`` (when given) maps the id of each
+        tensor object made to its Variable."""
+        raise Unsupported("unsupported_object", f"{self!r} cannot be passed to a frame function")
+
+    def to_numpy(self):
+        """What NumPy receives for this value when capture asks it whether a
+        call raises (meta arrays: real zero-filled arrays of the right types)."""
+        return self.to_python()
+
+    def reconstruct(self, rb) -> str:
+        """An expression of the entry rebuilding this value after the graph
+        ran (``rb``: ``codegen._Rebuilder``).  A value of the frame is read
+        through its source; one made by the trace needs its own way."""
+        if self.source is not None:
+            return rb.source(self)
+        raise Unsupported("unsupported_object", f"returning or storing {self!r}")
 
     def __repr__(self) -> str:
         src = f" from {self.source}" if self.source is not None else ""
@@ -101,6 +216,12 @@ class ConstantVariable(Variable):
         if isinstance(self.value, (str, bytes, range, tuple, frozenset)):
             return [ConstantVariable(v) for v in self.value]
         return super().iterate(tx)
+
+    def to_python(self, passed: dict | None = None):
+        return self.value
+
+    def reconstruct(self, rb) -> str:
+        return rb.constant(self.value)
 
     def __repr__(self) -> str:
         return f"Constant({self.value!r})"
@@ -178,9 +299,49 @@ class TensorVariable(Variable):
     def truth(self, tx) -> bool:
         raise Unsupported("data_dependent", "the truth value of a tensor depends on its data")
 
+    def has_frame_tensor(self) -> bool:
+        return self.kind == TENSOR
+
     def getattr(self, tx, name: str) -> Variable:
         from .tensor_ops import tensor_getattr
         return tensor_getattr(tx, self, name)
+
+    def setattr(self, tx, name: str, value: Variable) -> None:
+        if self.kind == TENSOR and name == "grad":
+            from ..autograd import write_grad
+            write_grad(tx, self, value)
+            return
+        super().setattr(tx, name, value)
+
+    def getitem(self, tx, index: Variable) -> Variable:
+        from .tensor_ops import tensor_getitem
+        return tensor_getitem(tx, self, index)
+
+    def setitem(self, tx, index: Variable, value: Variable) -> None:
+        raise Unsupported("side_effect", "item assignment into a tensor")
+
+    def inplace_op(self, tx, fn, other: Variable) -> Variable:
+        """Tensors and ndarrays are updated in place (NumPy's same_kind
+        casting, fixed shape); a NumPy scalar rebinds."""
+        if self.kind in (TENSOR, NDARRAY):
+            from ..autograd import check_inplace
+            check_inplace(tx, self, other)
+            return tx.write_in_place(self, tx.binary_op(fn, self, other))
+        return super().inplace_op(tx, fn, other)
+
+    def to_python(self, passed: dict | None = None):
+        self.check_fresh()
+        obj = TracedTensor._wrap(self.meta)
+        if passed is not None:
+            passed[id(obj)] = self
+        return obj
+
+    def to_numpy(self):
+        return self.meta if self.kind == NDARRAY else self.meta[()]
+
+    def reconstruct(self, rb) -> str:
+        self.check_fresh()
+        return rb.tensor(self)
 
     def iterate(self, tx) -> list[Variable]:
         return self.get_iter(tx).iterate(tx)
@@ -204,6 +365,12 @@ class TensorVariable(Variable):
 
     def __repr__(self) -> str:
         return f"Tensor({self.kind} {self.meta.dtype}{list(self.shape)})"
+
+
+def refuse_tensor_index(index: Variable) -> None:
+    """Indexing a Python container with a tensor depends on the tensor's data."""
+    if isinstance(index, TensorVariable):
+        raise Unsupported("data_dependent", "indexing a Python container with a tensor")
 
 
 def broadcasts_to(shape: tuple, target: tuple) -> bool:

@@ -44,6 +44,11 @@ class UserFunctionVariable(Variable):
     def call(self, tx, args, kwargs):
         return tx.inline_call(self, args, kwargs)
 
+    def user_function(self):
+        if self.closure is None and self.made_defaults is None:
+            return self, None
+        return None
+
     def getattr(self, tx, name: str) -> Variable:
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return ConstantVariable(getattr(self.fn, name))
@@ -64,6 +69,14 @@ class CallableVariable(Variable):
 
     def python_type(self) -> type:
         return type(self.fn)
+
+    def to_python(self, passed: dict | None = None):
+        return self.fn
+
+    def reconstruct(self, rb) -> str:
+        if self.source is not None:
+            return rb.source(self)
+        return rb.const(self.fn)
 
 
 class FrameApiVariable(CallableVariable):
@@ -143,8 +156,22 @@ class MethodVariable(Variable):
     def call(self, tx, args, kwargs):
         return self.func.call(tx, [self.self_var, *args], kwargs)
 
+    def user_function(self):
+        called = self.func.user_function()
+        if called is not None and called[1] is None:
+            return called[0], self.self_var
+        return None
+
     def python_type(self) -> type:
         return types.MethodType
+
+    def rebuilt_from(self) -> list[Variable]:
+        return [self.self_var]
+
+    def reconstruct(self, rb) -> str:
+        if self.source is not None:
+            return rb.source(self)
+        return f"{rb.const(types.MethodType)}({rb.expr(self.func)}, {rb.expr(self.self_var)})"
 
 
 class BoundBuiltinMethod(Variable):
@@ -159,6 +186,12 @@ class BoundBuiltinMethod(Variable):
     def call(self, tx, args, kwargs):
         from .container_methods import call_container_method
         return call_container_method(tx, self.obj, self.name, args, kwargs)
+
+    def rebuilt_from(self) -> list[Variable]:
+        return [self.obj]
+
+    def reconstruct(self, rb) -> str:
+        return f"{rb.expr(self.obj)}.{self.name}"
 
     def __repr__(self) -> str:
         return f"Method({self.obj!r}.{self.name})"

@@ -7,17 +7,64 @@ is written back to the real object after the graph runs.
 """
 from __future__ import annotations
 
+import operator
+
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import Source
-from .base import ConstantVariable, Variable
+from .base import ConstantVariable, TensorVariable, Variable, refuse_tensor_index
 
 __all__ = ["TupleVariable", "NamedTupleVariable", "ListVariable", "DictVariable", "SetVariable",
            "SliceVariable", "IteratorVariable", "ListIteratorVariable", "DictIteratorVariable",
            "DictViewVariable", "LazyIteratorVariable", "GeneratorVariable", "is_namedtuple_class",
-           "constant_value", "is_constant_value", "unpack_constant_key"]
+           "constant_value", "is_constant_value", "unpack_constant_key", "sequence_op",
+           "structurally_equal"]
 
 
-class TupleVariable(Variable):
+class _Sequence(Variable):
+    """What tuples and lists share: items that are Variables, indexing with a
+    constant, ``in`` by CPython's identity-then-equality rule."""
+    __slots__ = ()
+
+    def children(self) -> list[Variable]:
+        return self.items
+
+    def has_frame_tensor(self) -> bool:
+        return any(i.has_frame_tensor() for i in self.items)
+
+    def truth(self, tx) -> bool:
+        return bool(self.items)
+
+    def iterate(self, tx):
+        return list(self.items)
+
+    def getitem(self, tx, index: Variable) -> Variable:
+        refuse_tensor_index(index)
+        key = index.as_constant()
+        try:
+            got = self.items[key]
+        except (IndexError, TypeError) as e:
+            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
+        return type(self)(got) if isinstance(key, slice) else got
+
+    def contains(self, tx, item: Variable) -> bool:
+        # CPython: identity first, then ==, element by element, stopping at a match
+        return any(tx.structurally_equal(i, item) for i in self.items)
+
+    def reconstruct(self, rb) -> str:
+        if self.source is not None:  # the object itself (mutations are replayed into it)
+            return rb.source(self)
+        name = rb.named(self)   # made during the call: built once (its identity is shared
+        if name is None:        # by every place it is stored)
+            name = rb.new_name(self)
+            self.build(rb, name)
+        return name
+
+    def build(self, rb, name: str) -> None:
+        """Emit the lines making this container, a new object, as ``name``."""
+        raise NotImplementedError
+
+
+class TupleVariable(_Sequence):
     __slots__ = ("items",)
 
     def __init__(self, items, source: Source | None = None):
@@ -33,11 +80,19 @@ class TupleVariable(Variable):
     def as_constant(self):
         return tuple(i.as_constant() for i in self.items)
 
-    def truth(self, tx) -> bool:
-        return bool(self.items)
+    def to_python(self, passed: dict | None = None):
+        return tuple(i.to_python(passed) for i in self.items)
 
-    def iterate(self, tx):
-        return list(self.items)
+    def to_numpy(self):
+        return tuple(i.to_numpy() for i in self.items)
+
+    def build(self, rb, name: str) -> None:
+        if _contains(self, self, set()):
+            raise Unsupported("unsupported_object", "a tuple that contains itself")
+        rb.emit(f"{name} = ({self._inner(rb)})")
+
+    def _inner(self, rb) -> str:
+        return "".join(rb.expr(i) + ", " for i in self.items)
 
     def getattr(self, tx, name: str) -> Variable:
         from .callables import BoundBuiltinMethod
@@ -69,6 +124,11 @@ class NamedTupleVariable(TupleVariable):
             return TupleVariable([ConstantVariable(f) for f in fields])
         return super().getattr(tx, name)
 
+    def build(self, rb, name: str) -> None:
+        if _contains(self, self, set()):
+            raise Unsupported("unsupported_object", "a tuple that contains itself")
+        rb.emit(f"{name} = {rb.const(self.cls)}._make(({self._inner(rb)}))")
+
     def __repr__(self) -> str:
         return f"{self.cls.__name__}{self.items!r}"
 
@@ -82,7 +142,7 @@ def is_namedtuple_class(cls) -> bool:
             and cls.__len__ is tuple.__len__ and cls.__eq__ is tuple.__eq__)
 
 
-class ListVariable(Variable):
+class ListVariable(_Sequence):
     __slots__ = ("items", "mutated")
 
     def __init__(self, items, source: Source | None = None):
@@ -93,11 +153,48 @@ class ListVariable(Variable):
     def python_type(self) -> type:
         return list
 
-    def truth(self, tx) -> bool:
-        return bool(self.items)
+    def setitem(self, tx, index: Variable, value: Variable) -> None:
+        key = index.as_constant()
+        tx.mutate(self)
+        try:
+            if isinstance(key, slice):
+                self.items[key] = value.iterate(tx)
+            else:
+                self.items[key] = value
+        except (IndexError, TypeError, ValueError) as e:
+            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
 
-    def iterate(self, tx):
-        return list(self.items)
+    def delitem(self, tx, index: Variable) -> None:
+        tx.mutate(self)
+        key = index.as_constant()
+        try:
+            del self.items[key]
+        except (IndexError, KeyError) as e:
+            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
+
+    def inplace_op(self, tx, fn, other: Variable) -> Variable:
+        if fn is operator.add:
+            tx.mutate(self)
+            self.items.extend(other.iterate(tx))
+            return self
+        return super().inplace_op(tx, fn, other)
+
+    def is_mutable(self) -> bool:
+        return True
+
+    def write_back(self, rb) -> list[str]:
+        return [f"    {rb.source(self)}[:] = [{', '.join(rb.expr(i) for i in self.items)}]"]
+
+    def to_python(self, passed: dict | None = None):
+        return [i.to_python(passed) for i in self.items]
+
+    def to_numpy(self):
+        return [i.to_numpy() for i in self.items]
+
+    def build(self, rb, name: str) -> None:
+        rb.emit(f"{name} = []")   # before its items: it may contain itself
+        items = ", ".join(rb.expr(i) for i in self.items)
+        rb.emit(f"{name}.extend(({items}{',' if self.items else ''}))")
 
     def get_iter(self, tx) -> IteratorVariable:
         return ListIteratorVariable(self)
@@ -125,11 +222,57 @@ class DictVariable(Variable):
     def python_type(self) -> type:
         return dict
 
+    def children(self) -> list[Variable]:
+        return list(self.items.values())
+
     def truth(self, tx) -> bool:
         return bool(self.items)
 
     def iterate(self, tx):
         return [ConstantVariable(k) for k in self.items]
+
+    def getitem(self, tx, index: Variable) -> Variable:
+        refuse_tensor_index(index)
+        key = unpack_constant_key(index)
+        if key not in self.items:
+            raise UserCodeRaises(f"KeyError: {key!r}")
+        return self.items[key]
+
+    def setitem(self, tx, index: Variable, value: Variable) -> None:
+        tx.mutate(self)
+        self.items[unpack_constant_key(index)] = value
+
+    def delitem(self, tx, index: Variable) -> None:
+        tx.mutate(self)
+        key = unpack_constant_key(index)
+        try:
+            del self.items[key]
+        except (IndexError, KeyError) as e:
+            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
+
+    def contains(self, tx, item: Variable) -> bool:
+        return unpack_constant_key(item) in self.items
+
+    def is_mutable(self) -> bool:
+        return True
+
+    def write_back(self, rb) -> list[str]:
+        items = ", ".join(f"{rb.constant(k)}: {rb.expr(v)}" for k, v in self.items.items())
+        return [f"    {rb.source(self)}.clear()", f"    {rb.source(self)}.update({{{items}}})"]
+
+    def to_python(self, passed: dict | None = None):
+        return {k: i.to_python(passed) for k, i in self.items.items()}
+
+    def reconstruct(self, rb) -> str:
+        if self.source is not None:  # the object itself (mutations are replayed into it)
+            return rb.source(self)
+        name = rb.named(self)
+        if name is None:
+            name = rb.new_name(self)
+            rb.emit(f"{name} = {{}}")   # before its items: it may contain itself
+            items = ", ".join(f"{rb.constant(k)}: {rb.expr(v)}" for k, v in self.items.items())
+            rb.emit(f"{name}.update({{{items}}})")
+        return name
 
     def get_iter(self, tx) -> IteratorVariable:
         return DictIteratorVariable(self)
@@ -164,6 +307,16 @@ class SetVariable(Variable):
 
     def truth(self, tx) -> bool:
         return bool(self.values)
+
+    def contains(self, tx, item: Variable) -> bool:
+        return unpack_constant_key(item) in self.values
+
+    def reconstruct(self, rb) -> str:
+        name = rb.named(self)
+        if name is None:
+            name = rb.new_name(self)
+            rb.emit(f"{name} = __set({rb.const(tuple(self.values))})")
+        return name
 
     def iterate(self, tx):
         return [ConstantVariable(v) for v in self.values]
@@ -211,6 +364,22 @@ class IteratorVariable(Variable):
     def python_type(self) -> type:
         return type(iter(()))
 
+    def rebuilt_from(self) -> list[Variable]:
+        return self.items[self.pos:]
+
+    def reconstruct(self, rb) -> str:
+        """``iter(<the remaining items>)`` (it lives on the stack at a graph break)."""
+        name = rb.named(self)
+        if name is None:
+            rest = self.items[self.pos:]
+            if all(isinstance(i, ConstantVariable) for i in rest):
+                inner = rb.const(tuple(i.value for i in rest))
+            else:
+                inner = "(" + "".join(rb.expr(i) + ", " for i in rest) + ")"
+            name = rb.new_name(self)
+            rb.emit(f"{name} = __iter({inner})")
+        return name
+
 
 class ListIteratorVariable(IteratorVariable):
     """``iter(lst)``: live, like CPython's list iterator (items appended
@@ -231,6 +400,20 @@ class ListIteratorVariable(IteratorVariable):
 
     def python_type(self) -> type:
         return type(iter([]))
+
+    def rebuilt_from(self) -> list[Variable]:
+        return [self.lst]
+
+    def reconstruct(self, rb) -> str:
+        name = rb.named(self)
+        if name is None:
+            name = rb.new_name(self)
+            if self.pos < 0:  # exhausted stays exhausted
+                rb.emit(f"{name} = __iter(())")
+            else:
+                rb.emit(f"{name} = __iter({rb.expr(self.lst)})")
+                rb.emit(f"{name}.__setstate__({self.pos})")
+        return name
 
 
 class DictIteratorVariable(IteratorVariable):
@@ -260,6 +443,12 @@ class DictIteratorVariable(IteratorVariable):
 
     def python_type(self) -> type:
         return type(iter({}))
+
+    # its state cannot be rebuilt in an entry
+    def rebuilt_from(self) -> tuple:
+        return ()
+
+    reconstruct = Variable.reconstruct
 
 
 class DictViewVariable(Variable):
@@ -300,6 +489,12 @@ class LazyIteratorVariable(IteratorVariable):
 
     def python_type(self) -> type:
         return self.kind
+
+    # its state cannot be rebuilt in an entry
+    def rebuilt_from(self) -> tuple:
+        return ()
+
+    reconstruct = Variable.reconstruct
 
 
 class GeneratorVariable(IteratorVariable):
@@ -353,6 +548,12 @@ class GeneratorVariable(IteratorVariable):
         import types
         return types.GeneratorType
 
+    # its state cannot be rebuilt in an entry
+    def rebuilt_from(self) -> tuple:
+        return ()
+
+    reconstruct = Variable.reconstruct
+
 
 class SliceVariable(Variable):
     """A slice whose parts are Variables (constants in practice)."""
@@ -370,6 +571,14 @@ class SliceVariable(Variable):
 
     def python_type(self) -> type:
         return slice
+
+    def to_python(self, passed: dict | None = None):
+        return slice(*(p.to_python() for p in self.parts))
+
+    def reconstruct(self, rb) -> str:
+        if self.is_constant():
+            return rb.const(self.as_constant())
+        return super().reconstruct(rb)
 
 
 def constant_value(var: Variable):
@@ -400,3 +609,72 @@ def unpack_constant_key(var: Variable):
     except TypeError as e:
         raise UserCodeRaises(f"unhashable dict key {key!r}") from e
     return key
+
+
+def _contains(var: Variable, target: Variable, seen: set[int]) -> bool:
+    """Does ``var`` hold ``target`` (at any depth)?"""
+    if id(var) in seen:
+        return False
+    seen.add(id(var))
+    for item in var.children():
+        if item is target or _contains(item, target, seen):
+            return True
+    return False
+
+
+_SET_OPS = (operator.or_, operator.and_, operator.sub, operator.xor)
+
+
+def sequence_op(tx, fn, a: Variable, b: Variable) -> Variable:
+    """A binary operator on containers (``+``, ``*``, set operators, ``==``)."""
+    seq = (ListVariable, TupleVariable)
+    if fn is operator.add and type(a) is type(b) and isinstance(a, seq):
+        return type(a)(a.items + b.items)
+    if fn is operator.mul and isinstance(a, seq) and b.is_constant():
+        return type(a)(a.items * b.as_constant())
+    if fn is operator.mul and isinstance(b, seq) and a.is_constant():
+        return type(b)(b.items * a.as_constant())
+    if fn in _SET_OPS and (isinstance(a, SetVariable) or isinstance(b, SetVariable)):
+        values = [set(unpack_constant_key(i) for i in v.iterate(tx)) for v in (a, b)]
+        if not all(isinstance(v, (SetVariable, ConstantVariable)) for v in (a, b)):
+            raise Unsupported("unsupported_object", f"operator {fn.__name__} on {a!r} and {b!r}")
+        out = SetVariable()
+        out.values = fn(*values)
+        return out
+    if fn in (operator.eq, operator.ne):
+        same = structurally_equal(tx, a, b)
+        return ConstantVariable(same if fn is operator.eq else not same)
+    raise Unsupported("unsupported_object", f"operator {fn.__name__} on {a!r} and {b!r}")
+
+
+def structurally_equal(tx, a: Variable, b: Variable) -> bool:
+    """``a == b`` for containers of constants (element identity first, as
+    CPython's container comparison does)."""
+    containers = (ListVariable, TupleVariable, DictVariable)
+    if a is b:
+        return True
+    a, b = (tx.wrap_result(v.value) if isinstance(v, ConstantVariable) and type(v.value) is tuple
+            else v for v in (a, b))
+    if isinstance(a, containers) or isinstance(b, containers):
+        kinds = [ListVariable if isinstance(v, ListVariable) else TupleVariable
+                 if isinstance(v, TupleVariable) else type(v) for v in (a, b)]
+        if kinds[0] is not kinds[1]:  # a namedtuple equals a tuple of equal items
+            if isinstance(a, containers + (ConstantVariable,)) and \
+                    isinstance(b, containers + (ConstantVariable,)):
+                return False  # e.g. [1] == (1,) and [] == None
+            raise Unsupported("unsupported_object", f"comparing {a!r} with {b!r}")
+        if isinstance(a, DictVariable):
+            if list(a.items) != list(b.items) and set(a.items) != set(b.items):
+                return False
+            return all(structurally_equal(tx, a.items[k], b.items[k]) for k in a.items)
+        if len(a.items) != len(b.items):
+            return False
+        return all(structurally_equal(tx, x, y) for x, y in zip(a.items, b.items))
+    if a.is_constant() and b.is_constant():
+        try:
+            return bool(a.as_constant() == b.as_constant())
+        except Exception as e:
+            raise UserCodeRaises(f"== raises {type(e).__name__}: {e}") from e
+    if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+        raise Unsupported("data_dependent", "comparing containers of tensors compares their values")
+    raise Unsupported("unsupported_object", f"comparing {a!r} with {b!r}")

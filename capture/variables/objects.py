@@ -11,7 +11,7 @@ import types
 
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import AttrSource, ConstSource, Source
-from .base import Variable
+from .base import Variable, refuse_tensor_index
 
 __all__ = ["ObjectVariable", "PythonModuleVariable", "ClassVariable", "ExceptionVariable"]
 
@@ -35,6 +35,9 @@ class ObjectVariable(Variable):
 
     def python_type(self) -> type:
         return type(self.obj)
+
+    def is_mutable(self) -> bool:
+        return True
 
     def truth(self, tx) -> bool:
         cls = type(self.obj)
@@ -88,6 +91,18 @@ class ObjectVariable(Variable):
             raise Unsupported("side_effect", f"{cls.__name__} objects have no __dict__")
         tx.side_effects.store_attr(self, name, value)
 
+    def getitem(self, tx, index: Variable) -> Variable:
+        refuse_tensor_index(index)
+        method = tx.getattr(self, "__getitem__")
+        return method.call(tx, [index], {})
+
+    def next(self, tx):
+        if self.source is not None and hasattr(type(self.obj), "__next__"):
+            # a real iterator handed to a resume function (a loop whose body broke
+            # the graph): the entry advances it natively, one iteration at a time
+            raise Unsupported("resume_loop", "next() of a loop's iterator")
+        return super().next(tx)
+
     def call(self, tx, args, kwargs):
         call = _class_lookup(type(self.obj), "__call__")
         if isinstance(call, types.FunctionType):
@@ -131,6 +146,11 @@ class PythonModuleVariable(Variable):
             base = ConstSource(tx.tr.guards.const(self.module), self.module.__name__)
         return tx.wrap(value, AttrSource(base, name))
 
+    def reconstruct(self, rb) -> str:
+        if self.source is not None:
+            return rb.source(self)
+        return rb.const(self.module)
+
     def __repr__(self) -> str:
         return f"Module({self.module.__name__})"
 
@@ -150,6 +170,17 @@ class ClassVariable(Variable):
 
     def as_constant(self):
         return self.cls
+
+    def describe(self) -> str:
+        return self.cls.__name__
+
+    def to_python(self, passed: dict | None = None):
+        return self.cls
+
+    def reconstruct(self, rb) -> str:
+        if self.source is not None:
+            return rb.source(self)
+        return rb.const(self.cls)
 
     def getattr(self, tx, name: str) -> Variable:
         static = _class_lookup(self.cls, name)

@@ -62,6 +62,12 @@ class TensorMethodVariable(Variable):
             return tx.call_real(method, [t, *args], kwargs)
         return _ndarray_method(tx, t, self.name, args, kwargs)
 
+    def rebuilt_from(self) -> list[Variable]:
+        return [self.tensor]
+
+    def reconstruct(self, rb) -> str:
+        return f"{rb.expr(self.tensor)}.{self.name}"
+
     def __repr__(self) -> str:
         return f"TensorMethod({self.tensor!r}.{self.name})"
 
