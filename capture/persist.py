@@ -62,7 +62,8 @@ import numpy as np
 
 from frame.runtime.stats import record
 
-from .codegen import CacheEntry, entry_function, entry_helpers, maker_code, set_entry_helper
+from .codegen import (CacheEntry, entry_function, entry_helpers, maker_code, origin_of,
+                      set_entry_helper)
 
 __all__ = ["load_entries", "save_entry"]
 
@@ -399,7 +400,7 @@ def _rebuild(fn, item: dict, blobs: dict[str, bytes], pgo: bool = False):
     entry.backend = item["backend"]
     parts = {part: blobs[name] for part, name in item["blobs"].items()}
     if item["graph"] is not None:
-        namespace["__run"] = _LazyRun(entry, item, parts["graph"], pgo)
+        namespace["__run"] = _LazyRun(entry, item, parts["graph"], pgo, origin_of(fn))
     try:  # the compiled maker (a code object of this Python: the key holds its bytecode tag)
         code = marshal.loads(parts["code"])
     except (KeyError, EOFError, ValueError, TypeError):
@@ -416,9 +417,11 @@ class _LazyRun:
     its executable (``runtime.compile``: in practice a persistent-cache hit),
     then rebinds ``__run`` to the executable's ``run``."""
 
-    def __init__(self, entry, item: dict, payloads: bytes, pgo: bool = False):
+    def __init__(self, entry, item: dict, payloads: bytes, pgo: bool = False,
+                 origin: str | None = None):
         self.entry, self.item, self.payloads = entry, item, payloads
         self.pgo = pgo  # the user named no backend (runtime.compile's PGO)
+        self.origin = origin  # the user's function, for compile-time messages
         self.lock = threading.Lock()
 
     def __call__(self, inputs):
@@ -433,7 +436,8 @@ class _LazyRun:
                 if runs_eagerly(int(self.item["nodes"]), bool(self.item["bodies"])):
                     exe = _EagerExecutable(unpack_graph(text, self.payloads))
                 else:  # no parsing when the persistent cache has the executable
-                    exe = compile_packed(text, self.payloads, backend, pgo=self.pgo)
+                    exe = compile_packed(text, self.payloads, backend, pgo=self.pgo,
+                                         origin=self.origin)
                 self.entry.executable = exe
                 set_entry_helper(self.entry.fn, "__run", exe.run)
                 record.count("capture_persistent_hits")
