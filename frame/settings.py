@@ -1,5 +1,5 @@
 """frame.config (defined here in ``frame.settings``): every setting, with its
-environment variable (DESIGN §10).
+environment variable (docs/design.md §10).
 
     frame.config.backend = "cpu"        # same as FRAME_BACKEND=cpu
     with frame.config.override(eager=True):
