@@ -35,7 +35,7 @@ def test_import_frame_does_not_import_openvino():
 
 
 
-# -- imports point down (docs/design.md §1) ---------------------------------------------------------
+# -- imports point down (docs/design.md §1) -------------------------------------------------
 #
 # Every ``import`` / ``from ... import`` statement under frame/ and capture/ is checked,
 # at module level and inside functions alike (a function-level import hides a cycle from
