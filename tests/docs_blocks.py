@@ -11,7 +11,8 @@ Conventions (written for the docs' authors):
 - A block that shows its output is followed by a ```` ```text ```` block
   (only blank lines between).  The block's stdout must equal that text, where
   ``...`` stands for any characters (also across lines), as in doctest's
-  ELLIPSIS; trailing spaces are ignored.
+  ELLIPSIS, and a line that is only ``...`` for any number of lines, none
+  included; trailing spaces are ignored.
 - A block that truly cannot run here says why in its info string:
   ```` ```python no-run (excerpt of frame/runtime/fallback.py) ````.  Such
   blocks are few (``MAX_NO_RUN`` for all the docs together).
@@ -97,11 +98,17 @@ def blocks_of(path: pathlib.Path) -> list[Block]:
 
 
 def matches(expected: str, got: str) -> bool:
-    """Does ``got`` equal ``expected``, ``...`` matching anything, trailing spaces ignored?"""
+    """Does ``got`` equal ``expected``, ``...`` matching anything (a line that is
+    only ``...``: any number of lines, none included), trailing spaces ignored?"""
     def norm(s: str) -> str:
-        return "\n".join(line.rstrip() for line in s.strip("\n").splitlines())
-    pattern = ".*?".join(re.escape(part) for part in norm(expected).split("..."))
-    return re.fullmatch(pattern, norm(got), re.DOTALL) is not None
+        return "\n".join(line.rstrip() for line in s.strip("\n").splitlines()) + "\n"
+    parts = []
+    for line in norm(expected).splitlines():
+        if line == "...":
+            parts.append(r"(?:.*?\n)?")
+        else:
+            parts.append(".*?".join(re.escape(p) for p in line.split("...")) + r"\n")
+    return re.fullmatch("".join(parts), norm(got), re.DOTALL) is not None
 
 
 def _run_all(path: pathlib.Path) -> list[dict]:

@@ -66,6 +66,9 @@ def test_matching_convention():
     assert matches("a ... c\n", "a b c")
     assert matches("x\n...\nz", "x\n1\n2\nz  ")
     assert not matches("a ... c", "a b d")
+    assert matches("x\n...\nz", "x\nz")
+    assert matches("x\n...\nz", "x\n1\nz")
+    assert not matches("x\nz", "x\n1\nz")
 
 
 def test_ci_runs_the_readmes_test_command():
