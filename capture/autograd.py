@@ -1,4 +1,4 @@
-"""Autograd under capture: the traced graph is the record (DESIGN.md §9).
+"""Autograd under capture: the traced graph is the record (docs/design.md §9).
 
 Tensors that require grad are graph values like any other.  Which of them
 "require grad" is tracked as eager's tape tracks it: by the identity of the

@@ -33,6 +33,7 @@ import dataclasses
 import inspect
 import keyword
 import math
+import os
 import re
 import types
 
@@ -397,7 +398,7 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     needed = _collect_needed(tr, result, brk)
     outputs, out_index = _choose_outputs(tr, needed)
     graph = tr.tracer.graph
-    exe = _executable(graph, backend, options, pgo) if outputs else None
+    exe = _executable(graph, backend, options, pgo, origin_of(fn)) if outputs else None
     rb = _Rebuilder(tr, tr.guards, out_index, {id(v) for v in needed})
     replay = _write_replay(tr, fn, rb, out_index, result, brk, requested_backend)
     _mutation_guards(tr)
@@ -587,11 +588,19 @@ def runs_eagerly(node_count: int, has_body: bool) -> bool:
     return node_count < minimum and not has_body
 
 
-def _executable(graph, backend: str, options, pgo: bool = False):
+def origin_of(fn) -> str:
+    """``"qualname (file.py:line)"`` of the user's function (a resume function
+    carries the user's name and first line): how frame's compile-time messages
+    name a graph's source."""
+    code = fn.__code__
+    return f"{code.co_qualname} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+
+
+def _executable(graph, backend: str, options, pgo: bool = False, origin: str | None = None):
     from frame.runtime.compile import compile as runtime_compile
     if runs_eagerly(len(graph.nodes), any(n.body is not None for n in graph.nodes)):
         return _EagerExecutable(graph)
-    return runtime_compile(graph, backend, options, pgo=pgo)
+    return runtime_compile(graph, backend, options, pgo=pgo, origin=origin)
 
 
 def _distinct_outputs(outputs, used: set[int]) -> list[str]:

@@ -62,7 +62,8 @@ import numpy as np
 
 from frame.runtime.stats import record
 
-from .codegen import CacheEntry, entry_function, entry_helpers, maker_code, set_entry_helper
+from .codegen import (CacheEntry, entry_function, entry_helpers, maker_code, origin_of,
+                      set_entry_helper)
 
 __all__ = ["load_entries", "save_entry"]
 
@@ -398,7 +399,7 @@ def _rebuild(fn, item: dict, blobs: dict[str, bytes], pgo: bool = False):
     parts = {part: blobs[name] for part, name in item["blobs"].items()}
     lazy = None
     if item["graph"] is not None:
-        lazy = namespace["__run"] = _LazyRun(item, parts["graph"], pgo)
+        lazy = namespace["__run"] = _LazyRun(item, parts["graph"], pgo, origin_of(fn))
     try:  # the compiled maker (a code object of this Python: the key holds its bytecode tag)
         code = marshal.loads(parts["code"])
     except (KeyError, EOFError, ValueError, TypeError):
@@ -419,9 +420,11 @@ class _LazyRun:
     practice a persistent-cache hit), then rebinds ``__run`` of the entry
     function (``entry_fn``) to the executable's ``run``."""
 
-    def __init__(self, item: dict, payloads: bytes, pgo: bool = False):
+    def __init__(self, item: dict, payloads: bytes, pgo: bool = False,
+                 origin: str | None = None):
         self.item, self.payloads = item, payloads
         self.pgo = pgo  # the user named no backend (runtime.compile's PGO)
+        self.origin = origin  # the user's function, for compile-time messages
         self.lock = threading.Lock()
         self.entry_fn = None     # the entry function whose ``__run`` this is
         self.executable = None   # once loaded
@@ -441,7 +444,8 @@ class _LazyRun:
                 if runs_eagerly(int(self.item["nodes"]), bool(self.item["bodies"])):
                     exe = _EagerExecutable(unpack_graph(text, self.payloads))
                 else:  # no parsing when the persistent cache has the executable
-                    exe = compile_packed(text, self.payloads, backend, pgo=self.pgo)
+                    exe = compile_packed(text, self.payloads, backend, pgo=self.pgo,
+                                         origin=self.origin)
                 self.executable = exe
                 set_entry_helper(self.entry_fn, "__run", exe.run)
                 record.count("capture_persistent_hits")

@@ -1,5 +1,5 @@
 """frame.config (defined here in ``frame.settings``): every setting, with its
-environment variable (DESIGN §10).
+environment variable (docs/design.md §10).
 
     frame.config.backend = "cpu"        # same as FRAME_BACKEND=cpu
     with frame.config.override(eager=True):
@@ -15,9 +15,10 @@ import contextlib
 import dataclasses
 import logging
 import os
+import textwrap
 from typing import Any, Callable
 
-__all__ = ["Config", "config", "LOG_CHANNELS", "eager_forced"]
+__all__ = ["Config", "config", "LOG_CHANNELS", "eager_forced", "environment_help"]
 
 LOG_CHANNELS = ("graph_breaks", "recompiles", "guards", "graph", "bytecode", "fallbacks")
 
@@ -77,45 +78,107 @@ def _optional_flag(name: str) -> bool | None:
     return _flag(name, True)
 
 
+def _setting(default, env: str, help: str, read: Callable[[str, Any], Any], *,
+             factory: Callable[[], Any] | None = None):
+    """A Config field: its default, its environment variable, one line of help
+    and ``read(env, default)`` -- the one description ``from_env``, ``describe``
+    and ``python -m frame --help``'s Environment section are made from."""
+    meta = {"env": env, "help": help, "read": read}
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def _str(name: str, default):
+    return os.environ.get(name) or default
+
+
+def _log_env(name: str, default):
+    return _channels(os.environ.get(name, ""), strict=False) or default
+
+
+def _cache_dir_env(name: str, default):
+    return _cache_dir()
+
+
+def _flag_env(name: str, default):
+    return _flag(name, default)
+
+
+def _optional_flag_env(name: str, default):
+    return _optional_flag(name)
+
+
+def _threads_env(name: str, default):
+    return _threads(name)
+
+
 @dataclasses.dataclass
 class Config:
-    eager: bool = False                 # FRAME_EAGER: frame.jit runs functions natively
-    backend: str | None = None          # FRAME_BACKEND: None = openvino if installed, else cpu
-    report: bool = False                # FRAME_REPORT: print frame.report() at exit
-    log: tuple[str, ...] = ()           # FRAME_LOG: comma list of LOG_CHANNELS
-    dump_ir_after: str | None = None    # FRAME_DUMP_IR_AFTER: a pass name
-    cache_dir: str = dataclasses.field(default_factory=_default_cache_dir)  # FRAME_CACHE_DIR:
-                                        # "" = no persistent cache at all (neither frame's
-                                        # entries nor OpenVINO's model cache)
-    cache: bool = True                  # FRAME_CACHE: the persistent on-disk compile cache
-    cache_max_bytes: int = 1 << 30      # FRAME_CACHE_MAX_BYTES
-    tiered: bool = True                 # FRAME_TIERED: cpu tier first, slow tier in background
-    hot_threshold: int = 2              # FRAME_HOT_THRESHOLD: calls before the slow tier compiles
-    max_pending: int = 4                # FRAME_MAX_PENDING: background compiles in flight
-    compile_timeout_s: float = 60.0     # FRAME_COMPILE_TIMEOUT_S
-    compile_exit_wait_s: float = 10.0   # FRAME_COMPILE_EXIT_WAIT_S: at exit, wait this long at
-                                        # most for a background compile in flight (queued ones
-                                        # are dropped; OpenVINO aborts a process that exits
-                                        # in the middle of compile_model)
-    tier_quiet_s: float = 0.1           # FRAME_TIER_QUIET_S: a background compile starts after
-                                        # this long without a foreground compile (first
-                                        # results first), or after waiting 2 s regardless
-    min_graph_ops: int = 1              # FRAME_MIN_GRAPH_OPS: smaller graphs run eagerly
+    eager: bool = _setting(False, "FRAME_EAGER", "frame.jit runs functions natively, capturing "
+                           "nothing", _flag_env)
+    backend: str | None = _setting(None, "FRAME_BACKEND", "the jit's default backend: openvino "
+                                   "or cpu (unset: openvino if installed, else cpu)", _str)
+    report: bool = _setting(False, "FRAME_REPORT", "print frame.report() at exit", _flag_env)
+    log: tuple[str, ...] = _setting((), "FRAME_LOG", "comma list of log channels: "
+                                    + ", ".join(LOG_CHANNELS) + ", all", _log_env)
+    dump_ir_after: str | None = _setting(None, "FRAME_DUMP_IR_AFTER", "print the IR after this "
+                                         "pass (a pass name)", _str)
+    # "" = no persistent cache at all (neither frame's entries nor OpenVINO's model cache)
+    cache_dir: str = _setting(None, "FRAME_CACHE_DIR", "the persistent cache's directory "
+                              "(unset: $XDG_CACHE_HOME/frame or ~/.cache/frame; empty: none)",
+                              _cache_dir_env, factory=_default_cache_dir)
+    cache: bool = _setting(True, "FRAME_CACHE", "the persistent on-disk compile cache",
+                           _flag_env)
+    cache_max_bytes: int = _setting(1 << 30, "FRAME_CACHE_MAX_BYTES", "the persistent cache's "
+                                    "size limit in bytes", _int)
+    tiered: bool = _setting(True, "FRAME_TIERED", "tiered compilation: cpu tier first, slow "
+                            "tier in the background", _flag_env)
+    hot_threshold: int = _setting(2, "FRAME_HOT_THRESHOLD", "calls of a graph before its slow "
+                                  "tier compiles", _int)
+    max_pending: int = _setting(4, "FRAME_MAX_PENDING", "background compiles in flight at most",
+                                _int)
+    compile_timeout_s: float = _setting(60.0, "FRAME_COMPILE_TIMEOUT_S", "a background compile "
+                                        "taking longer is given up (seconds)", _float)
+    # at exit, wait this long at most for a background compile in flight (queued ones are
+    # dropped; OpenVINO aborts a process that exits in the middle of compile_model)
+    compile_exit_wait_s: float = _setting(10.0, "FRAME_COMPILE_EXIT_WAIT_S", "at exit, wait this "
+                                          "long at most for a background compile (seconds)",
+                                          _float)
+    # a background compile starts after this long without a foreground compile (first
+    # results first), or after waiting 2 s regardless
+    tier_quiet_s: float = _setting(0.1, "FRAME_TIER_QUIET_S", "quiet time without foreground "
+                                   "compiles before a background compile starts (seconds)",
+                                   _float)
+    min_graph_ops: int = _setting(1, "FRAME_MIN_GRAPH_OPS", "smaller graphs run op by op "
+                                  "instead of being compiled", _int)
     # Who owns the cores (docs/performance.md; applied by frame.runtime.threads when
     # a backend is first used): None = frame's rule, 0 = leave to the library
-    blas_threads: int | None = None     # FRAME_BLAS_THREADS: NumPy's BLAS pool (threadpoolctl)
-    ov_threads: int | None = None       # FRAME_OV_THREADS: OpenVINO INFERENCE_NUM_THREADS
-    ov_pinning: bool | None = None      # FRAME_OV_PINNING: OpenVINO ENABLE_CPU_PINNING;
-                                        # None = frame's rule
-    compile_cache_size: int = 256       # FRAME_COMPILE_CACHE_SIZE: executables the in-process
-                                        # compile cache keeps (least recently used dropped first)
-    pgo: bool = True                    # FRAME_PGO: measure the tiers of a graph whose backend
-                                        # the user did not name, keep the fastest
-    pgo_trial_calls: int = 6            # FRAME_PGO_TRIAL_CALLS: timed calls per tier
-    pgo_margin: float = 0.05            # FRAME_PGO_MARGIN: hysteresis; the fast tier is kept
-                                        # only when this much faster than the slow tier
-    cooldown_s: float = 0.05            # FRAME_COOLDOWN_S: a graph whose slow-tier request was
-                                        # refused (backpressure) asks again after this long
+    blas_threads: int | None = _setting(None, "FRAME_BLAS_THREADS", "NumPy's BLAS pool size "
+                                        "(empty: frame's rule; 0: the library's)", _threads_env)
+    ov_threads: int | None = _setting(None, "FRAME_OV_THREADS", "OpenVINO's "
+                                      "INFERENCE_NUM_THREADS (empty: frame's rule; 0: "
+                                      "OpenVINO's)", _threads_env)
+    ov_pinning: bool | None = _setting(None, "FRAME_OV_PINNING", "OpenVINO's "
+                                       "ENABLE_CPU_PINNING (empty: frame's rule)",
+                                       _optional_flag_env)
+    compile_cache_size: int = _setting(256, "FRAME_COMPILE_CACHE_SIZE", "executables the "
+                                       "in-process compile cache keeps (least recently used "
+                                       "dropped first)", _int)
+    pgo: bool = _setting(True, "FRAME_PGO", "measure the tiers of a graph whose backend the "
+                         "user did not name and keep the fastest", _flag_env)
+    pgo_trial_calls: int = _setting(6, "FRAME_PGO_TRIAL_CALLS", "timed calls per tier (PGO)",
+                                    _int)
+    pgo_margin: float = _setting(0.05, "FRAME_PGO_MARGIN", "hysteresis: the fast tier is kept "
+                                 "only when this much faster (PGO)", _float)
+    cooldown_s: float = _setting(0.05, "FRAME_COOLDOWN_S", "a graph whose slow-tier request was "
+                                 "refused (backpressure) asks again after this long (seconds)",
+                                 _float)
+
+    def __post_init__(self) -> None:
+        # setting name -> where its value came from: "env FRAME_X" or "set in code"
+        # (absent: the default); assignments from here on are the program's
+        object.__setattr__(self, "_sources", {})
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in self.__dataclass_fields__:
@@ -128,6 +191,9 @@ class Config:
         elif name == "ov_pinning" and value is not None:
             value = bool(value)
         object.__setattr__(self, name, value)
+        sources = self.__dict__.get("_sources")
+        if sources is not None:
+            sources[name] = "set in code"
         if name == "log" and self is globals().get("config") and _log_listener is not None:
             _log_listener(value)  # FRAME_LOG takes effect at once (frame/runtime/logs.py)
 
@@ -135,6 +201,7 @@ class Config:
     def override(self, **changes):
         """Temporarily change settings (tests, benchmarks)."""
         old = {k: getattr(self, k) for k in changes}
+        old_sources = dict(self._sources)
         for k, v in changes.items():
             setattr(self, k, v)
         try:
@@ -142,34 +209,53 @@ class Config:
         finally:
             for k, v in old.items():
                 setattr(self, k, v)
+            self._sources.clear()
+            self._sources.update(old_sources)
 
     @classmethod
     def from_env(cls) -> "Config":
-        return cls(
-            eager=_flag("FRAME_EAGER", False),
-            backend=os.environ.get("FRAME_BACKEND") or None,
-            report=_flag("FRAME_REPORT", False),
-            log=_channels(os.environ.get("FRAME_LOG", ""), strict=False),
-            dump_ir_after=os.environ.get("FRAME_DUMP_IR_AFTER") or None,
-            cache_dir=_cache_dir(),
-            cache=_flag("FRAME_CACHE", True),
-            cache_max_bytes=_int("FRAME_CACHE_MAX_BYTES", 1 << 30),
-            tiered=_flag("FRAME_TIERED", True),
-            hot_threshold=_int("FRAME_HOT_THRESHOLD", 2),
-            max_pending=_int("FRAME_MAX_PENDING", 4),
-            compile_timeout_s=_float("FRAME_COMPILE_TIMEOUT_S", 60.0),
-            compile_exit_wait_s=_float("FRAME_COMPILE_EXIT_WAIT_S", 10.0),
-            tier_quiet_s=_float("FRAME_TIER_QUIET_S", 0.1),
-            min_graph_ops=_int("FRAME_MIN_GRAPH_OPS", 1),
-            blas_threads=_threads("FRAME_BLAS_THREADS"),
-            ov_threads=_threads("FRAME_OV_THREADS"),
-            ov_pinning=_optional_flag("FRAME_OV_PINNING"),
-            compile_cache_size=_int("FRAME_COMPILE_CACHE_SIZE", 256),
-            pgo=_flag("FRAME_PGO", True),
-            pgo_trial_calls=_int("FRAME_PGO_TRIAL_CALLS", 6),
-            pgo_margin=_float("FRAME_PGO_MARGIN", 0.05),
-            cooldown_s=_float("FRAME_COOLDOWN_S", 0.05),
-        )
+        """The settings as the environment gives them (defaults for the unset)."""
+        values, sources = {}, {}
+        for field in dataclasses.fields(cls):
+            env, read = field.metadata["env"], field.metadata["read"]
+            default = field.default_factory() if field.default is dataclasses.MISSING \
+                else field.default
+            values[field.name] = read(env, default)
+            if env in os.environ:
+                sources[field.name] = f"env {env}"
+        cfg = cls(**values)
+        cfg._sources.update(sources)
+        return cfg
+
+    def source(self, name: str) -> str:
+        """Where setting ``name``'s value came from: ``"default"``, ``"env FRAME_X"``
+        (read at import) or ``"set in code"`` (assigned since)."""
+        if name not in self.__dataclass_fields__:
+            raise AttributeError(f"frame.config has no setting {name!r}")
+        return self._sources.get(name, "default")
+
+    def describe(self) -> str:
+        """Every setting, its effective value and where it came from, one a line
+        (``python -m frame config`` prints it)."""
+        rows = [("setting", "value", "from", "environment variable")]
+        for field in dataclasses.fields(self):
+            rows.append((field.name, repr(getattr(self, field.name)), self.source(field.name),
+                         field.metadata["env"]))
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        return "\n".join(f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d}".rstrip()
+                         for a, b, c, d in rows)
+
+
+def environment_help() -> str:
+    """The environment variables frame reads, with their defaults: the
+    "Environment" section of ``python -m frame --help`` (from Config's fields)."""
+    lines = []
+    for field in dataclasses.fields(Config):
+        default = field.default_factory() if field.default is dataclasses.MISSING else field.default
+        lines.append(f"  {field.metadata['env']}  (frame.config.{field.name}, default {default!r})")
+        lines.extend(textwrap.wrap(field.metadata["help"], 76, initial_indent="      ",
+                                   subsequent_indent="      "))
+    return "\n".join(lines)
 
 
 # Called with the new channels when ``config.log`` is assigned; frame/runtime/logs.py

@@ -35,7 +35,7 @@ def test_import_frame_does_not_import_openvino():
 
 
 
-# -- imports point down (DESIGN §1) ---------------------------------------------------------
+# -- imports point down (docs/design.md §1) -------------------------------------------------
 #
 # Every ``import`` / ``from ... import`` statement under frame/ and capture/ is checked,
 # at module level and inside functions alike (a function-level import hides a cycle from
@@ -61,9 +61,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [  # bottom first
 ]
 
 # Imports that point up, each one a documented lazy-import point.  (importer file, imported
-# module) -> why.  Keep this short: a new entry needs a reason DESIGN accepts.
+# module) -> why.  Keep this short: a new entry needs a reason docs/design.md accepts.
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {
-    # DESIGN §1: frame.jit lives in capture and is re-exported by frame lazily, on first
+    # docs/design.md §1: frame.jit lives in capture and is re-exported by frame lazily, on first
     # attribute access (module __getattr__), so importing frame does not import capture.
     ("frame/__init__.py", "capture"): "lazy frame.jit / frame.explain / GraphBreakError re-export",
     # The persistent cache keys artifacts by frame's version and a stamp of its sources: it
@@ -132,7 +132,7 @@ def _source_files():
 
 
 def test_imports_point_down():
-    """DESIGN §1: every import (module- or function-level) of frame/ and capture/ goes to
+    """docs/design.md §1: every import (module- or function-level) of frame/ and capture/ goes to
     the importer's layer or below, except the documented lazy imports of ALLOWED_UPWARD."""
     offenders, used = [], set()
     for path in _source_files():
@@ -148,7 +148,7 @@ def test_imports_point_down():
                 continue
             offenders.append(f"{rel}:{line}: {'function-level ' if in_fn else ''}import of "
                              f"{target} ({LAYERS[theirs][0]}) from layer {LAYERS[mine][0]}")
-    assert not offenders, "imports pointing up (DESIGN §1):\n" + "\n".join(offenders)
+    assert not offenders, "imports pointing up (docs/design.md §1):\n" + "\n".join(offenders)
     assert used == set(ALLOWED_UPWARD), f"stale ALLOWED_UPWARD entries: {set(ALLOWED_UPWARD) - used}"
 
 
@@ -184,7 +184,7 @@ def test_errors_module_is_the_bottom():
 # only hides an import cycle is not allowed: restructure the modules instead.
 ALLOWED_FUNCTION_LEVEL: dict[tuple[str, str], str] = {
     ("frame/__init__.py", "capture"):
-        "frame.jit / frame.explain / GraphBreakError: capture is above frame (DESIGN §1)",
+        "frame.jit / frame.explain / GraphBreakError: capture is above frame (docs/design.md §1)",
     ("frame/backends/__init__.py", "frame.backends.openvino"):
         "backend factory: openvino (a heavy import) loads on first get_backend('openvino')",
     ("frame/backends/__init__.py", "frame.backends.cpu"):

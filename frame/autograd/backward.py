@@ -1,4 +1,4 @@
-"""Reverse mode as a graph-to-graph transform (DESIGN.md §9).
+"""Reverse mode as a graph-to-graph transform (docs/design.md §9).
 
 ``build_backward_graph(graph, loss_index, wrt)`` clones ``graph`` and appends
 the nodes that compute the gradient of one scalar output with respect to the
@@ -202,7 +202,7 @@ def _backprop_node(b: GraphBuilder, node: Node, active: set[int], grads: dict[in
 def append_backward(b: GraphBuilder, records: Sequence[tuple[Node, Sequence[bool]]],
                     loss: Value, seed: Value) -> dict[int, Value]:
     """Append to ``b``'s graph the gradient nodes of ``loss`` through ``records``
-    (capture's record of a jitted function, DESIGN.md §9): ``(node, edges)`` in
+    (capture's record of a jitted function, docs/design.md §9): ``(node, edges)`` in
     graph order, where ``edges[i]`` tells whether the gradient flows into the
     node's input ``i`` (an input that did not require grad when the op ran --
     a detached alias of a value, a constant -- gets none, as in eager).

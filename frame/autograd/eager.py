@@ -1,5 +1,5 @@
 """Eager backward: the records reachable from a tensor become a Graph,
-``build_backward_graph`` differentiates it (the one engine, DESIGN.md §9), and
+``build_backward_graph`` differentiates it (the one engine, docs/design.md §9), and
 the gradient nodes run eagerly, node by node, through the current op handler
 (``frame.runtime.eager.run_op`` outside capture).
 

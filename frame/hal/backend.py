@@ -159,6 +159,12 @@ class Backend:
     def supports(self, node) -> bool:
         return False
 
+    def fallback_advice(self, nodes) -> str | None:
+        """What the user can do so that ``nodes`` (which this backend could not
+        compile; they ran via the fallback chain) compile here, as one sentence
+        for the graph's fallback WARN; None when there is no advice (the default)."""
+        return None
+
     # -- persistence (optional; see the module docstring) --------------------------------
     def serialize(self, graph, executable: Executable, options: CompileOptions) -> Artifact | None:
         """An artifact from which ``deserialize`` rebuilds ``executable``, which

@@ -1,11 +1,11 @@
 """How the IR reaches op schemas without importing the op layer.
 
-``frame/ir`` sits below ``frame/ops`` (DESIGN §1), yet ``GraphBuilder.op`` and
+``frame/ir`` sits below ``frame/ops`` (docs/design.md §1), yet ``GraphBuilder.op`` and
 ``verify`` need each op's schema (arity, attrs, type inference).  The op layer
 installs its lookup here when ``frame.ops.registry`` is imported
 (``install_schema_lookup``); the IR only knows the small protocol below.
 
-The closed set of attribute values (DESIGN §3, invariant V7) is the IR's own
+The closed set of attribute values (docs/design.md §3, invariant V7) is the IR's own
 knowledge and lives here too (``attr_value_ok``); ``frame.ops.schema``
 re-exports it.
 """

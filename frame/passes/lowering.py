@@ -36,8 +36,10 @@ class BackendLowering(Pass):
     def run(self, graph: Graph) -> Graph:
         bad = [n for n in graph.nodes if not self.backend.supports(n)]
         if bad:
-            first = bad[0]
-            types = ", ".join(str(v.type) for v in first.inputs)
+            # name an op that computes: a constant the backend refuses (say, float64)
+            # is only a value, materialised by the fallback chain, never a kernel
+            first = next((n for n in bad if n.op != "constant"), bad[0])
+            types = ", ".join(str(v.type) for v in first.inputs) or "no inputs"
             more = f" (and {len(bad) - 1} more node(s))" if len(bad) > 1 else ""
             raise UnsupportedOps(f"op '{first.op}' ({types}) is not supported by backend "
                                  f"'{self.backend.name}'{more}", self.backend.name, bad, graph)

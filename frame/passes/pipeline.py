@@ -1,7 +1,7 @@
-"""The standard pipeline, one pass a line, in its fixed order (DESIGN §5).
+"""The standard pipeline, one pass a line, in its fixed order (docs/design.md §5).
 
 ``options`` is a ``frame.hal.CompileOptions`` (or None: the defaults); passes sit
-below the HAL (DESIGN §1), so it is read, not imported.
+below the HAL (docs/design.md §1), so it is read, not imported.
 """
 from __future__ import annotations
 

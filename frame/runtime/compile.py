@@ -141,19 +141,22 @@ def clear_cache() -> None:
 
 
 def compile(graph: Graph, backend: str = "cpu", options: CompileOptions | None = None, *,
-            pgo: bool = False) -> Executable:
+            pgo: bool = False, origin: str | None = None) -> Executable:
     """Compile ``graph`` for ``backend`` (cached).  The caller's graph is not modified.
     ``pgo``: ``backend`` is a default, not the user's choice; a tiered graph may
-    end on its fast tier when that measures faster (``tiered.py``)."""
+    end on its fast tier when that measures faster (``tiered.py``).  ``origin``
+    names the graph's source for the user's messages (``"f (train.py:12)"``,
+    capture passes the jitted function); it is not part of the cache key."""
     options = options or CompileOptions()
     key = cache_key(graph, backend, options)
     pgo = _uses_pgo(backend, pgo)
     return compilation_cache.get_or_compile(key + "\x1fpgo" if pgo else key,
-                                            lambda: _miss(graph, backend, options, key, pgo))
+                                            lambda: _miss(graph, backend, options, key, pgo, origin))
 
 
 def compile_packed(text: str, payloads: bytes, backend: str = "cpu",
-                   options: CompileOptions | None = None, *, pgo: bool = False) -> Executable:
+                   options: CompileOptions | None = None, *, pgo: bool = False,
+                   origin: str | None = None) -> Executable:
     """``compile(unpack_graph(text, payloads), backend, options, pgo=pgo)``,
     parsing the graph only when neither cache has its executable (``text``
     must be what ``pack_graph`` wrote: the key is made from it as ``compile``
@@ -163,7 +166,7 @@ def compile_packed(text: str, payloads: bytes, backend: str = "cpu",
     packed = _Packed(text, payloads)
     pgo = _uses_pgo(backend, pgo)
     return compilation_cache.get_or_compile(key + "\x1fpgo" if pgo else key,
-                                            lambda: _miss(packed, backend, options, key, pgo))
+                                            lambda: _miss(packed, backend, options, key, pgo, origin))
 
 
 def _uses_pgo(backend: str, pgo: bool) -> bool:
@@ -176,41 +179,54 @@ def _graph_of(graph: Graph | _Packed) -> Graph:
 
 
 def _miss(graph: Graph | _Packed, backend_name: str, options: CompileOptions,
-          key: str, pgo: bool = False) -> Executable:
-    """An in-process miss: the persistent cache, else tiered, else a compile."""
+          key: str, pgo: bool = False, origin: str | None = None) -> Executable:
+    """An in-process miss: tiered, else the persistent cache, else a compile.
+    Each miss counts how it was served (``MISS_OUTCOMES``), so that the report's
+    misses add up."""
     tiered.note_foreground_compile()  # background compiles wait for a quiet moment
     threads.for_backend(backend_name)  # the BLAS pool's size, on the caller's thread
     try:
         fast = tiered.fast_tier_for(backend_name)
         if fast is not None:
-            exe = _start_tiered(graph, backend_name, fast, options, key, pgo)
+            exe = _start_tiered(graph, backend_name, fast, options, key, pgo, origin)
             if exe is not None:
+                record.count("cache_misses_tiered")
                 return exe
-        return _load_or_build(graph, backend_name, options, key)
+        return _load_or_build(graph, backend_name, options, key, origin, miss=True)
     finally:
         tiered.note_foreground_compile()
 
 
+# how an in-process miss was served (counters; frame/runtime/report.py shows them)
+MISS_OUTCOMES = ("cache_misses_persistent", "cache_misses_compiled", "cache_misses_tiered")
+
+
 def _load_or_build(graph: Graph | _Packed, backend_name: str, options: CompileOptions,
-                   key: str) -> Executable:
-    """The persistent cache's executable, else a compile (persisted)."""
+                   key: str, origin: str | None = None, miss: bool = False) -> Executable:
+    """The persistent cache's executable, else a compile (persisted).  ``miss``:
+    this serves an in-process miss (not a background tier), counted by outcome."""
     store = persistent.active_store()
     if store is not None:
         exe = store.load(key, backend_name, options)
         if exe is not None:
+            if miss:
+                record.count("cache_misses_persistent")
             return exe
-    return _build(_graph_of(graph), backend_name, options, persist_key=key)
+    exe = _build(_graph_of(graph), backend_name, options, persist_key=key, origin=origin)
+    if miss:
+        record.count("cache_misses_compiled")
+    return exe
 
 
 def _start_tiered(graph: Graph | _Packed, backend_name: str, fast: str, options: CompileOptions,
-                  key: str, pgo: bool = False) -> Executable | None:
+                  key: str, pgo: bool = False, origin: str | None = None) -> Executable | None:
     """The fast tier's executable wrapped to swap in ``backend_name``'s later;
     None when the fast tier cannot compile the graph (then it is compiled now)."""
     try:
         if type(graph) is _Packed:
-            fast_exe = compile_packed(graph.text, graph.payloads, fast, options)
+            fast_exe = compile_packed(graph.text, graph.payloads, fast, options, origin=origin)
         else:
-            fast_exe = compile(graph, fast, options)
+            fast_exe = compile(graph, fast, options, origin=origin)
     except FrameError as err:
         log.debug("tiered: the %s tier cannot compile this graph (%s); compiling it for %s now",
                   fast, err, backend_name)
@@ -224,7 +240,7 @@ def _start_tiered(graph: Graph | _Packed, backend_name: str, fast: str, options:
         label = f"a {len(graph.nodes)}-node graph ({ins})"
     label += f" #{hashlib.sha256(key.encode()).hexdigest()[:8]}"  # tells equal-looking graphs apart
     return tiered.TieredExecutable(
-        fast_exe, lambda: _load_or_build(private, backend_name, options, key),
+        fast_exe, lambda: _load_or_build(private, backend_name, options, key, origin),
         backend_name, fast, label, pgo=pgo, key=key)
 
 
@@ -246,9 +262,10 @@ def _record_fusion(graph: Graph) -> None:
 
 
 def _build(graph: Graph, backend_name: str, options: CompileOptions,
-           persist_key: str | None = None) -> Executable:
+           persist_key: str | None = None, origin: str | None = None) -> Executable:
     """Passes + ``Backend.compile`` (or the fallback chain).  With ``persist_key``
-    a whole-graph executable is also written to the persistent cache."""
+    a whole-graph executable is also written to the persistent cache; ``origin``
+    names the graph in the fallback chain's WARN."""
     backend = get_backend(backend_name)  # NOT_FOUND propagates: no fallback
     threads.configure(backend)
     compiled: Graph | None = None  # the graph Backend.compile took whole (persistable)
@@ -264,7 +281,7 @@ def _build(graph: Graph, backend_name: str, options: CompileOptions,
             raise
         record.add_time("passes", time.perf_counter() - t0)
         _record_fusion(err.graph)
-        exe = build_fallback(err.graph, backend, options, err)
+        exe = build_fallback(err.graph, backend, options, err, origin)
     else:
         record.add_time("passes", time.perf_counter() - t0)
         _record_fusion(work)
@@ -273,7 +290,7 @@ def _build(graph: Graph, backend_name: str, options: CompileOptions,
         except FrameError as err:
             if err.code is not ErrorCode.UNIMPLEMENTED:
                 raise
-            exe = build_fallback(work, backend, options, err)
+            exe = build_fallback(work, backend, options, err, origin)
         else:
             compiled = work
     record.compiled(backend_name, time.perf_counter() - t0)

@@ -22,8 +22,13 @@ all (no compiled support, no eager kernel on the backend, no decomposition,
 no cpu reference kernel) is an UNIMPLEMENTED error naming the op here, at
 compile time, rather than at its first run.
 
-Every hop logs one WARN and counts ``(op, backend)``; every fallback decision
-also logs one graph-level WARN.  All of it happens once, at compile time.
+Every hop counts ``(op, backend)`` (and ``(op, backend, target)``) and logs
+one INFO line on ``frame.fallbacks`` (``FRAME_LOG=fallbacks`` shows them).  The
+user sees one WARN per compiled graph: whose graph it is (``origin``, the
+jitted function and its line, when the caller knows it), the ops that left the
+backend and their dtypes, why, where they run instead, and the backend's
+advice when it has one (``Backend.fallback_advice``: e.g. float64 on OpenVINO
+-> use float32 or ``backend="cpu"``).  All of it happens once, at compile time.
 """
 from __future__ import annotations
 
@@ -43,11 +48,14 @@ from ..passes.lowering import BackendLowering
 from ..passes.memory_planning import MemoryPlanning
 from .stats import record
 
-__all__ = ["FallbackExecutable", "build_fallback"]
+__all__ = ["FallbackExecutable", "build_fallback", "SHOWN_OPS"]
 
 log = logging.getLogger("frame.fallbacks")
 
 COMPILED, KERNEL, CPU = "compiled", "kernel", "cpu"
+SHOWN_OPS = 8  # distinct op names the graph's WARN lists before "and N more"
+_VIA = {KERNEL: "the backend's eager kernels", "decomposition": "decompositions into primitives",
+        CPU: "the cpu reference kernels"}
 
 
 def _why(backend: Backend, node: Node, default: str) -> str:
@@ -71,6 +79,7 @@ class _Planner:
         self.whole = whole  # Backend.compile refused the whole graph: compile nothing
         self.placed: list[tuple[str, Node]] = []
         self.renamed: dict[int, Value] = {}   # id(old value) -> replacement (decompositions)
+        self.hops: list[tuple[Node, str, str]] = []  # (node, target, reason), in order
 
     def _resolve(self, v: Value) -> Value:
         while id(v) in self.renamed:
@@ -79,11 +88,12 @@ class _Planner:
 
     def _hop(self, node: Node, target: str, reason: str) -> None:
         record.fallback(node.op, self.backend.name, target)
+        self.hops.append((node, target, reason))
         where = {KERNEL: f"backend '{self.backend.name}''s eager kernel",
                  "decomposition": "its decomposition into primitives",
                  CPU: "the cpu reference kernel"}[target]
-        log.warning("fallback: op '%s' cannot be compiled by backend '%s' (%s); running it via %s",
-                    node.op, self.backend.name, reason, where)
+        log.info("fallback: op '%s' cannot be compiled by backend '%s' (%s); running it via %s",
+                 node.op, self.backend.name, reason, where)
 
     def place(self, node: Node, allow_decompose: bool = True) -> None:
         node.inputs = tuple(self._resolve(v) for v in node.inputs)
@@ -217,22 +227,56 @@ def _segment_graph(nodes: list[Node], slot_of, later_uses: set[int], device: str
     return g, in_slots, out_slots
 
 
+def _dtypes(nodes: Sequence[Node]) -> list[str]:
+    """The dtype names the nodes read and write, in order of appearance."""
+    names: dict[str, None] = {}
+    for node in nodes:
+        for v in (*node.inputs, *node.outputs):
+            names.setdefault(v.type.dtype.name, None)
+    return list(names)
+
+
+def _graph_warning(backend: Backend, graph: Graph, hops: list[tuple[Node, str, str]],
+                   whole_reason: str, origin: str | None) -> str:
+    """The one WARN of a graph the backend could not compile whole: whose graph,
+    which ops (and dtypes) left the backend, where they run, why, and the fix."""
+    whose = f"the graph of {origin}" if origin else f"a {len(graph.nodes)}-node graph"
+    if not hops:  # only constants or opened fused bodies: nothing runs elsewhere
+        return (f"fallback: backend '{backend.name}' cannot compile {whose} as a whole "
+                f"({whole_reason}); it compiles it in parts")
+    names = list(dict.fromkeys(node.op for node, _, _ in hops))
+    shown = ", ".join(names[:SHOWN_OPS]) + (f" and {len(names) - SHOWN_OPS} more"
+                                             if len(names) > SHOWN_OPS else "")
+    targets: dict[str, int] = {}
+    for _, target, _ in hops:
+        targets[target] = targets.get(target, 0) + 1
+    via = ", ".join(f"{_VIA[t]} ({n})" for t, n in targets.items())
+    nodes = [node for node, _, _ in hops]
+    advice_of = getattr(backend, "fallback_advice", None)
+    advice = advice_of(nodes) if advice_of is not None else None
+    why = advice or f"Why ({hops[0][0].op}): {hops[0][2]}; FRAME_LOG=fallbacks lists every op."
+    return (f"fallback: backend '{backend.name}' cannot compile {len(hops)} op(s) of {whose} "
+            f"({shown} on {', '.join(_dtypes(nodes))}); they run via {via}. {why}")
+
+
 def build_fallback(graph: Graph, backend: Backend, options: CompileOptions,
-                   err: FrameError) -> FallbackExecutable:
-    """Partition ``graph`` around what ``backend`` cannot compile (see module doc)."""
+                   err: FrameError, origin: str | None = None) -> FallbackExecutable:
+    """Partition ``graph`` around what ``backend`` cannot compile (see module doc).
+    ``origin`` names the graph for the user (``"f (train.py:12)"``) when known."""
     listed = getattr(err, "unsupported", None)
     unsupported = {id(n) for n in listed} if listed else set()
     # without a list, Backend.compile refused the graph as a whole: nothing can be
     # trusted to it (neither these nodes nor the bodies of fused ones)
     whole = not listed
     reason = err.message
-    log.warning("fallback: backend '%s' cannot compile this %d-node graph as a whole (%s); "
-                "partitioning it", backend.name, len(graph.nodes), reason)
+    log.info("fallback: backend '%s' cannot compile this %d-node graph as a whole (%s); "
+             "partitioning it", backend.name, len(graph.nodes), reason)
 
     cpu = get_backend("cpu")  # loaded first: it serves every op's reference kernel
     planner = _Planner(graph, backend, unsupported, reason, whole)
     for node in list(graph.nodes):
         planner.place(node)
+    log.warning("%s", _graph_warning(backend, graph, planner.hops, reason, origin))
     outputs = [planner._resolve(v) for v in graph.outputs]
 
     # slots for every value
@@ -270,7 +314,7 @@ def build_fallback(graph: Graph, backend: Backend, options: CompileOptions,
                         # claimed by supports() but refused by compile: run this part
                         # op by op (a refusal without a node list compiles nothing)
                         exe = build_fallback(sub, backend, options,
-                                             refusal.with_message(refusal.message))
+                                             refusal.with_message(refusal.message), origin)
                     steps.append(_Step(COMPILED, exe.run, ins, outs,
                                        f"compiled[{len(run_nodes)} nodes]"))
             i = j

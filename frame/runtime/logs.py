@@ -16,7 +16,7 @@ The helpers below (``graph_compiled``, ``translated``) are called on the
 compile and capture paths; each costs one tuple lookup when its channels are
 off.
 
-This layer knows nothing of bytecode decoding (DESIGN §1): the ``bytecode``
+This layer knows nothing of bytecode decoding (docs/design.md §1): the ``bytecode``
 channel's decoded listing comes from a formatter that capture registers with
 ``register_bytecode_formatter`` when it is imported.
 """

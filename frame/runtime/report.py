@@ -4,8 +4,10 @@
     FRAME_REPORT=1 python train.py   # at exit (or frame.config.report = True)
     python -m frame run train.py     # run a script, then report
 
-Sections: a summary (graphs compiled, total and by backend; compile-cache
-hits and misses; translations; recompiles; graph breaks; fallback hops;
+Sections: a summary (graph lookups in the in-process compile cache: hits,
+and misses by how each was served -- loaded from the persistent cache,
+compiled, started tiered; graphs compiled, total, by backend and in the
+background; translations; recompiles; graph breaks; fallback hops;
 translation, pass and compile time), then, when they have rows, recompiles
 with their failing guards, graph breaks by kind and their top locations,
 fallbacks by (op, backend, target), tier choice (the PGO counters and the
@@ -123,14 +125,34 @@ def _ranked(d: dict) -> list:
     return sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+# the in-process misses by how they were served (frame/runtime/compile.py), in this order
+MISS_ROWS = (("cache_misses_persistent", "  misses loaded from the persistent cache (no compile)"),
+             ("cache_misses_compiled", "  misses compiled now"),
+             ("cache_misses_tiered", "  misses started tiered (each also looks up its fast tier)"))
+
+
 def _summary(s: StatsSnapshot):
+    """Graph lookups, split so the numbers add up: lookups = hits + misses, each
+    miss served one way (MISS_ROWS); graphs compiled = misses compiled + the
+    slow tiers compiled in the background."""
     t = _table("frame report", "what", "value")
-    t.add_row("graphs compiled", str(s.compiles))
+    lookups = s.cache_hits + s.cache_misses
+    rate = f" ({100 * s.cache_hits / lookups:.0f}% in memory)" if lookups else ""
+    t.add_row("graph lookups (in-process compile cache)", f"{lookups}{rate}")
+    t.add_row("  hits: executable already in memory", str(s.cache_hits))
+    served = 0
+    for name, label in MISS_ROWS:
+        n = s.extra.get(name, 0)
+        served += n
+        t.add_row(label, str(n))
+    if s.cache_misses > served:  # a compile that raised, or counters reset mid-way
+        t.add_row("  misses not served (an error was raised)", str(s.cache_misses - served))
+    t.add_row("graphs compiled (passes + Backend.compile)", str(s.compiles))
     for backend, n in _ranked(s.compiles_by_backend):
         t.add_row(f"  for backend {backend}", str(n))
-    lookups = s.cache_hits + s.cache_misses
-    rate = f" ({100 * s.cache_hits / lookups:.0f}% hits)" if lookups else ""
-    t.add_row("in-process compile cache hits / misses", f"{s.cache_hits} / {s.cache_misses}{rate}")
+    background = s.compiles - s.extra.get("cache_misses_compiled", 0)
+    if background > 0:
+        t.add_row("  of which slow tiers compiled in the background", str(background))
     t.add_row("translations", str(s.translations))
     t.add_row("recompiles", str(s.recompiles))
     t.add_row("graph breaks", str(sum(s.graph_breaks.values())))
@@ -217,7 +239,7 @@ def _fusion(s: StatsSnapshot):
 
 
 def _other(s: StatsSnapshot):
-    shown = {name for name, _ in PGO_COUNTERS}
+    shown = {name for name, _ in PGO_COUNTERS} | {name for name, _ in MISS_ROWS}
     counters = {k: v for k, v in s.extra.items()
                 if v and k not in shown and not k.startswith("fusion_")}
     times = {k: v for k, v in s.extra_times.items() if v}

@@ -319,9 +319,9 @@ def test_an_explicit_backend_is_a_pin_in_the_jit(pgo):
     calls = []
     real = rc.compile
 
-    def spy(graph, backend="cpu", options=None, *, pgo=False):
+    def spy(graph, backend="cpu", options=None, *, pgo=False, origin=None):
         calls.append((backend, pgo))
-        return real(graph, backend, options, pgo=pgo)
+        return real(graph, backend, options, pgo=pgo, origin=origin)
 
     def f(x):
         return frame.exp(x) + 1.0

@@ -87,13 +87,15 @@ def test_report_shows_compiles_breaks_recompiles_and_fallbacks(capsys):
     capsys.readouterr()
     s = stats()
     text = _rendered()
-    assert _row(text, "graphs compiled", str(s.compiles))
+    assert _row(text, "graphs compiled (passes + Backend.compile)", str(s.compiles))
     assert _row(text, "for backend tiny", "2")  # one graph per shape
     assert s.compiles_by_backend["cpu"] >= 1  # noisy's graph(s) around the print
     assert _row(text, "for backend cpu", str(s.compiles_by_backend["cpu"]))
     assert _row(text, "translations", str(s.translations))
     assert _row(text, "recompiles", "1")
-    assert _row(text, "in-process compile cache hits / misses", f"{s.cache_hits} / {s.cache_misses} (0% hits)")
+    assert s.cache_hits == 0
+    assert _row(text, "graph lookups (in-process compile cache)", f"{s.cache_misses} (0% in memory)")
+    assert _row(text, "misses compiled now", str(s.cache_misses))
     # recompiles, with the guard that failed
     assert "recompiles: the guard that failed" in text
     assert _row(text, "_run_program.<locals>.squash", "L['x']: Tensor float32[2, 3]", "1")
@@ -234,7 +236,7 @@ def test_frame_report_env_prints_the_report_at_exit():
     assert done.returncode == 0, done.stderr
     compiles, recompiles, breaks = _stats_line(done.stdout)
     assert "frame report" in done.stderr
-    assert _row(done.stderr, "graphs compiled", compiles)
+    assert _row(done.stderr, "graphs compiled (passes + Backend.compile)", compiles)
     assert _row(done.stderr, "recompiles", recompiles)
     assert _row(done.stderr, "f", "L['x']: Tensor float32[2]", "1")  # the shape changed 2 -> 5
     assert _row(done.stderr, "<string>:6", "unsupported_call", breaks, "print() has effects outside the graph")
@@ -250,7 +252,7 @@ def test_no_report_without_the_setting():
 def test_report_setting_assigned_at_run_time_prints_at_exit():
     done = _python("-c", PROGRAM + "\nframe.config.report = True\n")
     assert done.returncode == 0, done.stderr
-    assert _row(done.stderr, "graphs compiled", _stats_line(done.stdout)[0])
+    assert _row(done.stderr, "graphs compiled (passes + Backend.compile)", _stats_line(done.stdout)[0])
 
 
 def test_frame_report_with_nothing_recorded_says_so():
@@ -267,7 +269,7 @@ def test_python_m_frame_run_runs_the_example_then_reports():
     site = f"report_demo.py:{_line_of('capture cannot trace print', example)}"
     assert _row(done.stderr, site, "unsupported_call", "1", "print() has effects outside the graph")
     assert _row(done.stderr, "layer", "L['x']: Tensor float32[2, 8]", "1")
-    assert int(_row(done.stderr, "graphs compiled").split("│")[2]) >= 2  # layer for two shapes
+    assert int(_row(done.stderr, "graphs compiled (passes + Backend.compile)").split("│")[2]) >= 2  # layer for two shapes
 
 
 def test_run_passes_argv_and_the_exit_status_and_reports_anyway(tmp_path):
@@ -276,7 +278,7 @@ def test_run_passes_argv_and_the_exit_status_and_reports_anyway(tmp_path):
     done = _python("-m", "frame", "run", str(script), "a", "--flag", "-x")
     assert done.returncode == 3, done.stderr
     assert "argv ['a', '--flag', '-x']" in done.stdout
-    assert _row(done.stderr, "graphs compiled", _stats_line(done.stdout)[0])
+    assert _row(done.stderr, "graphs compiled (passes + Backend.compile)", _stats_line(done.stdout)[0])
 
 
 def test_run_prints_the_scripts_traceback_then_the_report(tmp_path):
@@ -359,7 +361,8 @@ def test_fallbacks_and_graph_breaks_channels(capsys):
     frame.config.log = "fallbacks,graph_breaks"
     _run_program()
     err = capsys.readouterr().err
-    assert "[frame:fallbacks] WARNING fallback: op 'tanh' cannot be compiled by backend 'tiny'" in err
+    assert "[frame:fallbacks] INFO fallback: op 'tanh' cannot be compiled by backend 'tiny'" in err
+    assert "[frame:fallbacks] WARNING fallback: backend 'tiny' cannot compile 1 op(s)" in err
     where = f"unsupported_call at {HERE}:{_line_of('# REPORT-BREAK-SITE')}"
     assert any(line.startswith("[frame:graph_breaks] WARNING") and "_run_program.<locals>.noisy" in line
                and where in line for line in err.splitlines()), err

@@ -178,6 +178,20 @@ class OpenVinoBackend(Backend):
     def why_unsupported(self, node: Node) -> str | None:
         return unsupported_reason(node)
 
+    def fallback_advice(self, nodes) -> str | None:
+        names = {v.type.dtype.name for n in nodes for v in (*n.inputs, *n.outputs)}
+        wide = sorted(names & {"float64", "complex128"})
+        if wide:
+            return (f"The OpenVINO CPU plugin computes {' and '.join(wide)} in single precision, "
+                    f"so these ops run outside OpenVINO to keep NumPy's results. Fix: pass "
+                    f"float32 inputs (x.astype(np.float32)) to compile them with OpenVINO, or "
+                    f"use frame.jit(..., backend=\"cpu\"), which compiles float64 as it is.")
+        if "int64" in names:
+            return ("The OpenVINO CPU plugin computes int64 in int32, so int64 arithmetic runs "
+                    "outside OpenVINO. Fix: use int32 where the values fit, or "
+                    "frame.jit(..., backend=\"cpu\").")
+        return None
+
     # -- whole graphs ------------------------------------------------------------------
     def compile(self, graph: Graph, options: CompileOptions | None = None) -> Executable:
         options = options or CompileOptions()
