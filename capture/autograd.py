@@ -50,6 +50,12 @@ import weakref
 
 import numpy as np
 
+from frame.autograd.eager import GradSlots, RecordedGraph, gradients, reachable
+from frame.autograd.eager import backward as eager_backward
+from frame.autograd.registry import NonDifferentiableError
+from frame.errors import FrameError
+from frame.tensor import Tensor
+
 from .errors import Unsupported, UserCodeRaises
 from .sources import AttrSource
 from .variables.base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
@@ -144,7 +150,7 @@ def grad_mode_static(value, source):
 # --------------------------------------------------------------------------- requires grad
 
 def is_tracked(tx, v: TensorVariable) -> bool:
-    return id(v.meta) in tx.tr.tracer.tracked
+    return tx.tr.tracer.tape.is_tracked(v.meta)
 
 
 def untrackable(tx, v: Variable) -> bool:
@@ -174,23 +180,27 @@ def check_inplace(tx, target: TensorVariable, operand: Variable) -> None:
 def after_inplace(tx, target: TensorVariable, old_meta) -> None:
     """``target``'s value was replaced (``target.meta`` is the new one).  A
     value a recorded op read is now stale; a leaf stays a leaf that requires
-    grad (a new version of it)."""
+    grad: its stand-in now holds the new value, at the next version (eager's
+    version counter), so a backward sums the gradients of both versions."""
     tr = tx.tr
-    tracer = tr.tracer
-    if id(old_meta) in tracer.recorded_operands:
-        tracer.overwritten.add(id(old_meta))
+    tape = tr.tracer.tape
+    if id(old_meta) in tape.read:
+        tape.overwritten.add(id(old_meta))
     leaf = tr.leaves.get(id(old_meta))
     if leaf is target:
-        tracer.tracked.add(id(target.meta))
+        stand_in = tape.tensor(old_meta)
+        stand_in._data = target.meta
+        stand_in._version.value += 1
+        tape.tensors[id(target.meta)] = weakref.ref(stand_in)
         tr.leaves[id(target.meta)] = target
 
 
 def escaping_tracked(tr, tensors) -> TensorVariable | None:
     """A tensor computed in the function that requires grad among ``tensors``
     (which leave the compiled code), or None."""
-    tracked = tr.tracer.tracked
+    tape = tr.tracer.tape
     for tv in tensors:
-        if tv.source is None and id(tv.meta) in tracked and id(tv.meta) not in tr.leaves:
+        if tv.source is None and tape.is_tracked(tv.meta) and id(tv.meta) not in tr.leaves:
             return tv
     return None
 
@@ -230,13 +240,36 @@ def write_grad(tx, t: TensorVariable, value: Variable) -> None:
 
 # --------------------------------------------------------------------------- backward
 
-def backward(tx, t: TensorVariable, args, kwargs) -> Variable:
-    """``t.backward()``: gradient nodes appended to the graph, ``.grad`` of the
-    leaves updated (accumulated as eager does)."""
-    from frame.autograd.backward import append_backward
-    from frame.autograd.registry import NonDifferentiableError
-    from frame.hal.errors import FrameError
+class _PendingGrads(GradSlots):
+    """``backward``'s ``.grad`` slots under capture: the leaves are the stand-ins
+    of input variables; a read is the pending value or the real ``._grad``
+    (guarded), a write is pending (replayed after the graph runs)."""
 
+    def __init__(self, tx):
+        self.tx = tx
+
+    def _variable(self, leaf: Tensor) -> TensorVariable:
+        return self.tx.tr.leaves[id(leaf._data)]
+
+    def read(self, leaf: Tensor) -> Tensor | None:
+        var = self._variable(leaf)
+        current = read_grad(self.tx, var)
+        if not isinstance(current, TensorVariable):
+            return None
+        current.check_fresh()
+        if current.meta.dtype != var.meta.dtype or current.shape != var.shape:
+            raise Unsupported("unsupported_call", "accumulating into a .grad of another dtype")
+        return Tensor._wrap(current.meta)
+
+    def write(self, leaf: Tensor, grad: Tensor) -> None:
+        var = self._variable(leaf)
+        self.tx.side_effects.grads[id(var)] = (var, TensorVariable(grad._data, TENSOR))
+
+
+def backward(tx, t: TensorVariable, args, kwargs) -> Variable:
+    """``t.backward()``: eager's ``backward`` on the tape's record, its gradient
+    nodes issued through the tracer's level (so they are appended to the graph),
+    the ``.grad`` of the leaves updated as pending writes."""
     names = ("gradient", "create_graph")
     if len(args) > 2 or set(kwargs) - set(names):
         raise UserCodeRaises("backward() got unexpected arguments")
@@ -263,79 +296,35 @@ def backward(tx, t: TensorVariable, args, kwargs) -> Variable:
     if t.meta.size != 1:
         raise UserCodeRaises(f"backward of a tensor of shape {list(t.shape)} without "
                              f"gradient (FrameValueError)")
-    b = tracer.builder
-    loss = tracer.values[id(t.meta)]
-    seed = b.constant(np.ones(t.shape, dtype=t.meta.dtype))
-    records = [(node, flags) for node, _, flags in tracer.records]
-    # eager's version checks: a value a recorded op on the path read, overwritten since
-    _check_not_overwritten(tx, loss)
-    try:
-        grads = append_backward(b, records, loss, seed)
-    except NonDifferentiableError as e:
-        raise UserCodeRaises(f"backward raises: {e}") from e
-    except FrameError as e:
-        raise UserCodeRaises(f"backward raises {type(e).__name__}: {e}") from e
+    root = tracer.tape.tensor(t.meta)
+    _check_not_overwritten(tracer.tape, root, "backward")
+    with tracer.active():
+        _differentiate(eager_backward, "backward", root, slots=_PendingGrads(tx))
     tr.backward_done = True
-
-    # the leaves the loss was computed from, each once, in first-use order; the
-    # gradient of each of its versions (values) is summed, as eager does
-    leaf_values: dict[int, list] = {}
-    leaf_order: list[TensorVariable] = []
-    loss_leaf = tr.leaves.get(id(t.meta))
-    if loss_leaf is not None:
-        leaf_order.append(loss_leaf)
-        leaf_values[id(loss_leaf)] = [loss]
-    reached = _reached(tracer, loss)
-    for node, ids, flags in tracer.records:
-        if id(node) not in reached:
-            continue
-        for v, mid, f in zip(node.inputs, ids, flags):
-            leaf = tr.leaves.get(mid) if f else None
-            if leaf is None:
-                continue
-            if id(leaf) not in leaf_values:
-                leaf_order.append(leaf)
-                leaf_values[id(leaf)] = []
-            if all(v is not w for w in leaf_values[id(leaf)]):
-                leaf_values[id(leaf)].append(v)
-    for leaf in leaf_order:
-        g = None
-        for v in leaf_values[id(leaf)]:
-            gv = grads.get(id(v))
-            if gv is not None:
-                g = gv if g is None else b.op("add", g, gv)
-        if g is None:
-            g = b.constant(np.zeros(leaf.shape, dtype=leaf.meta.dtype))
-        current = read_grad(tx, leaf)
-        if isinstance(current, TensorVariable):
-            current.check_fresh()
-            if current.meta.dtype != leaf.meta.dtype or current.shape != leaf.shape:
-                raise Unsupported("unsupported_call", "accumulating into a .grad of another dtype")
-            g = b.op("add", tracer.values[id(current.meta)], g)
-        tx.side_effects.grads[id(leaf)] = (leaf, TensorVariable(tracer.meta(g), TENSOR))
     return ConstantVariable(None)
 
 
-def _reached(tracer, loss) -> set[int]:
-    """ids of the recorded nodes on a recorded path to ``loss``."""
-    needed = {id(loss)}
-    reached: set[int] = set()
-    for node, _, flags in reversed(tracer.records):
-        if any(id(v) in needed for v in node.outputs):
-            reached.add(id(node))
-            needed.update(id(v) for v, f in zip(node.inputs, flags) if f)
-    return reached
+def _differentiate(fn, label: str, *args, **kwargs):
+    """Run eager's ``fn`` (backward, gradients) in the trace: its errors are the
+    user's code raising."""
+    try:
+        return fn(*args, **kwargs)
+    except NonDifferentiableError as e:
+        raise UserCodeRaises(f"{label} raises: {e}") from e
+    except FrameError as e:
+        raise UserCodeRaises(f"{label} raises {type(e).__name__}: {e}") from e
 
 
-def _check_not_overwritten(tx, loss) -> None:
-    tracer = tx.tr.tracer
-    if not tracer.overwritten:
+def _check_not_overwritten(tape, root: Tensor, what: str) -> None:
+    """Eager's version checks, and more: a backward through a record that read
+    a value updated in place since is refused (eager raises, or -- for an
+    untracked array -- reads the overwritten memory)."""
+    if not tape.overwritten:
         return
-    reached = _reached(tracer, loss)
-    for node, ids, _ in tracer.records:
-        if id(node) in reached and any(i in tracer.overwritten for i in ids):
-            raise Unsupported("unsupported_call", "backward through a value that was updated in "
-                                                  "place after an op recorded for autograd read it")
+    for rec in reachable([root]):
+        if any(id(a) in tape.overwritten for a in rec.inputs):
+            raise Unsupported("unsupported_call", f"{what} through a value that was updated in "
+                                                  f"place after an op recorded for autograd read it")
 
 
 # --------------------------------------------------------------------------- frame.grad
@@ -383,7 +372,6 @@ def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variabl
     the result (``create_graph``) or a detached view of it when a Tensor was
     differentiated, else a NumPy scalar."""
     from frame.autograd.functional import _positions
-    from frame.hal.errors import FrameError
     tr, tracer = tx.tr, tx.tr.tracer
     try:
         where = _positions(gv.positions, len(args), gv.real_fn)
@@ -391,7 +379,7 @@ def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variabl
         raise UserCodeRaises(f"frame.grad raises {type(e).__name__}: {e}") from e
     fn = gv.callee(tx)
     calls = _calls(tr)
-    saved_mode, start = tr.grad_mode, len(tracer.records)
+    saved_mode = tr.grad_mode
     fresh: list[TensorVariable] = []
     call_args = list(args)
     calls.depth += 1
@@ -410,19 +398,26 @@ def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variabl
                           for i in where)
         create = False
         if loss is not None:
-            rg = _RecordedGraph(tx, loss)
+            tape = tracer.tape
+            root = tape.tensor(loss.meta)
+            _check_not_overwritten(tape, root, "frame.grad")
+            rg = RecordedGraph([root])
             tr.grad_mode = saved_mode
-            fresh_ids = {id(v.meta) for v in fresh}
+            fresh_ids = {id(tape.tensor(v.meta)) for v in fresh}
             create = tensor_kind and rg.has_leaf_other_than(fresh_ids) and tr.grad_enabled()
             tr.grad_mode = create  # eager records the gradient nodes only with create_graph
-            grads = rg.gradients([v.meta for v in variables], create)
+            with tracer.active():
+                grads = _differentiate(gradients, "frame.grad", root,
+                                       [tape.tensor(v.meta) for v in variables],
+                                       create_graph=create, graph=rg, what="frame.grad")
+            grads = [_meta(tracer, g._data) for g in grads]
         else:
             grads = [tracer.meta(tracer.builder.constant(np.zeros(v.shape, dtype=v.meta.dtype)))
                      for v in variables]
     finally:
         tr.grad_mode = saved_mode
         calls.depth -= 1
-        _release(tracer, calls, fresh, start)
+        _release(tracer, calls, fresh)
     if tensor_kind:
         if create:
             value_var = out
@@ -430,7 +425,6 @@ def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variabl
             raise Unsupported("unsupported_call", "frame.grad of a function returning an ndarray: "
                                                   "the value is a Tensor sharing its memory")
         elif isinstance(value, TensorVariable) and value.kind == TENSOR:
-            from frame.tensor import Tensor
             value_var = tr.mark_view(TensorVariable(tracer.meta(_value(tracer, value)), TENSOR),
                                      value, Tensor.detach)
         elif isinstance(value, ConstantVariable):  # Tensor._wrap(np.asarray(out))
@@ -489,7 +483,7 @@ def _grad_variable(tx, arg: Variable, i: int) -> tuple[TensorVariable, bool]:
         tr.mark_view(leaf, base, Tensor.detach)  # eager's leaf is a view of the data
     elif base.kind == NDARRAY:
         tr.mark_view(leaf, base)
-    tracer.tracked.add(id(leaf.meta))
+    tracer.tape.leaf(leaf.meta)
     calls = _calls(tr)
     calls.leaves.add(id(leaf.meta))
     calls.active.add(id(leaf.meta))
@@ -527,193 +521,23 @@ def _like(tx, arg: Variable, g: np.ndarray) -> TensorVariable:
     NumPy scalar is a new, untracked array (eager drops the Tensor around it)."""
     tracer = tx.tr.tracer
     if isinstance(arg, TensorVariable) and arg.kind == TENSOR:
-        return TensorVariable(g, TENSOR, requires_grad=id(g) in tracer.tracked)
-    fresh = tracer.meta(tracer.values[id(g)])
+        return TensorVariable(g, TENSOR, requires_grad=tracer.tape.is_tracked(g))
+    fresh = tracer.fresh(g)
     if isinstance(arg, TensorVariable) and arg.kind == NDARRAY:
         return TensorVariable(fresh, NDARRAY)
     return TensorVariable(fresh, NPSCALAR)
 
 
-def _release(tracer, calls: _GradCalls, fresh: list[TensorVariable], start: int) -> None:
+def _meta(tracer, array: np.ndarray) -> np.ndarray:
+    """``array`` as a meta array: a computed value's own, or a constant's."""
+    return array if tracer.is_meta(array) else tracer.fresh(array)
+
+
+def _release(tracer, calls: _GradCalls, fresh: list[TensorVariable]) -> None:
     """The fresh leaves stop requiring grad (``set_requires_grad(v, False)``):
-    untracked, and the edges recorded into them since the call began are cut,
-    as a later eager backward sees them as constants."""
-    ids = {id(v.meta) for v in fresh}
+    untracked, so a later backward reads what was recorded from them as
+    constants, as eager's does."""
     for v in fresh:
         v.requires_grad = False
-        tracer.tracked.discard(id(v.meta))
+        tracer.tape.untrack(tracer.tape.tensor(v.meta))
         calls.active.discard(id(v.meta))
-    if not ids:
-        return
-    records = tracer.records
-    for k in range(start, len(records)):
-        node, operands, flags = records[k]
-        if any(f and m in ids for m, f in zip(operands, flags)):
-            records[k] = (node, operands, tuple(f and m not in ids for m, f in zip(operands, flags)))
-
-
-class _RecordedGraph:
-    """Eager's ``RecordedGraph`` for capture's record: the records reachable
-    from ``loss`` through tracked operand slots become a Graph whose inputs
-    are the leaves that require grad (one per meta array: each version is its
-    own) and the untracked operands, and whose nodes are the recorded ops.
-
-    Leaves are the input leaves (``Translation.leaves``) and the variables of
-    ``frame.grad`` calls; any other tracked meta array is a recorded op's
-    output.  A ``frame.grad`` variable that no longer requires grad is a
-    constant input (its edges were cut when its call ended)."""
-
-    def __init__(self, tx, loss: TensorVariable):
-        tr, tracer = tx.tr, tx.tr.tracer
-        self.tracer = tracer
-        # every operand of a recorded op, by id: meta arrays and constants
-        self.arrays = {id(a): a for a in tracer._alive}
-        self.leaf_metas = set(tr.leaves) | _calls(tr).leaves
-        self.index = {id(node): k for k, (node, _, _) in enumerate(tracer.records)}
-        self.root = id(loss.meta)
-        found: set[int] = set()
-        stack = [] if self._is_leaf(self.root) else [self._producer(self.root)]
-        while stack:
-            k = stack.pop()
-            if k in found:
-                continue
-            found.add(k)
-            _, ids, flags = tracer.records[k]
-            stack.extend(self._producer(m) for m, f in zip(ids, flags)
-                         if f and not self._is_leaf(m))
-        self.order = sorted(found)
-        for k in self.order:
-            if any(m in tracer.overwritten for m in tracer.records[k][1]):
-                # eager's version checks (AutogradError), or a value it reads as changed
-                raise Unsupported("unsupported_call", "frame.grad through a value that was updated "
-                                                      "in place after an op recorded for autograd "
-                                                      "read it")
-        self._build()
-
-    def _is_leaf(self, meta_id: int) -> bool:
-        return meta_id in self.leaf_metas
-
-    def _producer(self, meta_id: int) -> int:
-        node = self.tracer.values[meta_id].producer
-        k = self.index.get(id(node)) if node is not None else None
-        if k is None:
-            raise Unsupported("capture_error", "a tracked value whose op was not recorded")
-        return k
-
-    def _build(self) -> None:
-        from frame.ir.graph import Graph, Node
-        tracer = self.tracer
-        g = Graph()
-        self.graph = g
-        self.input_metas: list[int] = []       # per graph input: the meta array's id
-        self.is_leaf_input: list[bool] = []
-        inputs: dict[int, object] = {}          # meta id -> graph input
-        nodes: dict[int, object] = {}           # record index -> Node
-
-        def operand(meta_id: int, flagged: bool):
-            if flagged and not self._is_leaf(meta_id):
-                return nodes[self._producer(meta_id)].outputs[tracer.values[meta_id].index]
-            v = inputs.get(meta_id)
-            if v is None:
-                v = inputs[meta_id] = g.add_input(tracer.value_of(self.arrays[meta_id]).type)
-                self.input_metas.append(meta_id)
-                self.is_leaf_input.append(flagged and meta_id in tracer.tracked)
-            return v
-
-        for k in self.order:
-            node, ids, flags = tracer.records[k]
-            copy = Node(node.op, [operand(m, f) for m, f in zip(ids, flags)], node.attrs)
-            copy.set_output_types([v.type for v in node.outputs])
-            g.append(copy)
-            nodes[k] = copy
-        self.nodes = nodes
-        self.inputs = inputs
-        self.n_record_inputs = len(self.input_metas)
-        g.set_outputs([operand(self.root, True)])
-
-    def has_leaf_other_than(self, excluded: set[int]) -> bool:
-        """Does a recorded op read a leaf not in ``excluded``?  (A root that is a
-        leaf and read by no op does not count, as in eager.)"""
-        n = self.n_record_inputs
-        return any(leaf and m not in excluded
-                   for m, leaf in zip(self.input_metas[:n], self.is_leaf_input[:n]))
-
-    def _ref(self, meta_id: int):
-        """The graph value standing for a variable's meta array (None: unused)."""
-        if self._is_leaf(meta_id):
-            return self.inputs.get(meta_id)
-        k = self._producer(meta_id)
-        node = self.nodes.get(k)
-        return None if node is None else node.outputs[self.tracer.values[meta_id].index]
-
-    def gradients(self, wrt: list[np.ndarray], create: bool) -> list[np.ndarray]:
-        """``eager.gradients``: ``build_backward_graph`` of this graph, its
-        gradient nodes issued through the tracer (recorded when ``create`` and
-        an operand is tracked, as ``record_call`` does; the translation's grad
-        mode is ``create`` meanwhile).  Returns one meta array per ``wrt``."""
-        from frame.autograd.backward import build_backward_graph
-        from frame.autograd.registry import NonDifferentiableError
-        from frame.hal.errors import FrameError
-        tracer = self.tracer
-        refs = [self._ref(id(w)) for w in wrt]
-        try:
-            bw = build_backward_graph(self.graph, 0, [r for r in refs if r is not None])
-        except NonDifferentiableError as e:
-            raise UserCodeRaises(f"frame.grad raises: {e}") from e
-        except FrameError as e:
-            raise UserCodeRaises(f"frame.grad raises {type(e).__name__}: {e}") from e
-        arrays = self.arrays
-        env: dict[int, np.ndarray] = {}
-        for v, m in zip(bw.inputs, self.input_metas):
-            env[id(v)] = arrays[m]
-        outputs = self._output_metas(arrays, create)
-        for node, k in zip(bw.nodes, self.order):
-            for v, meta in zip(node.outputs, outputs[k]):
-                env[id(v)] = meta
-        computed: set[int] = set()
-        for node in bw.nodes[len(self.order):]:
-            if node.op == "constant":
-                env[id(node.outputs[0])] = node.const
-                continue
-            metas = tracer.handle(node.op, [env[id(v)] for v in node.inputs], node.attrs)
-            for v, meta in zip(node.outputs, metas):
-                env[id(v)] = meta
-                computed.add(id(v))
-        found = iter(bw.outputs[1:])
-        results = []
-        for w, ref in zip(wrt, refs):
-            if ref is None:
-                zeros = np.zeros(w.shape, dtype=w.dtype)
-                results.append(tracer.meta(tracer.builder.constant(zeros)))
-                continue
-            v = next(found)
-            meta = env[id(v)]
-            if id(v) not in computed:  # a recorded value or a constant: a new, untracked tensor
-                meta = tracer.meta(tracer.value_of(meta))
-            results.append(meta)
-        return results
-
-    def _output_metas(self, arrays: dict, create: bool) -> dict[int, list]:
-        """Per record: the meta arrays of its outputs (eager's stand-ins).  A
-        floating output's is the tracked one the op made; the others get a
-        fresh meta array, tracked when ``create`` (eager's stand-ins all
-        require grad)."""
-        tracer = self.tracer
-        made: dict[int, int] = {}
-        for m in tracer.tracked:
-            if m not in self.leaf_metas:
-                made[id(tracer.values[m])] = m
-        out: dict[int, list] = {}
-        for k in self.order:
-            metas = []
-            for v in tracer.records[k][0].outputs:
-                m = made.get(id(v))
-                if m is not None:
-                    metas.append(arrays[m])
-                    continue
-                meta = tracer.meta(v)
-                if create:
-                    tracer.tracked.add(id(meta))
-                metas.append(meta)
-            out[k] = metas
-        return out
