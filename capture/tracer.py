@@ -49,7 +49,7 @@ class Tracer:
         self._consts: dict[int, Value] = {}
         # autograd (capture/autograd.py): the tape of the tracer's level
         self.tape = CaptureTape()
-        self.level = OpLevel(self.handle, self.tape, self.fresh)
+        self.level = OpLevel(self.handle, self.tape, self.handle_gradient, self.fresh)
 
     @property
     def graph(self):
@@ -102,6 +102,13 @@ class Tracer:
         inputs = [self.value_of(a) for a in arrays]
         outs = self.builder.op_multi(op, inputs, attrs)
         return [self.meta(v) for v in outs]
+
+    def handle_gradient(self, op: str, arrays, attrs) -> list[np.ndarray]:
+        """The kernels of the level for backward's gradient nodes: ``handle``,
+        the node marked as a backward one (``Node.backward``)."""
+        metas = self.handle(op, arrays, attrs)
+        self.values[id(metas[0])].producer.backward = True
+        return metas
 
     def fresh(self, arr: np.ndarray) -> np.ndarray:
         """A new meta array for the value ``arr`` stands for (the level's ``copy``)."""

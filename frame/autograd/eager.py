@@ -259,7 +259,7 @@ def _evaluate(rg: RecordedGraph, bw: Graph, create_graph: bool) -> list:
     returns the values of ``bw.outputs[1:]`` (the gradients): Tensors when
     ``create_graph``, else ndarrays."""
     level = _core.current_level()
-    run, copy = level.run, level.copy
+    run, grad_run, copy = level.run, level.grad_run, level.copy
     record_call = current_tape().record_call
     env: dict[int, object] = {}
     fresh: set[int] = set()      # values a node computed in this evaluation
@@ -283,10 +283,11 @@ def _evaluate(rg: RecordedGraph, bw: Graph, create_graph: bool) -> list:
             env[id(node.outputs[0])] = node.const
             continue
         args = [env[id(v)] for v in node.inputs]
+        kernels = grad_run if node.backward else run
         if create_graph:
-            outs = record_call(run, node.op, args, node.attrs)
+            outs = record_call(kernels, node.op, args, node.attrs)
         else:
-            outs = run(node.op, args, node.attrs)
+            outs = kernels(node.op, args, node.attrs)
         for v, o in zip(node.outputs, outs):
             env[id(v)] = o
             fresh.add(id(v))

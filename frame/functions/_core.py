@@ -155,13 +155,17 @@ class OpLevel:
     autograd *tape* that records what those kernels compute
     (``frame.autograd.tape.Tape``: the eager tape on the base level, capture's
     tape on its level).  ``apply`` (below) runs the top level; a level without
-    a tape records nothing.  ``copy(array)`` is a fresh array of the same value
-    (what backward hands out instead of a recorded value)."""
-    __slots__ = ("run", "tape", "copy")
+    a tape records nothing.  Backward (``frame.autograd.eager``) uses two more:
+    ``grad_run``, the kernels for the gradient nodes it evaluates (the graph
+    builder marks the nodes it makes as backward ones), and ``copy(array)``, a
+    fresh array of the same value (what it hands out instead of a recorded
+    value)."""
+    __slots__ = ("run", "tape", "grad_run", "copy")
 
-    def __init__(self, run, tape=None, copy=None):
+    def __init__(self, run, tape=None, grad_run=None, copy=None):
         self.run = run
         self.tape = tape
+        self.grad_run = grad_run if grad_run is not None else run
         self.copy = copy if copy is not None else np.array
 
     def apply(self, op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list:
