@@ -1,21 +1,24 @@
-"""Autograd under capture: the traced graph is the record (DESIGN.md §9).
+"""Autograd under capture: what is capture-specific (DESIGN.md §9).
 
-Tensors that require grad are graph values like any other.  Which of them
-"require grad" is tracked as eager's tape tracks it: by the identity of the
-meta arrays standing for them (``Tracer.tracked``).  Leaf inputs that require
-grad are tracked; an op run with grad mode on and a tracked operand is
-*recorded* (``Tracer.records``: the node and which operands were tracked) and
-its floating outputs are tracked.  ``detach()`` and ``frame.tensor(t)`` get a
-fresh meta array for the same graph value, so they are not tracked, and the
-gradient does not flow through the operand slots they fill.
+Recording and differentiating are eager's: the tracer is a level of the
+op-handler stack whose tape (``capture.tracer.CaptureTape``) is eager's
+``Tape`` over meta arrays, so every op run with grad mode on and a tracked
+operand leaves an eager ``Record``, and ``loss.backward()`` /
+``frame.grad`` run ``frame.autograd.eager.backward`` / ``gradients`` on
+those records with the tracer's kernels: the gradient nodes are appended to
+the graph being captured.  Version checks, the summing over a leaf's
+versions, and ``create_graph`` (recorded gradients) are that code.
 
-``loss.backward()`` appends the gradient nodes to the graph being captured
-(``frame.autograd.backward.append_backward``: the same gradient rules as
-``build_backward_graph``) and accumulates the gradients of the leaves into
-their ``.grad`` -- a side effect on the tensor objects, replayed after the
-graph runs.  ``p.grad`` reads the pending value, else the real ``p._grad``
-(guarded: None, or a tensor of a given type, shape and dtype);
-``p.grad = value`` is a pending write.
+What is left here: which tensors are tracked (input leaves that require
+grad, guarded; ``frame.grad``'s fresh leaves -- the tape's stand-ins, by
+meta array), the refusals where eager semantics cannot be reproduced (below),
+the ``.grad`` reads and writes (``_PendingGrads``: a read is the pending
+value, else the real ``p._grad`` -- guarded: None, or a tensor of a given
+type, shape and dtype; a write, also ``p.grad = value``, is pending and
+replayed after the graph runs), and the symbolic grad mode.  ``detach()`` and
+``frame.tensor(t)`` get a fresh meta array for the same graph value, so they
+are not tracked, and the gradient does not flow through the operand slots
+they fill.
 
 Grad mode: ``with frame.no_grad():`` / ``with frame.enable_grad():`` set the
 translation's symbolic grad mode for the block (no graph break; the normal
@@ -25,11 +28,10 @@ guarded) only when the trace depends on it.
 
 ``frame.grad`` / ``frame.value_and_grad`` (the transforms, and functions they
 made outside the jitted function) are traced: the function runs inlined with
-the selected arguments as fresh leaves, then the gradient nodes come from
-``build_backward_graph`` on the record reachable from its result, exactly as
-``frame.autograd.functional`` and ``eager.gradients`` do it (see
-``grad_call``); with ``create_graph`` the gradient nodes are recorded in turn,
-so ``frame.grad(frame.grad(f))`` and a loss built from a gradient work.
+the selected arguments as fresh leaves, then ``eager.gradients`` runs on the
+record reachable from its result, as ``frame.autograd.functional`` does it
+(see ``grad_call``); with ``create_graph`` the gradient nodes are recorded in
+turn, so ``frame.grad(frame.grad(f))`` and a loss built from a gradient work.
 
 What stays native (correctness first): an op, with grad mode on, on an input
 tensor that requires grad but is not a leaf (its eager record cannot be
@@ -360,12 +362,11 @@ def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variabl
        identity ``reshape`` of it -- and the function runs inlined with grad
        mode on;
     2. its result must be a floating 0-d tensor (or a constant: zeros);
-    3. the records reachable from it become a Graph (``_RecordedGraph``, as
-       eager's ``RecordedGraph``), ``build_backward_graph`` differentiates it,
-       and its gradient nodes are issued through the tracer, recorded when
-       eager would record them (``create_graph``);
-    4. the fresh leaves stop requiring grad: untracked, and the edges recorded
-       into them are cut, so a later backward treats them as constants.
+    3. eager's ``gradients`` runs on the records reachable from it, its
+       gradient nodes issued through the tracer's level, recorded when eager
+       would record them (``create_graph``);
+    4. the fresh leaves stop requiring grad (untracked), so a later backward
+       reads what was recorded from them as constants.
 
     What comes back has eager's types: the gradient for a Tensor is a Tensor,
     for an ndarray an ndarray, for a NumPy scalar a NumPy scalar; the value is

@@ -1,7 +1,10 @@
 """Eager backward: the records reachable from a tensor become a Graph,
 ``build_backward_graph`` differentiates it (the one engine, DESIGN.md §9), and
-the gradient nodes run eagerly, node by node, through the current op handler
-(``frame.runtime.eager.run_op`` outside capture).
+the gradient nodes run, node by node, through the kernels of the top level of
+the op-handler stack (``frame.functions._core.OpLevel``): eager kernels, or,
+under capture, the tracer, which appends them to the graph being captured --
+capture's ``backward`` and ``frame.grad`` are this code run on the records its
+tape left (its ``.grad`` writes go through ``GradSlots``).
 
 The recorded graph.  Records reachable from the root, in creation order (a
 topological order), become nodes whose outputs are already known: the arrays
@@ -17,7 +20,7 @@ Evaluation.  Only the nodes ``build_backward_graph`` appended (and the few
 that make the loss from the root) run.  Before a node reads a recorded value,
 its version is checked: a value overwritten in place since it was recorded
 raises ``AutogradError``.  With ``create_graph`` the nodes run through
-``tape.record_call`` on Tensors that stand for the recorded values, so the
+the current tape's ``record_call`` on Tensors that stand for the recorded values, so the
 gradients are recorded and can be differentiated again; otherwise they run on
 bare arrays and nothing is recorded.
 """

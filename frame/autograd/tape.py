@@ -9,13 +9,18 @@ result of a recorded op.  ``frame.functions._core.tracked`` maps the ``id`` of
 each tracked tensor's ndarray to a weak reference to the tensor; the entry goes
 away with the tensor.
 
-**The hook.**  Every frame function hands its op to the runtime through
-``_core.apply``/``apply1`` with operand *arrays*.  While ``tracked`` is empty
-(nothing requires grad anywhere) that costs one dict truth test.  Otherwise the
-op goes to ``record_apply`` here, which runs it through the current op handler
-and, when that handler is the eager one (never capture's tracer), grad mode is
-on, and an operand array belongs to a tracked tensor, records it.  The tensor
-behind an array is found in two places:
+**The op-handler stack.**  Every frame function hands its op to the runtime
+through ``_core.apply``/``apply1`` with operand *arrays*; they go to the top
+level of the thread's op-handler stack (``_core.OpLevel``: kernels and a
+``Tape``).  The base level is the eager kernels with ``EAGER_TAPE``; while
+``_core.tracked`` is empty (nothing requires grad anywhere) the base level
+costs one dict truth test.  Otherwise the level's ``Tape.apply`` runs the op
+with the level's kernels and records it when an operand array belongs to a
+tracked tensor, a result is floating, and grad mode is on.  Capture's tracer
+is a level of its own whose tape (``capture.tracer.CaptureTape``) is this
+class over meta arrays, so captured autograd leaves the same records; a level
+without a tape (``_core.op_handler``) records nothing.  For the eager tape,
+the tensor behind an array is found in two places:
 
 * ``_core.tracked`` (global, weak): any live tracked tensor, by its array.
   Frame functions sometimes convert a tensor with ``as_array`` and pass the
