@@ -136,11 +136,17 @@ class CaptureTape(Tape):
     reads the overwritten memory of an untracked array)."""
 
     def __init__(self):
-        super().__init__({})
+        super().__init__({}, self)
         self.keep: list[Tensor] = []
         self.read: set[int] = set()
         self.overwritten: set[int] = set()
         self.grad_enabled = lambda: True        # the translation's grad mode (set by it)
+
+    @property
+    def enabled(self) -> bool:
+        """The tape's ``mode.enabled``: the translation's grad mode, read (and
+        guarded) only when an op would be recorded."""
+        return self.grad_enabled()
 
     def track(self, t: Tensor) -> None:
         t._rg = True

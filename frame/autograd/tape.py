@@ -251,14 +251,13 @@ class Tape:
     (``EAGER_TAPE``, on the base level) and capture's tape (on the tracer's
     level) are this class; they differ only in where tracked tensors are found
     (``tensors``: array id -> weak reference), how a tensor becomes tracked
-    (``track``), and where grad mode comes from (``grad_enabled``).  Backward
+    (``track``), and where grad mode comes from (``mode.enabled``: the thread's
+    grad mode for eager, the translation's symbolic one for capture).  Backward
     (eager.py) reads the records the same way whichever tape made them."""
 
-    def __init__(self, tensors: dict):
+    def __init__(self, tensors: dict, mode):
         self.tensors = tensors
-
-    def grad_enabled(self) -> bool:
-        return _mode.enabled
+        self.mode = mode
 
     def track(self, t: Tensor) -> None:
         _track(t)
@@ -287,8 +286,12 @@ class Tape:
         tracked tensor, a result is floating and grad mode is on.  Returns Tensors."""
         outs = run(op, arrays, attrs)
         sources = self._sources(arrays)
-        if sources is not None and _floating(outs) and self.grad_enabled():
-            return self._record(op, attrs, tuple(arrays), sources, outs)
+        if sources is not None:
+            for o in outs:
+                if o.dtype.kind in "fc":  # integer / bool results carry no gradient
+                    if self.mode.enabled:
+                        return self._record(op, attrs, tuple(arrays), sources, outs)
+                    break
         if len(outs) == 1:
             return [_wrap(outs[0])]
         return [_wrap(o) for o in outs]
@@ -334,7 +337,7 @@ class Tape:
 
 
 #: The tape of the base (eager) level: tracked tensors in ``_core.tracked``.
-EAGER_TAPE = Tape(_tracked)
+EAGER_TAPE = Tape(_tracked, _mode)
 
 
 def current_tape() -> Tape:
