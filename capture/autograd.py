@@ -38,7 +38,8 @@ tensor that requires grad but is not a leaf (its eager record cannot be
 extended); in-place updates, with grad mode on, that involve a tensor that
 requires grad (eager raises or rebases); a backward whose path reads a value
 that was overwritten in place after it was recorded (eager's version checks);
-``backward(gradient=...)``/``create_graph=True``; tensors that require grad
+``backward(create_graph=True)`` and ``backward(gradient=...)`` with a gradient
+that is not a Tensor of the root's dtype; tensors that require grad
 leaving the compiled code (returned, stored, live at a graph break) unless
 the function ran a backward (they then leave detached, as plain tensors);
 ``frame.grad`` with respect to a Python float (its gradient is a Python float
@@ -277,11 +278,11 @@ def backward(tx, t: TensorVariable, args, kwargs) -> Variable:
         raise UserCodeRaises("backward() got unexpected arguments")
     bound = dict(zip(names, args))
     bound.update(kwargs)
-    for name, default in (("gradient", None), ("create_graph", False)):
-        v = bound.get(name)
-        if v is not None and not (v.is_constant() and v.as_constant() == default
-                                  and type(v.as_constant()) is type(default)):
-            raise Unsupported("unsupported_call", f"backward({name}=...) under capture")
+    v = bound.get("create_graph")
+    if v is not None and not (v.is_constant() and v.as_constant() is False):
+        # the .grad written would require grad, with a record the replay cannot give it
+        raise Unsupported("unsupported_call", "backward(create_graph=...) under capture")
+    gradient = _backward_gradient(t, bound.get("gradient"))
     tr, tracer = tx.tr, tx.tr.tracer
     if _calls(tr).depth:
         raise Unsupported("unsupported_call", "backward() inside a function that frame.grad "
@@ -295,15 +296,32 @@ def backward(tx, t: TensorVariable, args, kwargs) -> Variable:
                                               "that is not a leaf")
     if t.meta.dtype.kind != "f":
         raise UserCodeRaises("backward of a tensor that is not floating-point")
-    if t.meta.size != 1:
+    if gradient is None and t.meta.size != 1:
         raise UserCodeRaises(f"backward of a tensor of shape {list(t.shape)} without "
                              f"gradient (FrameValueError)")
     root = tracer.tape.tensor(t.meta)
     _check_not_overwritten(tracer.tape, root, "backward")
     with tracer.active():
-        _differentiate(eager_backward, "backward", root, slots=_PendingGrads(tx))
+        _differentiate(eager_backward, "backward", root, gradient, slots=_PendingGrads(tx))
     tr.backward_done = True
     return ConstantVariable(None)
+
+
+def _backward_gradient(t: TensorVariable, v: Variable | None) -> Tensor | None:
+    """``backward``'s ``gradient`` argument as eager's ``backward`` takes it: None,
+    or a tensor standing for the graph value (eager weights the root with it).
+    A gradient of another dtype (eager casts it), or not a frame Tensor, runs
+    natively."""
+    if v is None or (isinstance(v, ConstantVariable) and v.value is None):
+        return None
+    if not (isinstance(v, TensorVariable) and v.kind == TENSOR):
+        raise Unsupported("unsupported_call", "backward(gradient=...) that is not a frame Tensor "
+                                              "under capture")
+    v.check_fresh()
+    if v.meta.dtype != t.meta.dtype:
+        raise Unsupported("unsupported_call", "backward(gradient=...) of another dtype than the "
+                                              "tensor under capture")
+    return Tensor._wrap(v.meta)
 
 
 def _differentiate(fn, label: str, *args, **kwargs):

@@ -220,7 +220,9 @@ def _loss(rg: RecordedGraph, root: Tensor, gradient, what: str) -> Ref:
                               f"shape {list(root.shape)}; they must match")
     if g.dtype != root._data.dtype:
         g = g.astype(root._data.dtype)
-    weighted = (rg.add_node("mul", {}, [ref, rg.const_input(np.ascontiguousarray(g))]), 0)
+    if not g.flags.c_contiguous:  # a fresh copy through the level (capture: a meta array)
+        g = _core.current_level().copy(g)
+    weighted = (rg.add_node("mul", {}, [ref, rg.const_input(g)]), 0)
     if root.ndim == 0:
         return weighted
     attrs = _SUM.normalize_attrs({"axes": tuple(range(root.ndim)), "keepdims": False})

@@ -146,6 +146,11 @@ def _weak(scalar, strong: np.dtype) -> np.ndarray:
         raise FrameValueError(f"Python integer {scalar} out of bounds for {dt}") from e
 
 
+def _copy(array) -> np.ndarray:
+    """The base level's ``copy``: a new C-contiguous array of the same value."""
+    return np.array(array, order="C")
+
+
 class OpLevel:
     """One level of the op-handler stack that every frame function dispatches
     through (``apply``), the way JAX's ``Primitive.bind`` goes to the current
@@ -166,7 +171,7 @@ class OpLevel:
         self.run = run
         self.tape = tape
         self.grad_run = grad_run if grad_run is not None else run
-        self.copy = copy if copy is not None else np.array
+        self.copy = copy if copy is not None else _copy
 
     def apply(self, op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list:
         """Run ``op``; returns Tensors (recorded by the tape when it applies)."""
