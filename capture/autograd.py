@@ -266,7 +266,8 @@ class _PendingGrads(GradSlots):
 
     def write(self, leaf: Tensor, grad: Tensor) -> None:
         var = self._variable(leaf)
-        self.tx.side_effects.grads[id(var)] = (var, TensorVariable(grad._data, TENSOR))
+        meta = _meta(self.tx.tr.tracer, grad._data)
+        self.tx.side_effects.grads[id(var)] = (var, TensorVariable(meta, TENSOR))
 
 
 def backward(tx, t: TensorVariable, args, kwargs) -> Variable:

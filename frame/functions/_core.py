@@ -159,8 +159,9 @@ class OpLevel:
     capture's graph builder, or a test's recorder) and, optionally, the
     autograd *tape* that records what those kernels compute
     (``frame.autograd.tape.Tape``: the eager tape on the base level, capture's
-    tape on its level).  ``apply`` (below) runs the top level; a level without
-    a tape records nothing.  Backward (``frame.autograd.eager``) uses two more:
+    tape on its level).  ``apply`` (below) runs the top level: through its
+    tape (``tape.apply(run, op, arrays, attrs)``), or, a level without a tape,
+    straight through its kernels (nothing is recorded).  Backward (``frame.autograd.eager``) uses two more:
     ``grad_run``, the kernels for the gradient nodes it evaluates (the graph
     builder marks the nodes it makes as backward ones), and ``copy(array)``, a
     fresh array of the same value (what it hands out instead of a recorded
@@ -173,12 +174,6 @@ class OpLevel:
         self.grad_run = grad_run if grad_run is not None else run
         self.copy = copy if copy is not None else _copy
 
-    def apply(self, op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list:
-        """Run ``op``; returns Tensors (recorded by the tape when it applies)."""
-        if self.tape is not None:
-            return self.tape.apply(self.run, op, arrays, attrs)
-        return [_wrap(o) for o in self.run(op, arrays, attrs)]
-
 
 # The base level: eager kernels, and the eager autograd tape, which
 # ``frame.autograd.tape`` registers with ``set_base_tape`` when it is imported.
@@ -187,14 +182,13 @@ _run_op = eager.run_op
 
 
 class _Dispatch(threading.local):
-    """Per-thread op-handler stack: ``level`` is the top (the eager base level
-    unless a tracer pushed its own with ``push_level``/``op_handler``);
-    ``stack`` the levels below it.
+    """Per-thread op-handler stack: ``level`` is its top (the eager base level
+    unless a tracer pushed its own with ``push_level``/``op_handler``; each
+    push restores the level below when its block ends).
 
     ``held``: tensors that require grad whose arrays ``as_array``/``operands``
     handed out, by array id, until an op uses the array (see ``tracked``)."""
     level = _EAGER
-    stack = ()
     held = None
 
 
@@ -206,13 +200,11 @@ _wrap = Tensor._wrap
 def push_level(level: OpLevel):
     """Make ``level`` the top of this thread's op-handler stack while the block runs."""
     below = _dispatch.level
-    _dispatch.stack = _dispatch.stack + (below,)
     _dispatch.level = level
     try:
         yield level
     finally:
         _dispatch.level = below
-        _dispatch.stack = _dispatch.stack[:-1]
 
 
 def op_handler(handler):
