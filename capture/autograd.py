@@ -36,8 +36,9 @@ turn, so ``frame.grad(frame.grad(f))`` and a loss built from a gradient work.
 What stays native (correctness first): an op, with grad mode on, on an input
 tensor that requires grad but is not a leaf (its eager record cannot be
 extended); in-place updates, with grad mode on, that involve a tensor that
-requires grad (eager raises or rebases); a backward whose path reads a value
-that was overwritten in place after it was recorded (eager's version checks);
+requires grad (eager raises or rebases); a backward through a record that read
+an untracked value overwritten in place since (eager reads the new memory; for
+tracked values eager's version checks decide);
 ``backward(create_graph=True)`` and ``backward(gradient=...)`` with a gradient
 that is not a Tensor of the root's dtype; tensors that require grad
 leaving the compiled code (returned, stored, live at a graph break) unless
@@ -181,19 +182,22 @@ def check_inplace(tx, target: TensorVariable, operand: Variable) -> None:
 
 
 def after_inplace(tx, target: TensorVariable, old_meta) -> None:
-    """``target``'s value was replaced (``target.meta`` is the new one).  A
-    value a recorded op read is now stale; a leaf stays a leaf that requires
-    grad: its stand-in now holds the new value, at the next version (eager's
-    version counter), so a backward sums the gradients of both versions."""
+    """``target``'s value was replaced (``target.meta`` is the new one).  An
+    untracked value a recorded op read is now stale (``CaptureTape``); a
+    tracked one is at the next version, as in eager, whose version checks
+    then refuse a backward that reads the old value; a leaf stays a leaf that
+    requires grad: its stand-in now holds the new value, so a backward sums
+    the gradients of both versions."""
     tr = tx.tr
     tape = tr.tracer.tape
     if id(old_meta) in tape.read:
         tape.overwritten.add(id(old_meta))
-    leaf = tr.leaves.get(id(old_meta))
-    if leaf is target:
-        stand_in = tape.tensor(old_meta)
+    stand_in = tape.tensor(old_meta)
+    if stand_in is None or stand_in._data is not old_meta:
+        return
+    stand_in._version.value += 1  # eager's bump_version: eager's version checks decide
+    if tr.leaves.get(id(old_meta)) is target:
         stand_in._data = target.meta
-        stand_in._version.value += 1
         tape.tensors[id(target.meta)] = weakref.ref(stand_in)
         tr.leaves[id(target.meta)] = target
 
@@ -337,9 +341,9 @@ def _differentiate(fn, label: str, *args, **kwargs):
 
 
 def _check_not_overwritten(tape, root: Tensor, what: str) -> None:
-    """Eager's version checks, and more: a backward through a record that read
-    a value updated in place since is refused (eager raises, or -- for an
-    untracked array -- reads the overwritten memory)."""
+    """A backward through a record that read an untracked value updated in
+    place since is refused: eager reads the overwritten memory (tracked values
+    have versions: eager's checks decide)."""
     if not tape.overwritten:
         return
     for rec in reachable([root]):

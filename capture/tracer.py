@@ -130,10 +130,13 @@ class CaptureTape(Tape):
     grad is known by its meta array (``is_tracked``), and the translation
     turns it into ``TensorVariable.requires_grad``.
 
-    ``read``: ids of the meta arrays recorded ops read (tracked or not), and
-    ``overwritten``: those of them whose variable was updated in place since
-    -- a backward through such a record is refused (capture-specific: eager
-    reads the overwritten memory of an untracked array)."""
+    A tracked value updated in place (under ``no_grad``) is at the next
+    version of its stand-in, as eager's ``bump_version`` does, so eager's
+    version checks decide.  An untracked one has no version in eager either:
+    backward reads the overwritten memory, which the graph cannot.  So
+    ``read`` holds the ids of the untracked meta arrays recorded ops read, and
+    ``overwritten`` those of them whose variable was updated in place since;
+    a backward through such a record runs natively."""
 
     def __init__(self):
         super().__init__({}, self)
@@ -180,5 +183,5 @@ class CaptureTape(Tape):
                 for t in super().apply(run, op, arrays, attrs)]
 
     def _record(self, op, attrs, arrays, sources, outs) -> list:
-        self.read.update(id(a) for a in arrays)
+        self.read.update(id(a) for a, t in zip(arrays, sources) if t is None)
         return super()._record(op, attrs, arrays, sources, outs)

@@ -122,3 +122,44 @@ def test_levels_stack_and_unwind():
         frame.add(frame.tensor([1.0]), 1.0)
     assert _core.current_level() is base
     assert [c[0] for c in calls] == ["outer", "inner", "outer"]
+
+
+def leaf_updated_between_uses(w, x):
+    y = w + x                  # the gradient of add does not read w's value
+    with frame.no_grad():
+        w -= 0.5               # a new version of the leaf
+    z = w * x
+    (y.sum() + z.sum()).backward()
+    return w.grad
+
+
+def leaf_updated_after_use(w, x):
+    y = w * x                  # the gradient with respect to x reads w: but only w's is asked
+    z = (y * w).sum()          # ... and this one reads w at version 0
+    with frame.no_grad():
+        w -= 0.5
+    z.backward()
+    return w.grad
+
+
+def test_a_leaf_updated_in_place_between_uses_is_captured_with_eager_version_checks():
+    """Eager's version counters decide (one record, one check): a backward that
+    does not read the overwritten version is captured, and sums the gradients
+    of both versions of the leaf."""
+    x = frame.tensor([3.0, 4.0])
+    we, wj = leaf([1.0, 2.0]), leaf([1.0, 2.0])
+    expected = leaf_updated_between_uses(we, x)
+    jf = frame.jit(leaf_updated_between_uses, backend="cpu")
+    got = jf(wj, x)
+    close(got.numpy(), expected.numpy())
+    close(wj.numpy(), we.numpy())
+    assert captured(jf)
+
+
+def test_a_backward_reading_an_overwritten_version_raises_as_eager():
+    x = frame.tensor([3.0, 4.0])
+    with pytest.raises(tape_module.AutogradError) as native:
+        leaf_updated_after_use(leaf([1.0, 2.0]), x)
+    with pytest.raises(tape_module.AutogradError) as jitted:
+        frame.jit(leaf_updated_after_use, backend="cpu")(leaf([1.0, 2.0]), x)
+    assert str(jitted.value) == str(native.value)
