@@ -1,4 +1,4 @@
-"""Eager autograd recording: grad mode, the tensors that are tracked, and the
+"""Autograd recording (eager, and capture through the same Tape): grad mode, the tensors that are tracked, and the
 records eager ops leave behind (DESIGN.md §9: eager mode records the ops it
 launches; ``Tensor.backward()`` turns the record into a Graph and runs
 ``build_backward_graph`` on it, see ``eager.py``).
