@@ -1,21 +1,24 @@
-"""Autograd under capture: the traced graph is the record (docs/design.md §9).
+"""Autograd under capture: what is capture-specific (docs/design.md §9).
 
-Tensors that require grad are graph values like any other.  Which of them
-"require grad" is tracked as eager's tape tracks it: by the identity of the
-meta arrays standing for them (``Tracer.tracked``).  Leaf inputs that require
-grad are tracked; an op run with grad mode on and a tracked operand is
-*recorded* (``Tracer.records``: the node and which operands were tracked) and
-its floating outputs are tracked.  ``detach()`` and ``frame.tensor(t)`` get a
-fresh meta array for the same graph value, so they are not tracked, and the
-gradient does not flow through the operand slots they fill.
+Recording and differentiating are eager's: the tracer is a level of the
+op-handler stack whose tape (``capture.tracer.CaptureTape``) is eager's
+``Tape`` over meta arrays, so every op run with grad mode on and a tracked
+operand leaves an eager ``Record``, and ``loss.backward()`` /
+``frame.grad`` run ``frame.autograd.eager.backward`` / ``gradients`` on
+those records with the tracer's kernels: the gradient nodes are appended to
+the graph being captured.  Version checks, the summing over a leaf's
+versions, and ``create_graph`` (recorded gradients) are that code.
 
-``loss.backward()`` appends the gradient nodes to the graph being captured
-(``frame.autograd.backward.append_backward``: the same gradient rules as
-``build_backward_graph``) and accumulates the gradients of the leaves into
-their ``.grad`` -- a side effect on the tensor objects, replayed after the
-graph runs.  ``p.grad`` reads the pending value, else the real ``p._grad``
-(guarded: None, or a tensor of a given type, shape and dtype);
-``p.grad = value`` is a pending write.
+What is left here: which tensors are tracked (input leaves that require
+grad, guarded; ``frame.grad``'s fresh leaves -- the tape's stand-ins, by
+meta array), the refusals where eager semantics cannot be reproduced (below),
+the ``.grad`` reads and writes (``_PendingGrads``: a read is the pending
+value, else the real ``p._grad`` -- guarded: None, or a tensor of a given
+type, shape and dtype; a write, also ``p.grad = value``, is pending and
+replayed after the graph runs), and the symbolic grad mode.  ``detach()`` and
+``frame.tensor(t)`` get a fresh meta array for the same graph value, so they
+are not tracked, and the gradient does not flow through the operand slots
+they fill.
 
 Grad mode: ``with frame.no_grad():`` / ``with frame.enable_grad():`` set the
 translation's symbolic grad mode for the block (no graph break; the normal
@@ -25,18 +28,19 @@ guarded) only when the trace depends on it.
 
 ``frame.grad`` / ``frame.value_and_grad`` (the transforms, and functions they
 made outside the jitted function) are traced: the function runs inlined with
-the selected arguments as fresh leaves, then the gradient nodes come from
-``build_backward_graph`` on the record reachable from its result, exactly as
-``frame.autograd.functional`` and ``eager.gradients`` do it (see
-``grad_call``); with ``create_graph`` the gradient nodes are recorded in turn,
-so ``frame.grad(frame.grad(f))`` and a loss built from a gradient work.
+the selected arguments as fresh leaves, then ``eager.gradients`` runs on the
+record reachable from its result, as ``frame.autograd.functional`` does it
+(see ``grad_call``); with ``create_graph`` the gradient nodes are recorded in
+turn, so ``frame.grad(frame.grad(f))`` and a loss built from a gradient work.
 
 What stays native (correctness first): an op, with grad mode on, on an input
 tensor that requires grad but is not a leaf (its eager record cannot be
 extended); in-place updates, with grad mode on, that involve a tensor that
-requires grad (eager raises or rebases); a backward whose path reads a value
-that was overwritten in place after it was recorded (eager's version checks);
-``backward(gradient=...)``/``create_graph=True``; tensors that require grad
+requires grad (eager raises or rebases); a backward through a record that read
+an untracked value overwritten in place since (eager reads the new memory; for
+tracked values eager's version checks decide);
+``backward(create_graph=True)`` and ``backward(gradient=...)`` with a gradient
+that is not a Tensor of the root's dtype; tensors that require grad
 leaving the compiled code (returned, stored, live at a graph break) unless
 the function ran a backward (they then leave detached, as plain tensors);
 ``frame.grad`` with respect to a Python float (its gradient is a Python float
@@ -49,6 +53,12 @@ import types
 import weakref
 
 import numpy as np
+
+from frame.autograd.eager import GradSlots, RecordedGraph, gradients, reachable
+from frame.autograd.eager import backward as eager_backward
+from frame.autograd.registry import NonDifferentiableError
+from frame.errors import FrameError
+from frame.tensor import Tensor
 
 from .errors import Unsupported, UserCodeRaises
 from .sources import AttrSource
@@ -144,7 +154,7 @@ def grad_mode_static(value, source):
 # --------------------------------------------------------------------------- requires grad
 
 def is_tracked(tx, v: TensorVariable) -> bool:
-    return id(v.meta) in tx.tr.tracer.tracked
+    return tx.tr.tracer.tape.is_tracked(v.meta)
 
 
 def untrackable(tx, v: Variable) -> bool:
@@ -172,25 +182,32 @@ def check_inplace(tx, target: TensorVariable, operand: Variable) -> None:
 
 
 def after_inplace(tx, target: TensorVariable, old_meta) -> None:
-    """``target``'s value was replaced (``target.meta`` is the new one).  A
-    value a recorded op read is now stale; a leaf stays a leaf that requires
-    grad (a new version of it)."""
+    """``target``'s value was replaced (``target.meta`` is the new one).  An
+    untracked value a recorded op read is now stale (``CaptureTape``); a
+    tracked one is at the next version, as in eager, whose version checks
+    then refuse a backward that reads the old value; a leaf stays a leaf that
+    requires grad: its stand-in now holds the new value, so a backward sums
+    the gradients of both versions."""
     tr = tx.tr
-    tracer = tr.tracer
-    if id(old_meta) in tracer.recorded_operands:
-        tracer.overwritten.add(id(old_meta))
-    leaf = tr.leaves.get(id(old_meta))
-    if leaf is target:
-        tracer.tracked.add(id(target.meta))
+    tape = tr.tracer.tape
+    if id(old_meta) in tape.read:
+        tape.overwritten.add(id(old_meta))
+    stand_in = tape.tensor(old_meta)
+    if stand_in is None or stand_in._data is not old_meta:
+        return
+    stand_in._version.value += 1  # eager's bump_version: eager's version checks decide
+    if tr.leaves.get(id(old_meta)) is target:
+        stand_in._data = target.meta
+        tape.tensors[id(target.meta)] = weakref.ref(stand_in)
         tr.leaves[id(target.meta)] = target
 
 
 def escaping_tracked(tr, tensors) -> TensorVariable | None:
     """A tensor computed in the function that requires grad among ``tensors``
     (which leave the compiled code), or None."""
-    tracked = tr.tracer.tracked
+    tape = tr.tracer.tape
     for tv in tensors:
-        if tv.source is None and id(tv.meta) in tracked and id(tv.meta) not in tr.leaves:
+        if tv.source is None and tape.is_tracked(tv.meta) and id(tv.meta) not in tr.leaves:
             return tv
     return None
 
@@ -230,23 +247,47 @@ def write_grad(tx, t: TensorVariable, value: Variable) -> None:
 
 # --------------------------------------------------------------------------- backward
 
-def backward(tx, t: TensorVariable, args, kwargs) -> Variable:
-    """``t.backward()``: gradient nodes appended to the graph, ``.grad`` of the
-    leaves updated (accumulated as eager does)."""
-    from frame.autograd.backward import append_backward
-    from frame.autograd.registry import NonDifferentiableError
-    from frame.hal.errors import FrameError
+class _PendingGrads(GradSlots):
+    """``backward``'s ``.grad`` slots under capture: the leaves are the stand-ins
+    of input variables; a read is the pending value or the real ``._grad``
+    (guarded), a write is pending (replayed after the graph runs)."""
 
+    def __init__(self, tx):
+        self.tx = tx
+
+    def _variable(self, leaf: Tensor) -> TensorVariable:
+        return self.tx.tr.leaves[id(leaf._data)]
+
+    def read(self, leaf: Tensor) -> Tensor | None:
+        var = self._variable(leaf)
+        current = read_grad(self.tx, var)
+        if not isinstance(current, TensorVariable):
+            return None
+        current.check_fresh()
+        if current.meta.dtype != var.meta.dtype or current.shape != var.shape:
+            raise Unsupported("unsupported_call", "accumulating into a .grad of another dtype")
+        return Tensor._wrap(current.meta)
+
+    def write(self, leaf: Tensor, grad: Tensor) -> None:
+        var = self._variable(leaf)
+        meta = _meta(self.tx.tr.tracer, grad._data)
+        self.tx.side_effects.grads[id(var)] = (var, TensorVariable(meta, TENSOR))
+
+
+def backward(tx, t: TensorVariable, args, kwargs) -> Variable:
+    """``t.backward()``: eager's ``backward`` on the tape's record, its gradient
+    nodes issued through the tracer's level (so they are appended to the graph),
+    the ``.grad`` of the leaves updated as pending writes."""
     names = ("gradient", "create_graph")
     if len(args) > 2 or set(kwargs) - set(names):
         raise UserCodeRaises("backward() got unexpected arguments")
     bound = dict(zip(names, args))
     bound.update(kwargs)
-    for name, default in (("gradient", None), ("create_graph", False)):
-        v = bound.get(name)
-        if v is not None and not (v.is_constant() and v.as_constant() == default
-                                  and type(v.as_constant()) is type(default)):
-            raise Unsupported("unsupported_call", f"backward({name}=...) under capture")
+    v = bound.get("create_graph")
+    if v is not None and not (v.is_constant() and v.as_constant() is False):
+        # the .grad written would require grad, with a record the replay cannot give it
+        raise Unsupported("unsupported_call", "backward(create_graph=...) under capture")
+    gradient = _backward_gradient(t, bound.get("gradient"))
     tr, tracer = tx.tr, tx.tr.tracer
     if _calls(tr).depth:
         raise Unsupported("unsupported_call", "backward() inside a function that frame.grad "
@@ -260,82 +301,55 @@ def backward(tx, t: TensorVariable, args, kwargs) -> Variable:
                                               "that is not a leaf")
     if t.meta.dtype.kind != "f":
         raise UserCodeRaises("backward of a tensor that is not floating-point")
-    if t.meta.size != 1:
+    if gradient is None and t.meta.size != 1:
         raise UserCodeRaises(f"backward of a tensor of shape {list(t.shape)} without "
                              f"gradient (FrameValueError)")
-    b = tracer.builder
-    loss = tracer.values[id(t.meta)]
-    seed = b.constant(np.ones(t.shape, dtype=t.meta.dtype))
-    records = [(node, flags) for node, _, flags in tracer.records]
-    # eager's version checks: a value a recorded op on the path read, overwritten since
-    _check_not_overwritten(tx, loss)
-    try:
-        grads = append_backward(b, records, loss, seed)
-    except NonDifferentiableError as e:
-        raise UserCodeRaises(f"backward raises: {e}") from e
-    except FrameError as e:
-        raise UserCodeRaises(f"backward raises {type(e).__name__}: {e}") from e
+    root = tracer.tape.tensor(t.meta)
+    _check_not_overwritten(tracer.tape, root, "backward")
+    with tracer.active():
+        _differentiate(eager_backward, "backward", root, gradient, slots=_PendingGrads(tx))
     tr.backward_done = True
-
-    # the leaves the loss was computed from, each once, in first-use order; the
-    # gradient of each of its versions (values) is summed, as eager does
-    leaf_values: dict[int, list] = {}
-    leaf_order: list[TensorVariable] = []
-    loss_leaf = tr.leaves.get(id(t.meta))
-    if loss_leaf is not None:
-        leaf_order.append(loss_leaf)
-        leaf_values[id(loss_leaf)] = [loss]
-    reached = _reached(tracer, loss)
-    for node, ids, flags in tracer.records:
-        if id(node) not in reached:
-            continue
-        for v, mid, f in zip(node.inputs, ids, flags):
-            leaf = tr.leaves.get(mid) if f else None
-            if leaf is None:
-                continue
-            if id(leaf) not in leaf_values:
-                leaf_order.append(leaf)
-                leaf_values[id(leaf)] = []
-            if all(v is not w for w in leaf_values[id(leaf)]):
-                leaf_values[id(leaf)].append(v)
-    for leaf in leaf_order:
-        g = None
-        for v in leaf_values[id(leaf)]:
-            gv = grads.get(id(v))
-            if gv is not None:
-                g = gv if g is None else b.op("add", g, gv)
-        if g is None:
-            g = b.constant(np.zeros(leaf.shape, dtype=leaf.meta.dtype))
-        current = read_grad(tx, leaf)
-        if isinstance(current, TensorVariable):
-            current.check_fresh()
-            if current.meta.dtype != leaf.meta.dtype or current.shape != leaf.shape:
-                raise Unsupported("unsupported_call", "accumulating into a .grad of another dtype")
-            g = b.op("add", tracer.values[id(current.meta)], g)
-        tx.side_effects.grads[id(leaf)] = (leaf, TensorVariable(tracer.meta(g), TENSOR))
     return ConstantVariable(None)
 
 
-def _reached(tracer, loss) -> set[int]:
-    """ids of the recorded nodes on a recorded path to ``loss``."""
-    needed = {id(loss)}
-    reached: set[int] = set()
-    for node, _, flags in reversed(tracer.records):
-        if any(id(v) in needed for v in node.outputs):
-            reached.add(id(node))
-            needed.update(id(v) for v, f in zip(node.inputs, flags) if f)
-    return reached
+def _backward_gradient(t: TensorVariable, v: Variable | None) -> Tensor | None:
+    """``backward``'s ``gradient`` argument as eager's ``backward`` takes it: None,
+    or a tensor standing for the graph value (eager weights the root with it).
+    A gradient of another dtype (eager casts it), or not a frame Tensor, runs
+    natively."""
+    if v is None or (isinstance(v, ConstantVariable) and v.value is None):
+        return None
+    if not (isinstance(v, TensorVariable) and v.kind == TENSOR):
+        raise Unsupported("unsupported_call", "backward(gradient=...) that is not a frame Tensor "
+                                              "under capture")
+    v.check_fresh()
+    if v.meta.dtype != t.meta.dtype:
+        raise Unsupported("unsupported_call", "backward(gradient=...) of another dtype than the "
+                                              "tensor under capture")
+    return Tensor._wrap(v.meta)
 
 
-def _check_not_overwritten(tx, loss) -> None:
-    tracer = tx.tr.tracer
-    if not tracer.overwritten:
+def _differentiate(fn, label: str, *args, **kwargs):
+    """Run eager's ``fn`` (backward, gradients) in the trace: its errors are the
+    user's code raising."""
+    try:
+        return fn(*args, **kwargs)
+    except NonDifferentiableError as e:
+        raise UserCodeRaises(f"{label} raises: {e}") from e
+    except FrameError as e:
+        raise UserCodeRaises(f"{label} raises {type(e).__name__}: {e}") from e
+
+
+def _check_not_overwritten(tape, root: Tensor, what: str) -> None:
+    """A backward through a record that read an untracked value updated in
+    place since is refused: eager reads the overwritten memory (tracked values
+    have versions: eager's checks decide)."""
+    if not tape.overwritten:
         return
-    reached = _reached(tracer, loss)
-    for node, ids, _ in tracer.records:
-        if id(node) in reached and any(i in tracer.overwritten for i in ids):
-            raise Unsupported("unsupported_call", "backward through a value that was updated in "
-                                                  "place after an op recorded for autograd read it")
+    for rec in reachable([root]):
+        if any(id(a) in tape.overwritten for a in rec.inputs):
+            raise Unsupported("unsupported_call", f"{what} through a value that was updated in "
+                                                  f"place after an op recorded for autograd read it")
 
 
 # --------------------------------------------------------------------------- frame.grad
@@ -371,19 +385,17 @@ def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variabl
        identity ``reshape`` of it -- and the function runs inlined with grad
        mode on;
     2. its result must be a floating 0-d tensor (or a constant: zeros);
-    3. the records reachable from it become a Graph (``_RecordedGraph``, as
-       eager's ``RecordedGraph``), ``build_backward_graph`` differentiates it,
-       and its gradient nodes are issued through the tracer, recorded when
-       eager would record them (``create_graph``);
-    4. the fresh leaves stop requiring grad: untracked, and the edges recorded
-       into them are cut, so a later backward treats them as constants.
+    3. eager's ``gradients`` runs on the records reachable from it, its
+       gradient nodes issued through the tracer's level, recorded when eager
+       would record them (``create_graph``);
+    4. the fresh leaves stop requiring grad (untracked), so a later backward
+       reads what was recorded from them as constants.
 
     What comes back has eager's types: the gradient for a Tensor is a Tensor,
     for an ndarray an ndarray, for a NumPy scalar a NumPy scalar; the value is
     the result (``create_graph``) or a detached view of it when a Tensor was
     differentiated, else a NumPy scalar."""
     from frame.autograd.functional import _positions
-    from frame.hal.errors import FrameError
     tr, tracer = tx.tr, tx.tr.tracer
     try:
         where = _positions(gv.positions, len(args), gv.real_fn)
@@ -391,7 +403,7 @@ def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variabl
         raise UserCodeRaises(f"frame.grad raises {type(e).__name__}: {e}") from e
     fn = gv.callee(tx)
     calls = _calls(tr)
-    saved_mode, start = tr.grad_mode, len(tracer.records)
+    saved_mode = tr.grad_mode
     fresh: list[TensorVariable] = []
     call_args = list(args)
     calls.depth += 1
@@ -410,19 +422,26 @@ def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variabl
                           for i in where)
         create = False
         if loss is not None:
-            rg = _RecordedGraph(tx, loss)
+            tape = tracer.tape
+            root = tape.tensor(loss.meta)
+            _check_not_overwritten(tape, root, "frame.grad")
+            rg = RecordedGraph([root])
             tr.grad_mode = saved_mode
-            fresh_ids = {id(v.meta) for v in fresh}
+            fresh_ids = {id(tape.tensor(v.meta)) for v in fresh}
             create = tensor_kind and rg.has_leaf_other_than(fresh_ids) and tr.grad_enabled()
             tr.grad_mode = create  # eager records the gradient nodes only with create_graph
-            grads = rg.gradients([v.meta for v in variables], create)
+            with tracer.active():
+                grads = _differentiate(gradients, "frame.grad", root,
+                                       [tape.tensor(v.meta) for v in variables],
+                                       create_graph=create, graph=rg, what="frame.grad")
+            grads = [_meta(tracer, g._data) for g in grads]
         else:
             grads = [tracer.meta(tracer.builder.constant(np.zeros(v.shape, dtype=v.meta.dtype)))
                      for v in variables]
     finally:
         tr.grad_mode = saved_mode
         calls.depth -= 1
-        _release(tracer, calls, fresh, start)
+        _release(tracer, calls, fresh)
     if tensor_kind:
         if create:
             value_var = out
@@ -430,7 +449,6 @@ def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variabl
             raise Unsupported("unsupported_call", "frame.grad of a function returning an ndarray: "
                                                   "the value is a Tensor sharing its memory")
         elif isinstance(value, TensorVariable) and value.kind == TENSOR:
-            from frame.tensor import Tensor
             value_var = tr.mark_view(TensorVariable(tracer.meta(_value(tracer, value)), TENSOR),
                                      value, Tensor.detach)
         elif isinstance(value, ConstantVariable):  # Tensor._wrap(np.asarray(out))
@@ -489,7 +507,7 @@ def _grad_variable(tx, arg: Variable, i: int) -> tuple[TensorVariable, bool]:
         tr.mark_view(leaf, base, Tensor.detach)  # eager's leaf is a view of the data
     elif base.kind == NDARRAY:
         tr.mark_view(leaf, base)
-    tracer.tracked.add(id(leaf.meta))
+    tracer.tape.leaf(leaf.meta)
     calls = _calls(tr)
     calls.leaves.add(id(leaf.meta))
     calls.active.add(id(leaf.meta))
@@ -527,193 +545,23 @@ def _like(tx, arg: Variable, g: np.ndarray) -> TensorVariable:
     NumPy scalar is a new, untracked array (eager drops the Tensor around it)."""
     tracer = tx.tr.tracer
     if isinstance(arg, TensorVariable) and arg.kind == TENSOR:
-        return TensorVariable(g, TENSOR, requires_grad=id(g) in tracer.tracked)
-    fresh = tracer.meta(tracer.values[id(g)])
+        return TensorVariable(g, TENSOR, requires_grad=tracer.tape.is_tracked(g))
+    fresh = tracer.fresh(g)
     if isinstance(arg, TensorVariable) and arg.kind == NDARRAY:
         return TensorVariable(fresh, NDARRAY)
     return TensorVariable(fresh, NPSCALAR)
 
 
-def _release(tracer, calls: _GradCalls, fresh: list[TensorVariable], start: int) -> None:
+def _meta(tracer, array: np.ndarray) -> np.ndarray:
+    """``array`` as a meta array: a computed value's own, or a constant's."""
+    return array if tracer.is_meta(array) else tracer.fresh(array)
+
+
+def _release(tracer, calls: _GradCalls, fresh: list[TensorVariable]) -> None:
     """The fresh leaves stop requiring grad (``set_requires_grad(v, False)``):
-    untracked, and the edges recorded into them since the call began are cut,
-    as a later eager backward sees them as constants."""
-    ids = {id(v.meta) for v in fresh}
+    untracked, so a later backward reads what was recorded from them as
+    constants, as eager's does."""
     for v in fresh:
         v.requires_grad = False
-        tracer.tracked.discard(id(v.meta))
+        tracer.tape.untrack(tracer.tape.tensor(v.meta))
         calls.active.discard(id(v.meta))
-    if not ids:
-        return
-    records = tracer.records
-    for k in range(start, len(records)):
-        node, operands, flags = records[k]
-        if any(f and m in ids for m, f in zip(operands, flags)):
-            records[k] = (node, operands, tuple(f and m not in ids for m, f in zip(operands, flags)))
-
-
-class _RecordedGraph:
-    """Eager's ``RecordedGraph`` for capture's record: the records reachable
-    from ``loss`` through tracked operand slots become a Graph whose inputs
-    are the leaves that require grad (one per meta array: each version is its
-    own) and the untracked operands, and whose nodes are the recorded ops.
-
-    Leaves are the input leaves (``Translation.leaves``) and the variables of
-    ``frame.grad`` calls; any other tracked meta array is a recorded op's
-    output.  A ``frame.grad`` variable that no longer requires grad is a
-    constant input (its edges were cut when its call ended)."""
-
-    def __init__(self, tx, loss: TensorVariable):
-        tr, tracer = tx.tr, tx.tr.tracer
-        self.tracer = tracer
-        # every operand of a recorded op, by id: meta arrays and constants
-        self.arrays = {id(a): a for a in tracer._alive}
-        self.leaf_metas = set(tr.leaves) | _calls(tr).leaves
-        self.index = {id(node): k for k, (node, _, _) in enumerate(tracer.records)}
-        self.root = id(loss.meta)
-        found: set[int] = set()
-        stack = [] if self._is_leaf(self.root) else [self._producer(self.root)]
-        while stack:
-            k = stack.pop()
-            if k in found:
-                continue
-            found.add(k)
-            _, ids, flags = tracer.records[k]
-            stack.extend(self._producer(m) for m, f in zip(ids, flags)
-                         if f and not self._is_leaf(m))
-        self.order = sorted(found)
-        for k in self.order:
-            if any(m in tracer.overwritten for m in tracer.records[k][1]):
-                # eager's version checks (AutogradError), or a value it reads as changed
-                raise Unsupported("unsupported_call", "frame.grad through a value that was updated "
-                                                      "in place after an op recorded for autograd "
-                                                      "read it")
-        self._build()
-
-    def _is_leaf(self, meta_id: int) -> bool:
-        return meta_id in self.leaf_metas
-
-    def _producer(self, meta_id: int) -> int:
-        node = self.tracer.values[meta_id].producer
-        k = self.index.get(id(node)) if node is not None else None
-        if k is None:
-            raise Unsupported("capture_error", "a tracked value whose op was not recorded")
-        return k
-
-    def _build(self) -> None:
-        from frame.ir.graph import Graph, Node
-        tracer = self.tracer
-        g = Graph()
-        self.graph = g
-        self.input_metas: list[int] = []       # per graph input: the meta array's id
-        self.is_leaf_input: list[bool] = []
-        inputs: dict[int, object] = {}          # meta id -> graph input
-        nodes: dict[int, object] = {}           # record index -> Node
-
-        def operand(meta_id: int, flagged: bool):
-            if flagged and not self._is_leaf(meta_id):
-                return nodes[self._producer(meta_id)].outputs[tracer.values[meta_id].index]
-            v = inputs.get(meta_id)
-            if v is None:
-                v = inputs[meta_id] = g.add_input(tracer.value_of(self.arrays[meta_id]).type)
-                self.input_metas.append(meta_id)
-                self.is_leaf_input.append(flagged and meta_id in tracer.tracked)
-            return v
-
-        for k in self.order:
-            node, ids, flags = tracer.records[k]
-            copy = Node(node.op, [operand(m, f) for m, f in zip(ids, flags)], node.attrs)
-            copy.set_output_types([v.type for v in node.outputs])
-            g.append(copy)
-            nodes[k] = copy
-        self.nodes = nodes
-        self.inputs = inputs
-        self.n_record_inputs = len(self.input_metas)
-        g.set_outputs([operand(self.root, True)])
-
-    def has_leaf_other_than(self, excluded: set[int]) -> bool:
-        """Does a recorded op read a leaf not in ``excluded``?  (A root that is a
-        leaf and read by no op does not count, as in eager.)"""
-        n = self.n_record_inputs
-        return any(leaf and m not in excluded
-                   for m, leaf in zip(self.input_metas[:n], self.is_leaf_input[:n]))
-
-    def _ref(self, meta_id: int):
-        """The graph value standing for a variable's meta array (None: unused)."""
-        if self._is_leaf(meta_id):
-            return self.inputs.get(meta_id)
-        k = self._producer(meta_id)
-        node = self.nodes.get(k)
-        return None if node is None else node.outputs[self.tracer.values[meta_id].index]
-
-    def gradients(self, wrt: list[np.ndarray], create: bool) -> list[np.ndarray]:
-        """``eager.gradients``: ``build_backward_graph`` of this graph, its
-        gradient nodes issued through the tracer (recorded when ``create`` and
-        an operand is tracked, as ``record_call`` does; the translation's grad
-        mode is ``create`` meanwhile).  Returns one meta array per ``wrt``."""
-        from frame.autograd.backward import build_backward_graph
-        from frame.autograd.registry import NonDifferentiableError
-        from frame.hal.errors import FrameError
-        tracer = self.tracer
-        refs = [self._ref(id(w)) for w in wrt]
-        try:
-            bw = build_backward_graph(self.graph, 0, [r for r in refs if r is not None])
-        except NonDifferentiableError as e:
-            raise UserCodeRaises(f"frame.grad raises: {e}") from e
-        except FrameError as e:
-            raise UserCodeRaises(f"frame.grad raises {type(e).__name__}: {e}") from e
-        arrays = self.arrays
-        env: dict[int, np.ndarray] = {}
-        for v, m in zip(bw.inputs, self.input_metas):
-            env[id(v)] = arrays[m]
-        outputs = self._output_metas(arrays, create)
-        for node, k in zip(bw.nodes, self.order):
-            for v, meta in zip(node.outputs, outputs[k]):
-                env[id(v)] = meta
-        computed: set[int] = set()
-        for node in bw.nodes[len(self.order):]:
-            if node.op == "constant":
-                env[id(node.outputs[0])] = node.const
-                continue
-            metas = tracer.handle(node.op, [env[id(v)] for v in node.inputs], node.attrs)
-            for v, meta in zip(node.outputs, metas):
-                env[id(v)] = meta
-                computed.add(id(v))
-        found = iter(bw.outputs[1:])
-        results = []
-        for w, ref in zip(wrt, refs):
-            if ref is None:
-                zeros = np.zeros(w.shape, dtype=w.dtype)
-                results.append(tracer.meta(tracer.builder.constant(zeros)))
-                continue
-            v = next(found)
-            meta = env[id(v)]
-            if id(v) not in computed:  # a recorded value or a constant: a new, untracked tensor
-                meta = tracer.meta(tracer.value_of(meta))
-            results.append(meta)
-        return results
-
-    def _output_metas(self, arrays: dict, create: bool) -> dict[int, list]:
-        """Per record: the meta arrays of its outputs (eager's stand-ins).  A
-        floating output's is the tracked one the op made; the others get a
-        fresh meta array, tracked when ``create`` (eager's stand-ins all
-        require grad)."""
-        tracer = self.tracer
-        made: dict[int, int] = {}
-        for m in tracer.tracked:
-            if m not in self.leaf_metas:
-                made[id(tracer.values[m])] = m
-        out: dict[int, list] = {}
-        for k in self.order:
-            metas = []
-            for v in tracer.records[k][0].outputs:
-                m = made.get(id(v))
-                if m is not None:
-                    metas.append(arrays[m])
-                    continue
-                meta = tracer.meta(v)
-                if create:
-                    tracer.tracked.add(id(meta))
-                metas.append(meta)
-            out[k] = metas
-        return out

@@ -3,21 +3,25 @@
 While the executor simulates a frame, frame's own API functions run for real
 on *meta arrays*: zero-strided, read-only ndarrays with the right dtype and
 shape and no memory behind them.  The tracer installs itself as the op
-handler of ``frame.functions`` (``op_handler``), so every op those functions
-issue becomes a graph node instead of a kernel launch, and comes back as a new
-meta array.  ``values`` maps meta arrays (by identity) to graph Values; any
+level of the op-handler stack of ``frame.functions`` (``push_level``): its
+kernels make every op those functions issue a graph node instead of a kernel
+launch, which comes back as a new meta array, and its tape (``CaptureTape``,
+eager's autograd tape over meta arrays) records them for autograd.  ``values`` maps meta arrays (by identity) to graph Values; any
 other array reaching an op is a constant.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
+from frame.autograd.tape import Tape, VersionCounter
 from frame.dtypes import from_numpy
-from frame.functions._core import op_handler
+from frame.functions._core import OpLevel, push_level
 from frame.ir import GraphBuilder, TensorType, Value
 from frame.tensor import Tensor
 
-__all__ = ["Tracer", "UntracedArray", "TracedTensor"]
+__all__ = ["Tracer", "CaptureTape", "UntracedArray", "TracedTensor"]
 
 
 class UntracedArray(Exception):
@@ -43,15 +47,9 @@ class Tracer:
         self._alive: list[np.ndarray] = []       # keeps ids of meta arrays unique
         self._zeros: dict[np.dtype, np.ndarray] = {}
         self._consts: dict[int, Value] = {}
-        # autograd (see capture/autograd.py): ids of the meta arrays that stand for
-        # tensors that require grad; the ops recorded for autograd, with which of
-        # their operands were tracked; and meta arrays overwritten in place after
-        # a recorded op read them
-        self.tracked: set[int] = set()
-        self.records: list[tuple] = []          # (node, operand meta ids, tracked flags)
-        self.recorded_operands: set[int] = set()
-        self.overwritten: set[int] = set()
-        self.grad_enabled = lambda: True        # the translation's grad mode (set by it)
+        # autograd (capture/autograd.py): the tape of the tracer's level
+        self.tape = CaptureTape()
+        self.level = OpLevel(self.handle, self.tape, self.handle_gradient, self.fresh)
 
     @property
     def graph(self):
@@ -99,31 +97,91 @@ class Tracer:
         return self.add_input(TensorType(from_numpy(array.dtype), array.shape), name)
 
     def handle(self, op: str, arrays, attrs) -> list[np.ndarray]:
-        """The op handler: append a node, return meta arrays for its outputs."""
+        """The kernels of the tracer's level: append a node, return meta arrays
+        for its outputs."""
         inputs = [self.value_of(a) for a in arrays]
         outs = self.builder.op_multi(op, inputs, attrs)
-        metas = [self.meta(v) for v in outs]
-        if self.tracked:
-            self._record(arrays, outs, metas)
+        return [self.meta(v) for v in outs]
+
+    def handle_gradient(self, op: str, arrays, attrs) -> list[np.ndarray]:
+        """The kernels of the level for backward's gradient nodes: ``handle``,
+        the node marked as a backward one (``Node.backward``)."""
+        metas = self.handle(op, arrays, attrs)
+        self.values[id(metas[0])].producer.backward = True
         return metas
 
-    def _record(self, arrays, outs, metas) -> None:
-        """Record the node just appended for autograd, as eager's tape does: when
-        grad mode is on and an operand stands for a tensor that requires grad,
-        its floating outputs require grad too."""
-        flags = tuple(id(a) in self.tracked for a in arrays)
-        if not any(flags) or not any(v.type.dtype.kind in "fc" for v in outs):
-            return
-        if not self.grad_enabled():
-            return
-        node = outs[0].producer
-        ids = tuple(id(a) for a in arrays)
-        self.records.append((node, ids, flags))
-        self.recorded_operands.update(ids)
-        for v, m in zip(outs, metas):
-            if v.type.dtype.kind in "fc":
-                self.tracked.add(id(m))
+    def fresh(self, arr: np.ndarray) -> np.ndarray:
+        """A new meta array for the value ``arr`` stands for (the level's ``copy``)."""
+        return self.meta(self.value_of(arr))
 
     def active(self):
-        """Context manager: route frame ops in this thread to this tracer."""
-        return op_handler(self.handle)
+        """Context manager: push the tracer's level (its kernels and its autograd
+        tape) on this thread's op-handler stack."""
+        return push_level(self.level)
+
+
+class CaptureTape(Tape):
+    """The autograd tape of the tracer's level: eager's tape (the same records,
+    version counters and backward) over meta arrays.  The tensors it tracks
+    are stand-ins (``Tensor._wrap(meta)``) that live as long as the
+    translation; grad mode is the translation's symbolic one (read, and
+    guarded, only when an op would be recorded).  What the traced function
+    gets back from a recorded op is a plain tensor: whether a value requires
+    grad is known by its meta array (``is_tracked``), and the translation
+    turns it into ``TensorVariable.requires_grad``.
+
+    A tracked value updated in place (under ``no_grad``) is at the next
+    version of its stand-in, as eager's ``bump_version`` does, so eager's
+    version checks decide.  An untracked one has no version in eager either:
+    backward reads the overwritten memory, which the graph cannot.  So
+    ``read`` holds the ids of the untracked meta arrays recorded ops read, and
+    ``overwritten`` those of them whose variable was updated in place since;
+    a backward through such a record runs natively."""
+
+    def __init__(self):
+        super().__init__({}, self)
+        self.keep: list[Tensor] = []
+        self.read: set[int] = set()
+        self.overwritten: set[int] = set()
+        self.grad_enabled = lambda: True        # the translation's grad mode (set by it)
+
+    @property
+    def enabled(self) -> bool:
+        """The tape's ``mode.enabled``: the translation's grad mode, read (and
+        guarded) only when an op would be recorded."""
+        return self.grad_enabled()
+
+    def track(self, t: Tensor) -> None:
+        t._rg = True
+        if t._version is None:
+            t._version = VersionCounter()
+        self.tensors[id(t._data)] = weakref.ref(t)
+        self.keep.append(t)
+
+    def untrack(self, t: Tensor) -> None:
+        """``set_requires_grad(t, False)`` of a leaf: later records read it as a constant."""
+        t._rg = False
+        if self.tensor(t._data) is t:
+            del self.tensors[id(t._data)]
+
+    def is_tracked(self, meta: np.ndarray) -> bool:
+        return id(meta) in self.tensors
+
+    def tensor(self, meta: np.ndarray) -> Tensor | None:
+        """The tracked tensor standing for ``meta`` (None: untracked)."""
+        ref = self.tensors.get(id(meta))
+        return None if ref is None else ref()
+
+    def leaf(self, meta: np.ndarray) -> Tensor:
+        """A tracked leaf standing for ``meta``."""
+        t = TracedTensor._wrap(meta)
+        self.track(t)
+        return t
+
+    def apply(self, run, op, arrays, attrs) -> list:
+        return [Tensor._wrap(t._data) if t._rg else t
+                for t in super().apply(run, op, arrays, attrs)]
+
+    def _record(self, op, attrs, arrays, sources, outs) -> list:
+        self.read.update(id(a) for a, t in zip(arrays, sources) if t is None)
+        return super()._record(op, attrs, arrays, sources, outs)

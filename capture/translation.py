@@ -64,7 +64,7 @@ class Translation:
         self.tensor_objects: dict[int, object] = {}     # id(input variable) -> the real tensor
         self.input_arrays: dict[int, np.ndarray] = {}   # id(input variable) -> its real array
         self.backward_done = False
-        self.tracer.grad_enabled = self.grad_enabled
+        self.tracer.tape.grad_enabled = self.grad_enabled
 
     def globals_ref(self, f_globals: dict, top: bool) -> str:
         """The entry's expression for a frame's globals dict.  The top frame's
@@ -167,7 +167,7 @@ class Translation:
             if is_tensor:
                 self.tensor_objects[id(var)] = value
                 if value._rg and value._grad_fn is None:  # a leaf: ops on it are recorded
-                    self.tracer.tracked.add(id(meta))
+                    self.tracer.tape.leaf(meta)
                     self.leaves[id(meta)] = var
             if t is not Tensor and is_tensor:
                 var.pytype = t

@@ -213,7 +213,7 @@ class InstructionTranslator:
                 except (TypeError, UntracedArray) as e:
                     raise Unsupported("unsupported_object", str(e)) from e
             if kind == TENSOR:
-                return TensorVariable(data, TENSOR, requires_grad=id(data) in tracer.tracked)
+                return TensorVariable(data, TENSOR, requires_grad=tracer.tape.is_tracked(data))
             return TensorVariable(data, NPSCALAR if data.ndim == 0 else NDARRAY)
         if isinstance(value, tuple):
             return TupleVariable([self.from_python(v, kind, passed, constant_ok) for v in value])

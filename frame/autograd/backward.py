@@ -45,7 +45,7 @@ from ..ops.registry import get_schema
 from .helpers import differentiable, zeros
 from .registry import NonDifferentiableError, nondifferentiable_reason
 
-__all__ = ["build_backward_graph", "append_backward"]
+__all__ = ["build_backward_graph"]
 
 
 def build_backward_graph(graph: Graph, loss_index: int, wrt: Sequence[int | Value] | int | Value
@@ -157,13 +157,11 @@ def _active(nodes: list[Node], targets: list[Value], loss: Value) -> set[int]:
 
 
 def _backprop_node(b: GraphBuilder, node: Node, active: set[int], grads: dict[int, Value],
-                   original: Graph, origin: dict[int, Node], edges=None) -> None:
+                   original: Graph, origin: dict[int, Node]) -> None:
     out_grads = [grads.get(id(v)) if id(v) in active else None for v in node.outputs]
     if all(g is None for g in out_grads):
         return
-    # ``edges`` (append_backward): which inputs the gradient may flow into
-    wanted = [i for i, v in enumerate(node.inputs)
-              if id(v) in active and (edges is None or edges[i])]
+    wanted = [i for i, v in enumerate(node.inputs) if id(v) in active]
     if not wanted:
         return  # the node produces a wrt value from inputs that do not depend on any
     schema = get_schema(node.op)
@@ -197,35 +195,6 @@ def _backprop_node(b: GraphBuilder, node: Node, active: set[int], grads: dict[in
                              f"{_context(original, origin[id(node)])}")
         prev = grads.get(id(v))
         grads[id(v)] = g if prev is None else b.op("add", prev, g)
-
-
-def append_backward(b: GraphBuilder, records: Sequence[tuple[Node, Sequence[bool]]],
-                    loss: Value, seed: Value) -> dict[int, Value]:
-    """Append to ``b``'s graph the gradient nodes of ``loss`` through ``records``
-    (capture's record of a jitted function, docs/design.md §9): ``(node, edges)`` in
-    graph order, where ``edges[i]`` tells whether the gradient flows into the
-    node's input ``i`` (an input that did not require grad when the op ran --
-    a detached alias of a value, a constant -- gets none, as in eager).
-    ``seed`` is ``d loss / d loss`` (ones of the loss's type).
-
-    Returns the gradient of every value reached, by ``id`` of the Value (a
-    value several recorded edges reach gets the sum); the same rules and
-    errors as ``build_backward_graph``.
-    """
-    needed = {id(loss)}
-    on_path: list[tuple[Node, Sequence[bool]]] = []
-    for node, edges in reversed(records):
-        if any(id(v) in needed for v in node.outputs):
-            on_path.append((node, edges))
-            needed.update(id(v) for v, e in zip(node.inputs, edges) if e and differentiable(v))
-    graph = b.graph
-    origin = {id(n): n for n, _ in on_path}
-    grads: dict[int, Value] = {id(loss): seed}
-    n_before = len(graph.nodes)
-    for node, edges in on_path:  # already in reverse graph order
-        _backprop_node(b, node, needed, grads, graph, origin, edges)
-    _mark_backward(graph.nodes[n_before:])
-    return grads
 
 
 def _mark_backward(nodes: Sequence[Node]) -> None:

@@ -1,7 +1,10 @@
 """Eager backward: the records reachable from a tensor become a Graph,
 ``build_backward_graph`` differentiates it (the one engine, docs/design.md §9), and
-the gradient nodes run eagerly, node by node, through the current op handler
-(``frame.runtime.eager.run_op`` outside capture).
+the gradient nodes run, node by node, through the kernels of the top level of
+the op-handler stack (``frame.functions._core.OpLevel``): eager kernels, or,
+under capture, the tracer, which appends them to the graph being captured --
+capture's ``backward`` and ``frame.grad`` are this code run on the records its
+tape left (its ``.grad`` writes go through ``GradSlots``).
 
 The recorded graph.  Records reachable from the root, in creation order (a
 topological order), become nodes whose outputs are already known: the arrays
@@ -17,7 +20,7 @@ Evaluation.  Only the nodes ``build_backward_graph`` appended (and the few
 that make the loss from the root) run.  Before a node reads a recorded value,
 its version is checked: a value overwritten in place since it was recorded
 raises ``AutogradError``.  With ``create_graph`` the nodes run through
-``tape.record_call`` on Tensors that stand for the recorded values, so the
+the current tape's ``record_call`` on Tensors that stand for the recorded values, so the
 gradients are recorded and can be differentiated again; otherwise they run on
 bare arrays and nothing is recorded.
 """
@@ -36,9 +39,9 @@ from ..ops.registry import get_schema
 from ..tensor import Tensor
 from ..functions import _core
 from .backward import build_backward_graph
-from .tape import AutogradError, Record, VersionCounter, enable_grad, record_call
+from .tape import AutogradError, Record, VersionCounter, current_tape, enable_grad
 
-__all__ = ["backward", "gradients", "RecordedGraph"]
+__all__ = ["backward", "gradients", "RecordedGraph", "GradSlots", "reachable"]
 
 
 _RESHAPE = get_schema("reshape")
@@ -72,7 +75,7 @@ class RecordedGraph:
         self._const_inputs: dict[int, Ref] = {}
         self._node_of: dict[int, int] = {}
         self._shims: dict[tuple[int, int, int], Ref] = {}
-        for rec in _reachable(roots):
+        for rec in reachable(roots):
             self._add_record(rec)
 
     # -- construction -----------------------------------------------------------
@@ -179,7 +182,8 @@ class RecordedGraph:
         return g, [value(r) for r in wrt]
 
 
-def _reachable(roots: Sequence[Tensor]) -> list[Record]:
+def reachable(roots: Sequence[Tensor]) -> list[Record]:
+    """The records ``roots`` were computed from, in creation order."""
     found: dict[int, Record] = {}
     stack = [t._grad_fn[0] for t in roots if t._grad_fn is not None]
     while stack:
@@ -216,7 +220,9 @@ def _loss(rg: RecordedGraph, root: Tensor, gradient, what: str) -> Ref:
                               f"shape {list(root.shape)}; they must match")
     if g.dtype != root._data.dtype:
         g = g.astype(root._data.dtype)
-    weighted = (rg.add_node("mul", {}, [ref, rg.const_input(np.ascontiguousarray(g))]), 0)
+    if not g.flags.c_contiguous:  # a fresh copy through the level (capture: a meta array)
+        g = _core.current_level().copy(g)
+    weighted = (rg.add_node("mul", {}, [ref, rg.const_input(g)]), 0)
     if root.ndim == 0:
         return weighted
     attrs = _SUM.normalize_attrs({"axes": tuple(range(root.ndim)), "keepdims": False})
@@ -257,7 +263,9 @@ def _evaluate(rg: RecordedGraph, bw: Graph, create_graph: bool) -> list:
     """Run the nodes of ``bw`` (``rg`` differentiated) that are not recorded;
     returns the values of ``bw.outputs[1:]`` (the gradients): Tensors when
     ``create_graph``, else ndarrays."""
-    run = _core.current_op_handler()
+    level = _core.current_level()
+    run, grad_run, copy = level.run, level.grad_run, level.copy
+    record_call = current_tape().record_call
     env: dict[int, object] = {}
     fresh: set[int] = set()      # values a node computed in this evaluation
     stale: dict[int, str] = {}   # recorded values overwritten in place since
@@ -280,10 +288,11 @@ def _evaluate(rg: RecordedGraph, bw: Graph, create_graph: bool) -> list:
             env[id(node.outputs[0])] = node.const
             continue
         args = [env[id(v)] for v in node.inputs]
+        kernels = grad_run if node.backward else run
         if create_graph:
-            outs = record_call(run, node.op, args, node.attrs)
+            outs = record_call(kernels, node.op, args, node.attrs)
         else:
-            outs = run(node.op, args, node.attrs)
+            outs = kernels(node.op, args, node.attrs)
         for v, o in zip(node.outputs, outs):
             env[id(v)] = o
             fresh.add(id(v))
@@ -294,13 +303,13 @@ def _evaluate(rg: RecordedGraph, bw: Graph, create_graph: bool) -> list:
     for v in bw.outputs[1:]:
         value = env[id(v)]
         if id(v) not in fresh:  # a recorded value or constant: never hand out its memory
-            value = value._data.copy() if isinstance(value, Tensor) else np.array(value)
+            value = copy(value._data if isinstance(value, Tensor) else value)
             value = Tensor._wrap(value) if create_graph else value
         elif id(value) in handed:  # one value is two gradients (d(a+b)/da, d(a+b)/db): two arrays
             if create_graph:  # a recorded copy, so that both stay differentiable
                 value = record_call(run, "reshape", [value], {"shape": tuple(value.shape)})[0]
             else:
-                value = value.copy()
+                value = copy(value)
         handed.add(id(value))
         results.append(value)
     return results
@@ -372,13 +381,30 @@ def _add(a: Tensor, b: Tensor, create_graph: bool) -> Tensor:
     """``a + b`` through the op handler (recorded with ``create_graph``)."""
     run = _core.current_op_handler()
     if create_graph:
-        return record_call(run, "add", [a, b], {})[0]
+        return current_tape().record_call(run, "add", [a, b], {})[0]
     return Tensor._wrap(run("add", [a._data, b._data], {})[0])
 
 
-def backward(root: Tensor, gradient=None, create_graph: bool = False) -> None:
+class GradSlots:
+    """Where ``backward`` accumulates: the ``.grad`` of each leaf.  Eager reads and
+    writes the attribute; capture replays the writes after its graph ran (a
+    subclass of its own)."""
+
+    def read(self, leaf: Tensor) -> Tensor | None:
+        return leaf._grad
+
+    def write(self, leaf: Tensor, grad: Tensor) -> None:
+        leaf._grad = grad
+
+
+_GRAD_ATTRIBUTES = GradSlots()
+
+
+def backward(root: Tensor, gradient=None, create_graph: bool = False,
+             slots: GradSlots = _GRAD_ATTRIBUTES) -> None:
     """``Tensor.backward``: accumulate gradients into the ``.grad`` of every leaf
-    that requires grad and that ``root`` was computed from."""
+    that requires grad and that ``root`` was computed from (through ``slots``),
+    each leaf's gradients summed over the versions of it the record read."""
     _check_requires_grad(root, "backward")
     rg = RecordedGraph([root])
     rg.root_ref(root)  # a leaf root is an input of its own graph
@@ -388,4 +414,5 @@ def backward(root: Tensor, gradient=None, create_graph: bool = False) -> None:
     grads = gradients(root, leaves, gradient=gradient, create_graph=create_graph, graph=rg,
                       what="backward")
     for leaf, g in zip(leaves, grads):
-        leaf._grad = g if leaf._grad is None else _add(leaf._grad, g, create_graph)
+        current = slots.read(leaf)
+        slots.write(leaf, g if current is None else _add(current, g, create_graph))

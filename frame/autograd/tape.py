@@ -1,5 +1,5 @@
-"""Eager autograd recording: grad mode, the tensors that are tracked, and the
-records eager ops leave behind (docs/design.md §9: eager mode records the ops it
+"""Autograd recording (eager, and capture through the same Tape): grad mode,
+the tensors that are tracked, and the records eager ops leave behind (docs/design.md §9: eager mode records the ops it
 launches; ``Tensor.backward()`` turns the record into a Graph and runs
 ``build_backward_graph`` on it, see ``eager.py``).
 
@@ -9,13 +9,18 @@ result of a recorded op.  ``frame.functions._core.tracked`` maps the ``id`` of
 each tracked tensor's ndarray to a weak reference to the tensor; the entry goes
 away with the tensor.
 
-**The hook.**  Every frame function hands its op to the runtime through
-``_core.apply``/``apply1`` with operand *arrays*.  While ``tracked`` is empty
-(nothing requires grad anywhere) that costs one dict truth test.  Otherwise the
-op goes to ``record_apply`` here, which runs it through the current op handler
-and, when that handler is the eager one (never capture's tracer), grad mode is
-on, and an operand array belongs to a tracked tensor, records it.  The tensor
-behind an array is found in two places:
+**The op-handler stack.**  Every frame function hands its op to the runtime
+through ``_core.apply``/``apply1`` with operand *arrays*; they go to the top
+level of the thread's op-handler stack (``_core.OpLevel``: kernels and a
+``Tape``).  The base level is the eager kernels with ``EAGER_TAPE``; while
+``_core.tracked`` is empty (nothing requires grad anywhere) the base level
+costs one dict truth test.  Otherwise the level's ``Tape.apply`` runs the op
+with the level's kernels and records it when an operand array belongs to a
+tracked tensor, a result is floating, and grad mode is on.  Capture's tracer
+is a level of its own whose tape (``capture.tracer.CaptureTape``) is this
+class over meta arrays, so captured autograd leaves the same records; a level
+without a tape (``_core.op_handler``) records nothing.  For the eager tape,
+the tensor behind an array is found in two places:
 
 * ``_core.tracked`` (global, weak): any live tracked tensor, by its array.
   Frame functions sometimes convert a tensor with ``as_array`` and pass the
@@ -63,14 +68,13 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..errors import ErrorCode, FrameError, FrameTypeError, FrameValueError
-from ..runtime.eager import run_op as _eager_run_op
 from ..tensor import Tensor
 from ..functions import _core
 from ..functions.elementwise import astype
 
-__all__ = ["AutogradError", "Record", "VersionCounter", "no_grad", "enable_grad",
-           "is_grad_enabled", "set_requires_grad", "record_apply", "record_call",
-           "check_inplace", "write_recorded", "bump_version"]
+__all__ = ["AutogradError", "Record", "VersionCounter", "Tape", "EAGER_TAPE", "current_tape",
+           "no_grad", "enable_grad", "is_grad_enabled", "set_requires_grad", "check_inplace",
+           "write_recorded", "bump_version"]
 
 _wrap = Tensor._wrap
 _tracked = _core.tracked
@@ -232,81 +236,114 @@ class Record:
         return f"<Record {self.op} -> {outs}>"
 
 
-def _sources(arrays: Sequence[np.ndarray]) -> list | None:
-    """The tracked tensor behind each operand array (None for untracked ones), or
-    None when there is none.  Consumes the thread's held entries for these arrays."""
-    held = _dispatch.held
-    found = None
-    for k, a in enumerate(arrays):
-        t = held.pop(id(a), None) if held else None
-        if t is None or t._data is not a:
-            ref = _tracked.get(id(a))
-            if ref is None:
-                continue
-            t = ref()
-        if t is not None and t._data is a and t._rg:
-            if found is None:
-                found = [None] * len(arrays)
-            found[k] = t
-    return found
-
-
-def record_apply(run, op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list:
-    """``_core.apply`` while some tensor is tracked: run ``op`` with the op handler
-    ``run``; record it if the handler is the eager one, grad mode is on and an
-    operand belongs to a tracked tensor.  Returns Tensors."""
-    outs = run(op, arrays, attrs)
-    sources = _sources(arrays)
-    if sources is not None and run is _eager_run_op and _mode.enabled:
-        return _record(op, attrs, tuple(arrays), sources, outs)
-    if len(outs) == 1:
-        return [_wrap(outs[0])]
-    return [_wrap(o) for o in outs]
-
-
-def record_call(run, op: str, values: Sequence, attrs: Mapping[str, Any]) -> list:
-    """Run ``op`` on ``values`` (Tensors or ndarrays) and record it when a Tensor
-    operand is tracked, whatever the grad mode: what backward uses to build a
-    differentiable gradient (``create_graph``).  Returns Tensors."""
-    arrays = tuple(v._data if isinstance(v, Tensor) else v for v in values)
-    outs = run(op, arrays, attrs)
-    sources = [v if isinstance(v, Tensor) and v._rg else None for v in values]
-    if any(s is not None for s in sources):
-        return _record(op, attrs, arrays, sources, outs)
-    return [_wrap(o) for o in outs]
-
-
-def _record(op: str, attrs, arrays: tuple, sources: list, outs: Sequence[np.ndarray]) -> list:
+def _floating(outs: Sequence[np.ndarray]) -> bool:
     for o in outs:
         if o.dtype.kind in "fc":
-            break
-    else:
-        return [_wrap(o) for o in outs]  # integer / bool results carry no gradient
-    edges, versions = [], []
-    for t in sources:
-        if t is None:
-            edges.append(None)
-            versions.append(None)
-        else:
-            edges.append(t if t._grad_fn is None else t._grad_fn)
-            versions.append(t._version.value)
-    for a in arrays:  # a kernel that returned an operand: the result must own its memory
-        for o in outs:
-            if o is a:
-                outs = tuple(o.copy() if o is a else o for o in outs)
-    rec = Record(op, attrs, arrays, tuple(edges), tuple(versions), tuple(outs))
-    results, out_versions = [], []
-    for j, o in enumerate(rec.outputs):
-        t = _wrap(o)
-        if o.dtype.kind in "fc":
-            t._grad_fn = (rec, j)
-            _track(t)
-            out_versions.append((t._version, 0))
-        else:
-            out_versions.append((None, 0))
-        results.append(t)
-    rec.out_versions = tuple(out_versions)
-    return results
+            return True
+    return False  # integer / bool results carry no gradient
+
+
+class Tape:
+    """The autograd recorder of one level of the op-handler stack
+    (``_core.OpLevel``): it runs each op with the level's kernels and records
+    it -- a ``Record`` whose floating results are tracked -- when grad mode is
+    on and an operand array belongs to a tracked tensor.  The eager tape
+    (``EAGER_TAPE``, on the base level) and capture's tape (on the tracer's
+    level) are this class; they differ only in where tracked tensors are found
+    (``tensors``: array id -> weak reference), how a tensor becomes tracked
+    (``track``), and where grad mode comes from (``mode.enabled``: the thread's
+    grad mode for eager, the translation's symbolic one for capture).  Backward
+    (eager.py) reads the records the same way whichever tape made them."""
+
+    def __init__(self, tensors: dict, mode):
+        self.tensors = tensors
+        self.mode = mode
+
+    def track(self, t: Tensor) -> None:
+        _track(t)
+
+    def _sources(self, arrays: Sequence[np.ndarray]) -> list | None:
+        """The tracked tensor behind each operand array (None for untracked ones), or
+        None when there is none.  Consumes the thread's held entries for these arrays."""
+        held = _dispatch.held
+        tensors = self.tensors
+        found = None
+        for k, a in enumerate(arrays):
+            t = held.pop(id(a), None) if held else None
+            if t is None or t._data is not a:
+                ref = tensors.get(id(a))
+                if ref is None:
+                    continue
+                t = ref()
+            if t is not None and t._data is a and t._rg:
+                if found is None:
+                    found = [None] * len(arrays)
+                found[k] = t
+        return found
+
+    def apply(self, run, op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list:
+        """Run ``op`` with the kernels ``run``; record it if an operand belongs to a
+        tracked tensor, a result is floating and grad mode is on.  Returns Tensors."""
+        outs = run(op, arrays, attrs)
+        sources = self._sources(arrays)
+        if sources is not None:
+            for o in outs:
+                if o.dtype.kind in "fc":  # integer / bool results carry no gradient
+                    if self.mode.enabled:
+                        return self._record(op, attrs, tuple(arrays), sources, outs)
+                    break
+        if len(outs) == 1:
+            return [_wrap(outs[0])]
+        return [_wrap(o) for o in outs]
+
+    def record_call(self, run, op: str, values: Sequence, attrs: Mapping[str, Any]) -> list:
+        """Run ``op`` on ``values`` (Tensors or ndarrays) and record it when a Tensor
+        operand is tracked, whatever the grad mode: what backward uses to build a
+        differentiable gradient (``create_graph``).  Returns Tensors."""
+        arrays = tuple(v._data if isinstance(v, Tensor) else v for v in values)
+        outs = run(op, arrays, attrs)
+        sources = [v if isinstance(v, Tensor) and v._rg else None for v in values]
+        if any(s is not None for s in sources) and _floating(outs):
+            return self._record(op, attrs, arrays, sources, outs)
+        return [_wrap(o) for o in outs]
+
+    def _record(self, op: str, attrs, arrays: tuple, sources: list,
+                outs: Sequence[np.ndarray]) -> list:
+        edges, versions = [], []
+        for t in sources:
+            if t is None:
+                edges.append(None)
+                versions.append(None)
+            else:
+                edges.append(t if t._grad_fn is None else t._grad_fn)
+                versions.append(t._version.value)
+        for a in arrays:  # a kernel that returned an operand: the result must own its memory
+            for o in outs:
+                if o is a:
+                    outs = tuple(o.copy() if o is a else o for o in outs)
+        rec = Record(op, attrs, arrays, tuple(edges), tuple(versions), tuple(outs))
+        results, out_versions = [], []
+        for j, o in enumerate(rec.outputs):
+            t = _wrap(o)
+            if o.dtype.kind in "fc":
+                t._grad_fn = (rec, j)
+                self.track(t)
+                out_versions.append((t._version, 0))
+            else:
+                out_versions.append((None, 0))
+            results.append(t)
+        rec.out_versions = tuple(out_versions)
+        return results
+
+
+#: The tape of the base (eager) level: tracked tensors in ``_core.tracked``.
+EAGER_TAPE = Tape(_tracked, _mode)
+
+
+def current_tape() -> Tape:
+    """The tape of the top op-handler level (the eager tape under a level without one)."""
+    tape = _core.current_level().tape
+    return tape if tape is not None else EAGER_TAPE
 
 
 # --------------------------------------------------------------------------- in-place writes
@@ -349,8 +386,4 @@ def write_recorded(target: Tensor, result: Tensor) -> None:
         _track(target)
 
 
-def _install() -> None:
-    _core._recorder = record_apply
-
-
-_install()
+_core.set_base_tape(EAGER_TAPE)

@@ -2,7 +2,10 @@
 arrays (with NEP 50 weak Python scalars), running the op, wrapping results.
 
 ``apply`` is the single point where a frame function hands an op to the
-runtime; the autograd recorder and the capture frontend hook in here.
+runtime: it goes to the top level of a per-thread stack of op handlers
+(``OpLevel``: kernels plus an optional autograd tape), where the eager
+kernels with the eager tape are the base and capture pushes its graph builder
+with its own tape (docs/compiler.md, "The op-handler stack").
 """
 from __future__ import annotations
 
@@ -19,8 +22,9 @@ from ..ops.registry import get_schema
 from ..runtime import eager
 from ..tensor import Tensor
 
-__all__ = ["apply", "apply1", "as_array", "operands", "schema_attrs", "bind_schema", "op_handler",
-           "current_op_handler", "tracked"]
+__all__ = ["apply", "apply1", "as_array", "operands", "schema_attrs", "bind_schema", "OpLevel",
+           "push_level", "op_handler", "current_level", "current_op_handler", "set_base_tape",
+           "tracked"]
 
 _PY_SCALARS = (bool, int, float)
 
@@ -142,13 +146,49 @@ def _weak(scalar, strong: np.dtype) -> np.ndarray:
         raise FrameValueError(f"Python integer {scalar} out of bounds for {dt}") from e
 
 
+def _copy(array) -> np.ndarray:
+    """The base level's ``copy``: a new C-contiguous array of the same value."""
+    return np.array(array, order="C")
+
+
+class OpLevel:
+    """One level of the op-handler stack that every frame function dispatches
+    through (``apply``), the way JAX's ``Primitive.bind`` goes to the current
+    trace.  A level is the *kernels* that compute an op's result arrays
+    (``run(op, arrays, attrs) -> list[array]``: ``runtime.eager.run_op``, or
+    capture's graph builder, or a test's recorder) and, optionally, the
+    autograd *tape* that records what those kernels compute
+    (``frame.autograd.tape.Tape``: the eager tape on the base level, capture's
+    tape on its level).  ``apply`` (below) runs the top level: through its
+    tape (``tape.apply(run, op, arrays, attrs)``), or, a level without a tape,
+    straight through its kernels (nothing is recorded).  Backward (``frame.autograd.eager``) uses two more:
+    ``grad_run``, the kernels for the gradient nodes it evaluates (the graph
+    builder marks the nodes it makes as backward ones), and ``copy(array)``, a
+    fresh array of the same value (what it hands out instead of a recorded
+    value)."""
+    __slots__ = ("run", "tape", "grad_run", "copy")
+
+    def __init__(self, run, tape=None, grad_run=None, copy=None):
+        self.run = run
+        self.tape = tape
+        self.grad_run = grad_run if grad_run is not None else run
+        self.copy = copy if copy is not None else _copy
+
+
+# The base level: eager kernels, and the eager autograd tape, which
+# ``frame.autograd.tape`` registers with ``set_base_tape`` when it is imported.
+_EAGER = OpLevel(eager.run_op)
+_run_op = eager.run_op
+
+
 class _Dispatch(threading.local):
-    """Per-thread op handler: the eager path unless a tracer (capture) installed
-    its own with ``op_handler``.  Autograd records only ops run by the eager path.
+    """Per-thread op-handler stack: ``level`` is its top (the eager base level
+    unless a tracer pushed its own with ``push_level``/``op_handler``; each
+    push restores the level below when its block ends).
 
     ``held``: tensors that require grad whose arrays ``as_array``/``operands``
     handed out, by array id, until an op uses the array (see ``tracked``)."""
-    run = staticmethod(eager.run_op)
+    level = _EAGER
     held = None
 
 
@@ -157,31 +197,46 @@ _wrap = Tensor._wrap
 
 
 @contextlib.contextmanager
+def push_level(level: OpLevel):
+    """Make ``level`` the top of this thread's op-handler stack while the block runs."""
+    below = _dispatch.level
+    _dispatch.level = level
+    try:
+        yield level
+    finally:
+        _dispatch.level = below
+
+
 def op_handler(handler):
     """Route every op of the frame functions, in this thread, to
-    ``handler(op, arrays, attrs) -> list[array]`` while the block runs."""
-    previous = _dispatch.run
-    _dispatch.run = handler
-    try:
-        yield
-    finally:
-        _dispatch.run = previous
+    ``handler(op, arrays, attrs) -> list[array]`` while the block runs (a level
+    without a tape: nothing is recorded for autograd)."""
+    return push_level(OpLevel(handler))
+
+
+def current_level() -> OpLevel:
+    return _dispatch.level
 
 
 def current_op_handler():
-    return _dispatch.run
+    """The kernels of the top level: ``run(op, arrays, attrs) -> list[array]``."""
+    return _dispatch.level.run
 
 
-# The autograd hook (frame/autograd/tape.py fills both).  ``tracked`` maps the id
-# of the ndarray of every tensor that requires grad to a weak reference to that
-# tensor.  While it is empty -- nothing requires grad anywhere -- ops cost one dict
-# truth test more; otherwise ``_recorder(handler, op, arrays, attrs)`` runs the op
-# and records it when an operand is tracked.  The weak references miss a tensor
-# that died while its array is still on the way to an op (``as_array(reshape(t,
+def set_base_tape(tape) -> None:
+    """Register the eager autograd tape on the base level (``frame.autograd``)."""
+    _EAGER.tape = tape
+
+
+# ``tracked`` maps the id of the ndarray of every tensor the eager tape tracks
+# (requires grad) to a weak reference to that tensor (frame/autograd/tape.py
+# fills it).  While it is empty -- nothing requires grad anywhere -- an eager op
+# costs one dict truth test more; otherwise the base level's tape runs it and
+# records it when an operand is tracked.  The weak references miss a tensor that
+# died while its array is still on the way to an op (``as_array(reshape(t,
 # -1))``), so conversions also hold tracked tensors, per thread, until an op
 # consumes their array (at most ``_HELD_LIMIT``; the oldest go first).
 tracked: dict = {}
-_recorder = None
 _HELD_LIMIT = 64
 
 
@@ -195,17 +250,26 @@ def _hold(t: Tensor) -> None:
 
 
 def apply(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list:
-    """Run ``op`` on operand arrays; returns Tensors."""
-    if tracked:
-        return _recorder(_dispatch.run, op, arrays, attrs)
-    return [_wrap(o) for o in _dispatch.run(op, arrays, attrs)]
+    """Run ``op`` on operand arrays through the top level of the op-handler
+    stack; returns Tensors.  The base level with nothing tracked is inlined."""
+    level = _dispatch.level
+    if level is _EAGER and not tracked:
+        return [_wrap(o) for o in _run_op(op, arrays, attrs)]
+    tape = level.tape
+    if tape is not None:
+        return tape.apply(level.run, op, arrays, attrs)
+    return [_wrap(o) for o in level.run(op, arrays, attrs)]
 
 
 def apply1(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]):
     """``apply`` for single-output ops."""
-    if tracked:
-        return _recorder(_dispatch.run, op, arrays, attrs)[0]
-    return _wrap(_dispatch.run(op, arrays, attrs)[0])
+    level = _dispatch.level
+    if level is _EAGER and not tracked:
+        return _wrap(_run_op(op, arrays, attrs)[0])
+    tape = level.tape
+    if tape is not None:
+        return tape.apply(level.run, op, arrays, attrs)[0]
+    return _wrap(level.run(op, arrays, attrs)[0])
 
 
 def schema_attrs(op: str, **attrs) -> dict:
