@@ -102,8 +102,7 @@ class GradModeExitVariable(Variable):
         self.done = False
 
     def call(self, tx, args, kwargs):
-        if kwargs or len(args) != 3 or not all(isinstance(a, ConstantVariable) and a.value is None
-                                               for a in args) or self.done:
+        if kwargs or len(args) != 3 or not all(a.is_none() for a in args) or self.done:
             raise Unsupported("unsupported_call", "leaving a grad-mode block other than normally")
         self.done = True
         tx.tr.grad_mode = self.restore
@@ -224,8 +223,7 @@ def read_grad(tx, t: TensorVariable) -> Variable:
         return ConstantVariable(None)  # made in the function: no grad unless set
     value = obj._grad
     var = tx.wrap(value, AttrSource(t.source, "_grad"))
-    if not (isinstance(var, ConstantVariable) and var.value is None) and \
-            not (isinstance(var, TensorVariable) and var.kind == TENSOR):
+    if not var.is_none() and var.tensor_kind() != TENSOR:
         raise Unsupported("unsupported_object", f"a .grad that is a {type(value).__name__}")
     return var
 
@@ -233,10 +231,10 @@ def read_grad(tx, t: TensorVariable) -> Variable:
 def write_grad(tx, t: TensorVariable, value: Variable) -> None:
     if t.source is None or id(t) not in tx.tr.tensor_objects:
         raise Unsupported("side_effect", "setting .grad of a tensor made in the function")
-    if isinstance(value, ConstantVariable) and value.value is None:
+    if value.is_none():
         tx.side_effects.grads[id(t)] = (t, value)
         return
-    if not (isinstance(value, TensorVariable) and value.kind == TENSOR):
+    if value.tensor_kind() != TENSOR:
         raise UserCodeRaises("grad must be a Tensor or None (FrameTypeError)")
     if value.shape != t.shape:
         raise UserCodeRaises(f"grad shape {list(value.shape)} does not match tensor "
@@ -317,9 +315,9 @@ def _backward_gradient(t: TensorVariable, v: Variable | None) -> Tensor | None:
     or a tensor standing for the graph value (eager weights the root with it).
     A gradient of another dtype (eager casts it), or not a frame Tensor, runs
     natively."""
-    if v is None or (isinstance(v, ConstantVariable) and v.value is None):
+    if v is None or v.is_none():
         return None
-    if not (isinstance(v, TensorVariable) and v.kind == TENSOR):
+    if v.tensor_kind() != TENSOR:
         raise Unsupported("unsupported_call", "backward(gradient=...) that is not a frame Tensor "
                                               "under capture")
     v.check_fresh()
@@ -418,8 +416,7 @@ def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variabl
             variables.append(v)
         out = tx.call(fn, call_args, kwargs)
         loss, value = _scalar_output(tx, out)
-        tensor_kind = any(isinstance(args[i], TensorVariable) and args[i].kind == TENSOR
-                          for i in where)
+        tensor_kind = any(args[i].tensor_kind() == TENSOR for i in where)
         create = False
         if loss is not None:
             tape = tracer.tape
@@ -445,19 +442,19 @@ def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variabl
     if tensor_kind:
         if create:
             value_var = out
-        elif isinstance(value, TensorVariable) and value.kind == NDARRAY:
+        elif value.tensor_kind() == NDARRAY:
             raise Unsupported("unsupported_call", "frame.grad of a function returning an ndarray: "
                                                   "the value is a Tensor sharing its memory")
-        elif isinstance(value, TensorVariable) and value.kind == TENSOR:
+        elif value.tensor_kind() == TENSOR:
             value_var = tr.mark_view(TensorVariable(tracer.meta(_value(tracer, value)), TENSOR),
                                      value, Tensor.detach)
-        elif isinstance(value, ConstantVariable):  # Tensor._wrap(np.asarray(out))
-            value_var = TensorVariable(tracer.meta(tracer.builder.constant(np.asarray(value.value))),
-                                       TENSOR)
+        elif value.is_constant():  # Tensor._wrap(np.asarray(out))
+            value_var = TensorVariable(
+                tracer.meta(tracer.builder.constant(np.asarray(value.as_constant()))), TENSOR)
         else:
             value_var = TensorVariable(tracer.meta(_value(tracer, value)), TENSOR)
-    elif isinstance(value, ConstantVariable):
-        value_var = ConstantVariable(np.asarray(value.value)[()])
+    elif value.is_constant():
+        value_var = ConstantVariable(np.asarray(value.as_constant())[()])
     else:
         value_var = TensorVariable(tracer.meta(_value(tracer, value)), NPSCALAR)
     results = [_like(tx, args[i], g) for i, g in zip(where, grads)]
@@ -475,8 +472,8 @@ def _grad_variable(tx, arg: Variable, i: int) -> tuple[TensorVariable, bool]:
     or a recorded identity of a Tensor that requires grad."""
     from frame.tensor import Tensor
     tr, tracer = tx.tr, tx.tr.tracer
-    if isinstance(arg, ConstantVariable):
-        value = arg.value
+    if arg.tensor_kind() is None and arg.is_constant():
+        value = arg.as_constant()
         if isinstance(value, float) and not isinstance(value, bool):
             raise Unsupported("data_dependent", "frame.grad with respect to a Python float: the "
                                                 "gradient is a Python float read from the graph")
@@ -485,7 +482,7 @@ def _grad_variable(tx, arg: Variable, i: int) -> tuple[TensorVariable, bool]:
         else:
             raise UserCodeRaises(f"frame.grad: argument {i} is a "
                                  f"{type(value).__name__} (FrameTypeError)")
-    elif isinstance(arg, TensorVariable):
+    elif arg.tensor_kind() is not None:
         arg.check_fresh()
         base = arg
     else:
@@ -517,12 +514,12 @@ def _grad_variable(tx, arg: Variable, i: int) -> tuple[TensorVariable, bool]:
 def _scalar_output(tx, out: Variable):
     """functional._scalar_output: ``(the loss tensor or None when nothing is
     recorded, the variable standing for the result)``."""
-    if isinstance(out, TensorVariable):
+    if out.tensor_kind() is not None:
         out.check_fresh()
         dtype, shape = out.meta.dtype, out.shape
-    elif isinstance(out, ConstantVariable) and isinstance(out.value, (np.generic, float, int)) \
-            and not isinstance(out.value, bool):
-        dtype, shape = np.asarray(out.value).dtype, ()
+    elif out.is_constant() and isinstance(out.as_constant(), (np.generic, float, int)) \
+            and not isinstance(out.as_constant(), bool):
+        dtype, shape = np.asarray(out.as_constant()).dtype, ()
     else:
         raise UserCodeRaises(f"frame.grad: the function must return a scalar tensor, "
                              f"got {out!r} (FrameTypeError)")
@@ -532,7 +529,7 @@ def _scalar_output(tx, out: Variable):
     if dtype.kind != "f":
         raise UserCodeRaises(f"frame.grad: the function must return a floating-point "
                              f"scalar, got {dtype} (FrameTypeError)")
-    if not (isinstance(out, TensorVariable) and out.kind == TENSOR):
+    if out.tensor_kind() != TENSOR:
         return None, out  # a constant as eager sees it: every gradient is zero
     if untrackable(tx, out):
         raise Unsupported("unsupported_call", "frame.grad of a function returning an input that "
@@ -544,10 +541,10 @@ def _like(tx, arg: Variable, g: np.ndarray) -> TensorVariable:
     """functional._like: the gradient in the argument's kind.  An ndarray or
     NumPy scalar is a new, untracked array (eager drops the Tensor around it)."""
     tracer = tx.tr.tracer
-    if isinstance(arg, TensorVariable) and arg.kind == TENSOR:
+    if arg.tensor_kind() == TENSOR:
         return TensorVariable(g, TENSOR, requires_grad=tracer.tape.is_tracked(g))
     fresh = tracer.fresh(g)
-    if isinstance(arg, TensorVariable) and arg.kind == NDARRAY:
+    if arg.tensor_kind() == NDARRAY:
         return TensorVariable(fresh, NDARRAY)
     return TensorVariable(fresh, NPSCALAR)
 

@@ -70,6 +70,15 @@ class Variable:
     def as_constant(self) -> Any:
         raise Unsupported("unsupported_object", f"{self!r} is not a Python constant")
 
+    def is_none(self) -> bool:
+        """The constant ``None``."""
+        return False
+
+    def tensor_kind(self) -> TensorKind | None:
+        """The kind of graph value this stands for (a frame Tensor, an ndarray, a
+        NumPy scalar), or None when it is not a graph value."""
+        return None
+
     def truth(self, tx) -> bool:
         raise Unsupported("unsupported_object", f"truth value of {self!r}")
 
@@ -202,6 +211,9 @@ class ConstantVariable(Variable):
     def is_constant(self) -> bool:
         return True
 
+    def is_none(self) -> bool:
+        return self.value is None
+
     def as_constant(self):
         return self.value
 
@@ -261,6 +273,9 @@ class TensorVariable(Variable):
         # remaking it from its parent at run time (so it shares memory as NumPy's does)
         self.recipe: tuple | None = None
         self.pytype: type | None = None  # a Tensor subclass (frame.nn.Parameter) of an input
+
+    def tensor_kind(self) -> TensorKind:
+        return self.kind
 
     def check_fresh(self) -> None:
         """Refuse to use a view whose memory was overwritten in place."""

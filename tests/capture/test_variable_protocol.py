@@ -26,15 +26,8 @@ from .helpers import assert_captured, assert_same_as_eager
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-# chains in code another part of issue 14 is rewriting (item 4: one autograd
-# recording mechanism); each is (file, function): remove it when that code changes
-ALLOWED = {
-    ("capture/autograd.py", "read_grad"),
-    ("capture/autograd.py", "write_grad"),
-    ("capture/autograd.py", "grad_call"),
-    ("capture/autograd.py", "_grad_variable"),
-    ("capture/autograd.py", "_scalar_output"),
-}
+# none: every Variable kind dispatches on its own class
+ALLOWED: set[tuple[str, str]] = set()
 
 
 def variable_class_names() -> set[str]:
