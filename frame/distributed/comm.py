@@ -73,7 +73,7 @@ class ProcessGroup:
         if op not in REDUCE_OPS:
             raise FrameError(ErrorCode.INVALID_ARGUMENT, f"all_reduce: unknown op {op!r}")
         start = time.perf_counter()
-        send = np.ascontiguousarray(x)
+        send = np.asarray(x, order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
         if self.comm is None or self.size == 1:
             out = send.copy()
         else:
@@ -96,7 +96,7 @@ class ProcessGroup:
     def reduce(self, x: np.ndarray, root: int) -> np.ndarray:
         self._check_root("reduce", root)
         start = time.perf_counter()
-        send = np.ascontiguousarray(x)
+        send = np.asarray(x, order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
         if self.comm is None or self.size == 1:
             out = send.copy()
         else:

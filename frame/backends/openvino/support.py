@@ -80,8 +80,9 @@ class Analysis:
             return self._fused(node)
         schema = lookup(node.op)
         if schema is not None and schema.has("collective"):
-            return (f"op '{node.op}' is a collective across processes (MPI), which a compiled "
-                    f"OpenVINO model cannot run; it runs on the cpu between compiled partitions")
+            return (f"op '{node.op}' on {_types(node)} is a collective across processes (MPI), "
+                    f"which a compiled OpenVINO model cannot run; it runs on the cpu between "
+                    f"compiled partitions")
         rule = RULES.get(node.op)
         if rule is None:
             return f"op '{node.op}' has no OpenVINO lowering"
