@@ -12,6 +12,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -51,8 +52,19 @@ def _launch(n: int, mode: str, outdir: pathlib.Path) -> subprocess.CompletedProc
         FRAME_TIERED="0", OPENBLAS_NUM_THREADS="1")
     cmd = [_mpiexec(), "-n", str(n), sys.executable, "-m", "tests.distributed._worker", mode,
            str(outdir)]
-    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+    # a session of its own: on a timeout the whole job (mpiexec, its proxies, the
+    # ranks) is killed, not only mpiexec
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"mpiexec -n {n} {mode} did not end within {TIMEOUT_S} s (a rank hangs):\n"
+                    f"{err[-3000:]}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def _reference_parameters() -> list[np.ndarray]:
