@@ -119,3 +119,17 @@ def test_a_raising_rank_ends_every_rank(tmp_path):
     assert "ValueError: rank 1 fails on purpose" in done.stderr, done.stderr[-3000:]
     assert "aborting every process of the job" in done.stderr, done.stderr[-3000:]
     assert not (tmp_path / "rank0.npz").exists()
+
+
+def test_mnist_example_runs_data_parallel(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
+        FRAME_TIERED="0", OPENBLAS_NUM_THREADS="1")
+    cmd = [_mpiexec(), "-n", "2", sys.executable, "examples/mnist_mlp.py", "--distributed",
+           "--quick", "--no-eager", "--data", "synthetic"]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=TIMEOUT_S, stdin=subprocess.DEVNULL, start_new_session=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # rank 0 prints, once
+    assert done.stdout.count("data-parallel: 2 processes, 64 samples each per step") == 1
+    assert "graph breaks 0" in done.stdout and "collectives (rank 0, jitted run)" in done.stdout
