@@ -8,6 +8,7 @@ missing.  Several processes: test_mpi.py.
 """
 from __future__ import annotations
 
+import io
 import sys
 
 import numpy as np
@@ -195,6 +196,23 @@ def test_explain_lists_the_partitions_around_the_all_reduce(monkeypatch):
     (parts,) = out.partitions  # the constants 2.0 and 1.0 are nodes of their partitions
     assert parts == ["compiled[2 nodes]", "cpu:all_reduce", "compiled[2 nodes]"]
     assert "graph 1: compiled[2 nodes], cpu:all_reduce, compiled[2 nodes]" in str(out)
+
+
+def test_report_counts_the_all_reduce(monkeypatch):
+    monkeypatch.setattr(frame.config, "tiered", False)
+    rc.clear_cache()
+    reset_stats()
+    f = frame.jit(lambda t: dist.all_reduce(t * 3.0, op="sum") - 1.0, backend="openvino")
+    for _ in range(3):
+        f(frame.tensor(np.ones((4,), np.float32)))
+    s = stats()
+    assert s.fallbacks[("all_reduce", "openvino")] == 1  # compiled once
+    assert s.extra["collective_calls"] == 3 and s.extra["collective_bytes"] == 3 * 16
+    assert s.extra_times["collective"] > 0
+    buf = io.StringIO()
+    frame.report(file=buf)
+    text = buf.getvalue()
+    assert "all_reduce" in text and "collective_calls" in text and "collective time" in text
     reset_stats()
 
 
