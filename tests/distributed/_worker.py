@@ -3,6 +3,7 @@ under ``mpiexec -n N``; run without a launcher it is a world of one process).
 
     python -m tests.distributed._worker train OUTDIR   # 20 jitted data-parallel steps
     python -m tests.distributed._worker raise OUTDIR   # rank 1 raises at step 3
+    python -m tests.distributed._worker collectives OUTDIR   # values and gradients
 
 ``train`` writes ``OUTDIR/rank<r>.npz``: the parameters after the last step, the
 losses, and what ``frame.explain`` said of the first step (graph and break
@@ -49,8 +50,30 @@ def batches(x, y, steps):
     return out[:steps]
 
 
+def collectives(outdir: str) -> None:
+    """Rank r holds x_r = r + [0, 1, 2] and w_r = (r + 1) * [1, 2, 3]; it saves the
+    collectives of x and the gradients of its part of the loss summed over the
+    ranks, sum(C(x_r) * w_r), eagerly and jitted."""
+    r = dist.rank()
+    x = frame.tensor(np.arange(3, dtype=np.float32) + r)
+    w = frame.tensor((r + 1) * np.array([1.0, 2.0, 3.0], np.float32))
+    out = {}
+    for name, fn in {"sum": lambda t: dist.all_reduce(t, op="sum"),
+                     "mean": lambda t: dist.all_reduce(t, op="mean"),
+                     "bcast1": lambda t: dist.broadcast(t, root=1)}.items():
+        out[f"{name}_value"] = fn(x).numpy()
+        out[f"{name}_value_jit"] = frame.jit(fn)(x).numpy()
+        grad = frame.grad(lambda t, fn=fn: (fn(t) * w).sum())
+        out[f"{name}_grad"] = grad(x).numpy()
+        out[f"{name}_grad_jit"] = frame.jit(grad)(x).numpy()
+    np.savez(pathlib.Path(outdir) / f"rank{r}.npz", **out)
+
+
 def main(mode: str, outdir: str) -> None:
     dist.init()
+    if mode == "collectives":
+        collectives(outdir)
+        return
     model = dist.DataParallel(make_model())
     opt = frame.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 

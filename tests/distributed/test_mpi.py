@@ -111,6 +111,26 @@ def test_data_parallel_training_equals_one_process_full_batch(n, tmp_path):
             np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-5)
 
 
+def test_collective_values_and_gradients_across_processes(tmp_path):
+    """The gradient of the loss summed over the ranks: a mean-all-reduce's is the
+    mean of the w_r, a sum-all-reduce's their sum, a broadcast's their sum on the
+    root and zero elsewhere; eager and jitted alike."""
+    n = 3
+    done = _launch(n, "collectives", tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    xs = [np.arange(3, dtype=np.float32) + r for r in range(n)]
+    ws = [(r + 1) * np.array([1.0, 2.0, 3.0], np.float32) for r in range(n)]
+    for r in range(n):
+        got = np.load(tmp_path / f"rank{r}.npz")
+        want = {"sum_value": sum(xs), "mean_value": sum(xs) / n, "bcast1_value": xs[1],
+                "sum_grad": sum(ws), "mean_grad": sum(ws) / n,
+                "bcast1_grad": sum(ws) if r == 1 else np.zeros(3, np.float32)}
+        for key, value in want.items():
+            for suffix in ("", "_jit"):
+                np.testing.assert_allclose(got[key + suffix], value, rtol=1e-6,
+                                           err_msg=f"rank {r} {key}{suffix}")
+
+
 def test_a_raising_rank_ends_every_rank(tmp_path):
     # rank 1 raises at step 3 while rank 0 waits in that step's all-reduce: without
     # the abort hook, rank 0 would wait forever (the timeout would fail the test)
