@@ -345,10 +345,11 @@ def run(args: argparse.Namespace) -> int:
                       + (" (parts of the step ran natively: see the graph-break messages)"
                          if breaks else ""))
         if args.distributed:
-            extra = jit_stats.extra_times.get("collective", 0.0)
-            console.print(f"collectives (rank 0, jitted run): {jit_stats.extra.get('collective_calls', 0)} "
-                          f"calls, {jit_stats.extra.get('collective_bytes', 0) / 1e6:.1f} MB, "
-                          f"{extra:.3f} s")
+            calls = jit_stats.extra.get("collective_calls", 0)
+            megabytes = jit_stats.extra.get("collective_bytes", 0) / 1e6
+            seconds = jit_stats.extra_times.get("collective", 0.0)
+            console.print(f"collectives (rank 0, jitted run): {calls} calls, {megabytes:.1f} MB, "
+                          f"{seconds:.3f} s")
     if len(runs) == 2:
         eager, jitted = runs
         diff = max(float(np.max(np.abs(a - b))) for a, b in zip(eager.params, jitted.params))

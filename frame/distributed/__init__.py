@@ -35,8 +35,8 @@ from .comm import MISSING_MPI, ProcessGroup, group, init, is_initialized, launch
 from .data import ShardedLoader, shard_indices
 
 __all__ = ["init", "is_initialized", "rank", "world_size", "all_reduce", "broadcast", "barrier",
-           "average_gradients", "broadcast_parameters", "DataParallel", "ShardedLoader", "shard_indices",
-           "ProcessGroup", "group", "launched_by_mpi", "MISSING_MPI"]
+           "average_gradients", "broadcast_parameters", "DataParallel", "ShardedLoader",
+           "shard_indices", "ProcessGroup", "group", "launched_by_mpi", "MISSING_MPI"]
 
 
 def rank() -> int:

@@ -124,8 +124,8 @@ _TRAITS = ("has_side_effect", "collective")
 
 register(OpSchema("all_reduce", 1, _all_reduce_infer, _all_reduce_kernel,
                   attrs={"reduction": AttrSpec("str", "sum")}, traits=_TRAITS,
-                  doc="The elementwise sum (reduction='sum') or mean (reduction='mean') of x over every "
-                      "process; every process gets the same result."))
+                  doc="The elementwise sum (reduction='sum') or mean (reduction='mean') of x "
+                      "over every process; every process gets the same result."))
 register(OpSchema("broadcast", 1, _rooted_infer("broadcast"), _broadcast_kernel,
                   attrs={"root": AttrSpec("int", 0)}, traits=_TRAITS,
                   doc="Process root's x, on every process."))
