@@ -29,8 +29,8 @@ What it does:
   a ``frame.distributed.DataParallel`` (rank 0's initial parameters everywhere)
   and the step averages the gradients over the processes (one all-reduce of a
   flat buffer) before the update, inside the one jitted graph.  Every process
-  ends with the same parameters, those of one process training on the full
-  batches; rank 0 prints.
+  ends with the parameters of one process training on the full batches (to
+  float32 rounding); rank 0 prints.
 """
 from __future__ import annotations
 
