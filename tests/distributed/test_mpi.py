@@ -27,7 +27,7 @@ from frame.distributed import shard_indices
 from . import _worker
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TIMEOUT_S = 120
+TIMEOUT_S = 300  # generous: 2 shared cores, -n 4 oversubscribed; a hang is what it catches
 
 
 def _mpiexec() -> str | None:
