@@ -9,7 +9,11 @@ called at breaks), graph breaks and native fallbacks with kind, reason and
 graph, the tier its executable runs on after the call and why
 (``tier_decisions``: a tiered graph's ``describe()``, e.g. the PGO decision
 stored for it, or "cpu tier while openvino compiles in the background (then
-PGO trial)"), with the process's PGO counters (``pgo_counters``).
+PGO trial)"), with the process's PGO counters (``pgo_counters``), and, per
+graph, the partitions of an executable the fallback chain built
+(``partitions``: ``compiled[n nodes]``, ``kernel:<op>``, ``cpu:<op>``, e.g.
+OpenVINO's partitions around a cpu ``all_reduce``; None for a graph compiled
+whole; of the slow tier once a tiered graph has one).
 
 ``fn`` may be what ``frame.jit`` returned (a jitted function, module or bound
 method): the call is then explained with that jit's options (its backend;
@@ -49,6 +53,7 @@ class ExplainOutput:
     eager: str | None = None        # why nothing was captured: eager mode was forced (by what)
     tier_decisions: list = dataclasses.field(default_factory=list)  # list[str], one per graph
     pgo_counters: dict = dataclasses.field(default_factory=dict)    # name -> process-wide count
+    partitions: list = dataclasses.field(default_factory=list)      # list[list[str] | None], per graph
     entries: list = dataclasses.field(default_factory=list, repr=False)  # the entries translated
     # operator_fusion's counts over the graphs, forward and backward
     # (frame.passes.fusion.FusionSummary; None when no graph was captured)
@@ -76,6 +81,11 @@ class ExplainOutput:
             lines.append("Tiers:")
             for i, text in enumerate(self.tier_decisions, 1):
                 lines.append(f"  graph {i}: {text}")
+        if any(p is not None for p in self.partitions):
+            lines.append("Partitions (fallback chain):")
+            for i, parts in enumerate(self.partitions, 1):
+                if parts is not None:
+                    lines.append(f"  graph {i}: {', '.join(parts)}")
         if self.pgo_counters:
             lines.append("PGO counters (process): " + ", ".join(
                 f"{k} {v}" for k, v in self.pgo_counters.items()))
@@ -181,5 +191,8 @@ def _note_tiers(out: ExplainOutput) -> None:
             out.tier_decisions.append(f"{backend} ({type(exe).__name__}, not tiered)")
         else:
             out.tier_decisions.append("no executable (nothing to compute)")
+        # a tiered graph's partitions are its slow tier's (the fast tier compiles whole)
+        partitioned = getattr(exe, "slow", None) or exe
+        out.partitions.append(getattr(partitioned, "partitions", None))
     extra = stats().extra
     out.pgo_counters = {k: extra.get(k, 0) for k in PGO_COUNTERS}

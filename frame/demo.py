@@ -24,6 +24,13 @@ What it does:
   a rich progress bar per epoch; then time per step (median over the steps
   after the first, which in the jitted run includes capture and compilation),
   test accuracy, and how far the two runs' final parameters are apart.
+* **Data-parallel** (``--distributed``, under ``mpiexec -n N``; docs/distributed.md).
+  The same global batches, each cut into N slices, one per process; the model is
+  a ``frame.distributed.DataParallel`` (rank 0's initial parameters everywhere)
+  and the step averages the gradients over the processes (one all-reduce of a
+  flat buffer) before the update, inside the one jitted graph.  Every process
+  ends with the parameters of one process training on the full batches (to
+  float32 rounding); rank 0 prints.
 """
 from __future__ import annotations
 
@@ -36,6 +43,7 @@ from typing import Sequence
 import numpy as np
 
 import frame
+import frame.distributed as dist
 import frame.nn as nn
 import frame.nn.functional as F
 
@@ -194,17 +202,21 @@ def batch_order(n: int, epochs: int, seed: int, steps_per_epoch: int | None):
 
 
 def train(data: DataSet, *, jit: bool, backend: str, epochs: int, lr: float, momentum: float,
-          seed: int, steps_per_epoch: int | None, console) -> RunResult:
+          seed: int, steps_per_epoch: int | None, console, distributed: bool = False) -> RunResult:
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn)
 
     model = build_mlp(seed)
+    if distributed:
+        model = dist.DataParallel(model)  # every rank starts from rank 0's parameters
     opt = frame.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
 
     def train_step(x, y):
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
+        if distributed:
+            model.average_gradients()  # one all-reduce, inside the jitted graph
         opt.step()
         return loss
 
@@ -220,6 +232,9 @@ def train(data: DataSet, *, jit: bool, backend: str, epochs: int, lr: float, mom
             task = progress.add_task(f"{label:<22} epoch {epoch}/{epochs}", total=len(batches),
                                      loss=float("nan"))
             for idx in batches:
+                if distributed:  # this rank's slice of the global batch
+                    local = len(idx) // dist.world_size()
+                    idx = idx[dist.rank() * local:(dist.rank() + 1) * local]
                 xb = frame.from_numpy(data.x_train[idx])
                 yb = frame.from_numpy(data.y_train[idx])
                 t0 = time.perf_counter()
@@ -254,6 +269,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--momentum", type=float, default=DEFAULT_MOMENTUM, help="SGD momentum")
     parser.add_argument("--seed", type=int, default=0,
                         help="fixes the split, the initial parameters and the batch order")
+    parser.add_argument("--distributed", action="store_true",
+                        help="data-parallel over the processes of `mpiexec -n N` (needs the "
+                             "'distributed' extra): each process trains on its slice of every "
+                             f"batch of {BATCH}, gradients are averaged inside the jitted step; "
+                             "rank 0 prints")
     return parser
 
 
@@ -261,7 +281,14 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(soft_wrap=True)  # long lines stay whole (tests and logs grep them)
+    if args.distributed:
+        dist.init()
+        if BATCH % dist.world_size():
+            raise SystemExit(f"--distributed: the batch of {BATCH} does not split evenly over "
+                             f"{dist.world_size()} processes")
+    quiet = args.distributed and dist.rank() != 0
+    # long lines stay whole (tests and logs grep them)
+    console = Console(soft_wrap=True, quiet=quiet)
     backend = args.backend or default_backend_name()
     epochs = args.epochs if args.epochs is not None else (QUICK_EPOCHS if args.quick else DEFAULT_EPOCHS)
     steps_per_epoch = QUICK_STEPS_PER_EPOCH if args.quick else None
@@ -280,10 +307,16 @@ def run(args: argparse.Namespace) -> int:
                   f"{args.momentum}; batch {BATCH}; {epochs} epochs x {n_steps} steps"
                   + (" (--quick)" if args.quick else ""))
     console.print(f"jit backend: {backend}")
+    if args.distributed:
+        n_params = sum(p.size for p in build_mlp(args.seed).parameters())
+        console.print(f"data-parallel: {dist.world_size()} processes, {BATCH // dist.world_size()} "
+                      f"samples each per step; one all-reduce of {n_params} float32 "
+                      f"({n_params * 4 / 1e6:.2f} MB) per step")
 
     runs: list[RunResult] = []
     common = dict(backend=backend, epochs=epochs, lr=args.lr, momentum=args.momentum,
-                  seed=args.seed, steps_per_epoch=steps_per_epoch, console=console)
+                  seed=args.seed, steps_per_epoch=steps_per_epoch, console=console,
+                  distributed=args.distributed)
     if not args.no_eager:
         runs.append(train(data, jit=False, **common))
     if not args.no_jit:
@@ -311,6 +344,12 @@ def run(args: argparse.Namespace) -> int:
                       f"{jit_stats.cache_hits}"
                       + (" (parts of the step ran natively: see the graph-break messages)"
                          if breaks else ""))
+        if args.distributed:
+            calls = jit_stats.extra.get("collective_calls", 0)
+            megabytes = jit_stats.extra.get("collective_bytes", 0) / 1e6
+            seconds = jit_stats.extra_times.get("collective", 0.0)
+            console.print(f"collectives (rank 0, jitted run): {calls} calls, {megabytes:.1f} MB, "
+                          f"{seconds:.3f} s")
     if len(runs) == 2:
         eager, jitted = runs
         diff = max(float(np.max(np.abs(a - b))) for a, b in zip(eager.params, jitted.params))

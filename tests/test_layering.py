@@ -214,3 +214,26 @@ def test_function_level_imports_in_frame_are_documented_lazy_points():
                            + "\n".join(offenders))
     assert found == set(ALLOWED_FUNCTION_LEVEL), \
         f"stale ALLOWED_FUNCTION_LEVEL entries: {set(ALLOWED_FUNCTION_LEVEL) - found}"
+
+
+def test_mpi_is_imported_only_by_the_process_group():
+    """MPI (the optional ``distributed`` extra) is imported in one place: inside
+    ``frame/distributed/comm.py``'s functions, when a process group is first wanted.
+    frame.distributed is public API (layer api); the op layer's collective kernels
+    reach the process group through the hook it installs
+    (``frame.ops.collective.install_communicator``), never by importing it."""
+    mpi, upward = [], []
+    for path in _source_files():
+        rel = path.relative_to(ROOT).as_posix()
+        for line, target, in_fn in _imports(path):
+            if target.split(".")[0] == "mpi4py" and not (rel == "frame/distributed/comm.py"
+                                                         and in_fn):
+                mpi.append(f"{rel}:{line}: {'function-level ' if in_fn else ''}import of {target}")
+            mine = _layer(_module_name(path))
+            if target.startswith("frame.distributed") and mine < _layer("frame.distributed"):
+                upward.append(f"{rel}:{line}: import of {target}")
+    assert not mpi, "mpi4py imported outside frame/distributed/comm.py's functions:\n" + \
+        "\n".join(mpi)
+    assert not upward, "frame.distributed imported below the public API:\n" + "\n".join(upward)
+    out = _run("import sys, frame, frame.distributed; print('mpi4py' in sys.modules)")
+    assert out.strip() == "False"

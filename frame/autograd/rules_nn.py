@@ -22,6 +22,11 @@
 - ``embedding``: gradient to the weight only, a ``scatter_add`` of the rows.
 - ``rfft``/``irfft``: the adjoint DFTs, written with the other transform (see
   the rules for the bin weights that account for the half spectrum).
+- the collectives (frame/ops/collective.py), for the loss summed over every
+  process: ``all_reduce`` is its own adjoint (sum -> sum of the gradients,
+  mean -> their mean); ``broadcast`` from a root sends the gradients back
+  with ``reduce`` to that root (their sum there, zeros elsewhere), and
+  ``reduce``'s gradient is ``broadcast`` from the root.
 """
 from __future__ import annotations
 
@@ -287,3 +292,29 @@ def _irfft(b, inputs, outputs, grads, attrs):
     spec = b.op("rfft", g, n=n)
     w = b.constant(_half_spectrum_weights(n, spec.type.shape[-1], 2.0, spec.type.dtype) / n)
     return [fit(b, _fit_last(b, b.op("mul", spec, w), z.type.shape[-1]), z)]
+
+
+# --------------------------------------------------------------------------- collectives
+
+@gradient_rule("all_reduce")
+def _all_reduce(b, inputs, outputs, grads, attrs):
+    (x,), (g,) = inputs, grads
+    if g is None or not differentiable(x):
+        return [None]
+    return [b.op("all_reduce", g, reduction=attrs["reduction"])]
+
+
+@gradient_rule("broadcast")
+def _broadcast(b, inputs, outputs, grads, attrs):
+    (x,), (g,) = inputs, grads
+    if g is None or not differentiable(x):
+        return [None]
+    return [b.op("reduce", g, root=attrs["root"])]
+
+
+@gradient_rule("reduce")
+def _reduce(b, inputs, outputs, grads, attrs):
+    (x,), (g,) = inputs, grads
+    if g is None or not differentiable(x):
+        return [None]
+    return [b.op("broadcast", g, root=attrs["root"])]

@@ -33,7 +33,8 @@ REQUIRED: Any = _Required()
 # The closed set of attribute kinds (docs/design.md §3).
 ATTR_KINDS = frozenset({"int", "float", "str", "bool", "ints", "floats", "dtype", "shape"})
 TRAITS = frozenset({"elementwise", "fusable", "commutative", "has_side_effect", "broadcast",
-                    "reduction", "shape_op", "composite", "nondifferentiable", "fused"})
+                    "reduction", "shape_op", "composite", "nondifferentiable", "fused",
+                    "collective"})
 
 
 class AttrSpec:

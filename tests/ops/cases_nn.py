@@ -293,3 +293,32 @@ def irfft_cases(op):
         for i, (shape, n) in enumerate(shapes):
             yield Case([sample(shape, dtype, i)], {"n": n}, _irfft_formula,
                        atol=1e-5 if dtype == "complex64" else None, id=f"{dtype}-{shape}-n{n}")
+
+
+# --------------------------------------------------------------------------- collectives
+
+# The registry's tests run in one process (no mpiexec): a world of one process, where
+# the sum, the mean and a broadcast or reduce from rank 0 are each the input itself.
+# More processes: tests/distributed/test_mpi.py.
+import frame.distributed  # noqa: E402,F401  (installs the process group the kernels call)
+
+
+def _identity(inputs, attrs):
+    return [np.array(inputs[0], copy=True)]
+
+
+@cases("all_reduce")
+def all_reduce_cases(op):
+    for dtype in ("float32", "float64", "int32", "int64"):
+        reductions = ("sum", "mean") if dtype.startswith("float") else ("sum",)
+        for reduction in reductions:
+            for i, shape in enumerate([(), (7,), (3, 4)]):
+                yield Case([sample(shape, dtype, i)], {"reduction": reduction}, _identity,
+                           id=f"{dtype}-{reduction}-{shape}")
+
+
+@cases("broadcast", "reduce")
+def rooted_collective_cases(op):
+    for dtype in ("float32", "float64", "int32", "int64"):
+        for i, shape in enumerate([(5,), (2, 3)]):
+            yield Case([sample(shape, dtype, i)], {"root": 0}, _identity, id=f"{dtype}-{shape}")

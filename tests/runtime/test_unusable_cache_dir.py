@@ -147,3 +147,45 @@ def test_empty_cache_dir_writes_no_cache_anywhere(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "store None" in done.stdout and "writes 0 0" in done.stdout, done.stdout
     assert not list(home.rglob("*")), [str(p) for p in home.rglob("*")]
+
+
+class _RacingCore:
+    """An ov.Core whose compile_model fails while the model cache is on, as OpenVINO's
+    does when several processes write one cache entry at once (docs/distributed.md)."""
+
+    def __init__(self, core):
+        self._core = core
+        self.configs = []
+
+    def __getattr__(self, name):
+        return getattr(self._core, name)
+
+    def compile_model(self, model, device, config):
+        self.configs.append(dict(config))
+        if "CACHE_DIR" in config:
+            raise RuntimeError("Exception from src/inference/src/cpp/core.cpp:112:\n"
+                               "filesystem error: cannot set permissions: No such file or "
+                               "directory [/cache/123.blob]")
+        return self._core.compile_model(model, device, config)
+
+
+@pytest.mark.skipif(__import__("importlib").util.find_spec("openvino") is None,
+                    reason="openvino not installed")
+def test_openvino_compile_failing_in_the_model_cache_compiles_without_it(tmp_path, monkeypatch,
+                                                                         caplog):
+    from frame.backends.openvino.backend import OpenVinoBackend
+    from frame.hal import CompileOptions
+    from frame.ir import GraphBuilder
+
+    monkeypatch.setattr(frame.config, "cache_dir", str(tmp_path))
+    backend = OpenVinoBackend()
+    backend.core = racing = _RacingCore(backend.core)
+    b = GraphBuilder()
+    x = b.input(frame.float32, (3,))
+    graph = b.build(b.op("tanh", x))
+    with caplog.at_level(logging.WARNING, logger="frame.cache"):
+        exe = backend.compile(graph, CompileOptions())
+    (out,) = exe.run([np.array([0.0, 1.0, -2.0], np.float32)])
+    np.testing.assert_allclose(out, np.tanh([0.0, 1.0, -2.0]), rtol=1e-6)
+    assert ["CACHE_DIR" in c for c in racing.configs] == [True, False]
+    assert any("compiling this model without it" in r.getMessage() for r in caplog.records)

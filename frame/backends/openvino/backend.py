@@ -17,7 +17,9 @@ kept on CPU (NumPy keeps them), and OpenVINO's own model cache in
 turns off frame's own cache), so a second process compiles the same graph
 from the cache.  The cache is an optimisation: a directory that cannot be
 created or written (a file, a path under a file, no permission) logs one
-WARN (``frame.cache``) and compiles run without it.  ``serialize`` / ``deserialize`` persist a compiled
+WARN (``frame.cache``) and compiles run without it; a ``compile_model`` that
+fails with the cache on (processes writing one cache entry at once) logs a
+WARN and is run once more without it.  ``serialize`` / ``deserialize`` persist a compiled
 executable as ``export_model`` bytes for frame's own on-disk compile cache,
 which skips lowering and ``compile_model`` altogether (``persist.py``).
 """
@@ -217,13 +219,31 @@ class OpenVinoBackend(Backend):
         compiled = None
         if lowered.model is not None:
             try:
-                compiled = self.core.compile_model(lowered.model, device, config)
+                compiled = self._compile_model(lowered.model, device, config)
             except RuntimeError as err:
                 raise FrameError(ErrorCode.INTERNAL, f"backend 'openvino': compile_model failed "
                                                      f"on {device} with {config}: "
                                                      f"{openvino_message(err)}") from err
         # the executable keeps the graph for reference re-runs: a private copy
         return OpenVinoExecutable(clone_graph(graph), lowered, compiled)
+
+    def _compile_model(self, model, device: str, config: dict[str, object]):
+        """``compile_model``; when it fails with OpenVINO's model cache on, once more
+        without it.  The cache is an optimisation, and several processes compiling
+        the same model into one cache directory at once (the ranks of a
+        data-parallel job on one host, docs/distributed.md) can make OpenVINO's
+        own cache write fail ("filesystem error: cannot set permissions: No such
+        file or directory [<cache>/<hash>.blob]", measured with OpenVINO 2026.4)."""
+        try:
+            return self.core.compile_model(model, device, config)
+        except RuntimeError as err:
+            if "CACHE_DIR" not in config:
+                raise
+            log.warning("OpenVINO model cache: compile_model failed with the cache in %s (%s); "
+                        "compiling this model without it", config["CACHE_DIR"],
+                        openvino_message(err))
+            config = {k: v for k, v in config.items() if k != "CACHE_DIR"}
+            return self.core.compile_model(model, device, config)
 
     # -- persistence -----------------------------------------------------------------------
     def serialize(self, graph: Graph, executable: Executable,

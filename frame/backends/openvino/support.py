@@ -25,6 +25,10 @@ What the CPU plugin does (measured, FACTS.md and tests/backends/openvino):
   Softmax at rank 13 kill the process (SIGFPE), Select of a broadcast scalar
   at rank 19 smashes the stack, and every model above rank 32 fails with an
   empty message.  Such nodes run on the cpu path (fallback chain).
+- collectives (ops with the trait ``collective``: all_reduce, broadcast,
+  reduce) talk to the other processes of a job through MPI, which a compiled
+  OpenVINO model cannot do: they are refused, and the fallback chain runs
+  them on the cpu between the partitions OpenVINO compiles.
 """
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ import numpy as np
 
 from ...dtypes import int64
 from ...ir.graph import Node, Value
+from ...ops.registry import lookup
 from .table import I32_MAX, I32_MIN, RULES
 
 __all__ = ["unsupported_reason", "fits_int32", "Analysis", "MAX_RANK"]
@@ -73,6 +78,11 @@ class Analysis:
     def _compute(self, node: Node) -> str | None:
         if node.body is not None:
             return self._fused(node)
+        schema = lookup(node.op)
+        if schema is not None and schema.has("collective"):
+            return (f"op '{node.op}' on {_types(node)} is a collective across processes (MPI), "
+                    f"which a compiled OpenVINO model cannot run; it runs on the cpu between "
+                    f"compiled partitions")
         rule = RULES.get(node.op)
         if rule is None:
             return f"op '{node.op}' has no OpenVINO lowering"

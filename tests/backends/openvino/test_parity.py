@@ -37,7 +37,9 @@ TABLE_OPS = sorted(set(all_ops()) - NOT_FROM_TABLE)
 
 def test_every_op_has_a_lowering_or_a_reason():
     from frame.backends.openvino.table import RULES
-    missing = sorted(set(all_ops()) - set(RULES) - {"fused"})
+    # collectives are refused with a reason (support.py): MPI is not in a compiled model
+    collective = {s.name for s in all_schemas() if s.has("collective")}
+    missing = sorted(set(all_ops()) - set(RULES) - {"fused"} - collective)
     assert not missing, f"ops with no openvino lowering rule: {missing}"
 
 
