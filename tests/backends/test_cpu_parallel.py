@@ -1,5 +1,5 @@
 """Large elementwise regions of the cpu executable run as chunks on the
-worker pool (``codegen.fused_parallel``, ``backends/cpu/pool.py``).
+worker pool (``codegen.fused_parallel``, ``hal/threadpool.py``).
 
 The results are bit for bit those of the reference interpreter on the
 unfused graph (and so of the unchunked code the executable runs on one
@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import frame
-from frame.backends.cpu import codegen, pool
+from frame.backends.cpu import codegen
+from frame.hal import threadpool as pool
 from frame.ir import GraphBuilder
 from frame.ops.interpreter import evaluate
 from frame.runtime import compile as rc
@@ -251,3 +252,20 @@ def test_jitted_gelu_same_as_eager():
     want = _gelu(x).numpy()   # eager: the reference kernels, op by op
     for _ in range(3):
         assert f(x).numpy().tobytes() == want.tobytes()
+
+
+def test_size_setting_rule_and_report(monkeypatch):
+    from frame.runtime import threads
+    from frame.settings import Config
+    monkeypatch.delenv("FRAME_CPU_THREADS", raising=False)
+    assert Config.from_env().cpu_threads is None
+    monkeypatch.setenv("FRAME_CPU_THREADS", "3")
+    assert Config.from_env().cpu_threads == 3
+    monkeypatch.setenv("FRAME_CPU_THREADS", "two")
+    with pytest.raises(ValueError, match="FRAME_CPU_THREADS"):
+        Config.from_env()
+    with frame.config.override(cpu_threads=None):
+        assert pool.size() == threads.cpu_rule() == pool.available_cores()
+        assert threads.current()["cpu_regions"] == pool.size()
+    with frame.config.override(cpu_threads=0):
+        assert pool.size() == 1

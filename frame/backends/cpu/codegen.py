@@ -102,6 +102,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from ...hal import threadpool as pool
 from ...hal.backend import Executable
 from ...errors import ErrorCode, FrameError, FrameValueError
 from ...ir.graph import Graph, Node, Value
@@ -110,7 +111,6 @@ from ...ir.text import dump_lines_with_sites
 from ...ir.types import TensorType
 from ...ops.nn import _cross_entropy_kernel, _softmax_kernel, softmax_cross_entropy
 from ...ops.registry import get_schema, lookup
-from . import pool
 from .lowerings import Namespace, out_lowering
 
 __all__ = ["CpuExecutable", "build_executable", "check_plan"]

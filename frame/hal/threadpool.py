@@ -1,12 +1,13 @@
-"""The cpu executable's worker threads: a large elementwise region runs its
-chunks on the calling thread and on these workers at once.
+"""Worker threads for executables: the cpu executable runs a large
+elementwise region's chunks on the calling thread and on these workers at
+once (``backends/cpu/codegen.py``).
 
 NumPy's ufuncs release the GIL while they loop, so two Python threads each
 running the region's ufuncs on their own rows compute on two cores; the
 Python glue between the calls is what the GIL serialises (~1 us a call,
 which is why chunks are large, see ``codegen.py``).
 
-    pool.run(chunk, args, n)    # chunk(i, *args) for i in range(n), then return
+    threadpool.run(chunk, args, n)    # chunk(i, *args) for i in range(n), then return
 
 Scheduling is dynamic: the caller and the workers take the next chunk
 number from one counter until none is left, so a worker that is slow to
@@ -36,11 +37,11 @@ import os
 import threading
 from typing import Any, Callable
 
-from ...settings import config
+from ..settings import config
 
 __all__ = ["run", "size", "available_cores", "set_rule"]
 
-logger = logging.getLogger("frame.backends.cpu.pool")
+logger = logging.getLogger("frame.hal.threadpool")
 
 
 def available_cores() -> int:
