@@ -269,3 +269,40 @@ def test_size_setting_rule_and_report(monkeypatch):
         assert threads.current()["cpu_regions"] == pool.size()
     with frame.config.override(cpu_threads=0):
         assert pool.size() == 1
+
+
+def test_concurrent_callers_and_persisted_executable(small_chunks):
+    """Two Python threads run one executable at once (each its own plan arrays, the
+    pool's workers shared); a persisted and reloaded executable chunks the same way."""
+    from frame.backends.cpu import persist
+    graph = _unary_graph("tanh", "float32", (300, 70))
+    exe = rc.compile(graph, "cpu")
+    assert "par_run(" in exe.source
+    ins = [_inputs(graph, seed) for seed in range(4)]
+    with np.errstate(all="ignore"):
+        want = [evaluate(graph, i) for i in ins]
+    errors = []
+
+    def caller(k):
+        try:
+            with np.errstate(all="ignore"):
+                for _ in range(30):
+                    assert_identical(exe.run(ins[k]), want[k], f"caller {k}")
+        except BaseException as e:  # reported below
+            errors.append(e)
+    threads = [threading.Thread(target=caller, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    from frame.backends.cpu import CpuBackend
+    from frame.hal import CompileOptions
+    from frame.ir import clone_graph
+    from frame.passes import PassManager, standard_pipeline
+    work = PassManager(standard_pipeline(CpuBackend())).run(clone_graph(graph))
+    exe = CpuBackend().compile(work, CompileOptions())
+    again = persist.deserialize(persist.serialize(work, exe))
+    assert again.source == exe.source and "par_run(" in again.source
+    with np.errstate(all="ignore"):
+        assert_identical(again.run(ins[0]), want[0])

@@ -72,6 +72,40 @@ Rules that keep results equal to the reference interpreter, bit for bit:
   (the shift and the exponentials computed once; the same bits as the two
   reference kernels); both results are fresh arrays.
 
+Large elementwise bodies run in parallel (``fused_parallel``): when every
+body node is elementwise with an ``out=`` lowering and the work is large
+(``PARALLEL_MIN_ELEMENTS``, ``PARALLEL_MIN_WORK``), the body is also
+generated as a chunk function over a block of rows of the output, with the
+leading axes collapsed as far as every input is either full or broadcast
+along them (tanh-GELU on 1024x1024: 8 blocks of 131072 elements)::
+
+    def blk5(i, x0, x1, x2, x3, x4, o):
+        a = i * 131072
+        b = a + 131072 if i < 7 else 1048576     # the last block takes the remainder
+        x0 = x0[a:b]                            # broadcast operands stay whole
+        o = o[a:b]
+        try:
+            s0, = tls_blk5.arrays               # chunk-sized scratch, per thread
+        except AttributeError:
+            s0, = tls_blk5.arrays = alloc_blk5()
+        np_multiply(x0, x0, out=o)
+        ...
+    ...
+        v5 = np_empty((1024, 1024), dt_float32)
+        if par_size() > 1:
+            par_run(blk5, (v0.reshape((1048576,)), c2, c1, c3, c4, v5.reshape((1048576,)),), 8)
+        else:
+            np_multiply(v0, v0, out=v5)         # the unchunked chain, as before
+            ...
+
+``par_run`` (``frame/hal/threadpool.py``) runs the blocks on the calling
+thread and the pool's workers (NumPy releases the GIL inside each ufunc).
+Each block applies the same ufuncs, with the same operand dtypes, to the
+same elements as the unchunked chain, so every element gets the same bits;
+blocks never hold a single element (NumPy would run a 1-element in-place
+add as a reduction, see ``fused``).  A non-contiguous input is copied by
+``reshape`` when the collapsed axes cannot be viewed.
+
 Aliasing policy (cheapest correct): a graph output is never written into a
 plan buffer -- the plan leaves graph outputs out, and the codegen gives each
 one a fresh ``np.empty`` (or the fresh array a kernel returned), which costs
@@ -745,7 +779,7 @@ def _parallel_split(node: Node) -> _Split | None:
     rows = math.prod(shape[:prefix])
     row_shape = tuple(shape[prefix:])
     row_size = math.prod(row_shape)
-    per_chunk = max(1, CHUNK_BYTES // result.type.dtype.itemsize // row_size)
+    per_chunk = max(1 if row_size > 1 else 2, CHUNK_BYTES // result.type.dtype.itemsize // row_size)
     chunks = rows // per_chunk
     if chunks < 2:
         return None
