@@ -5,6 +5,7 @@ than NumPy), side by side in one process, interleaved rounds.
     python benchmarks/parallel_regions.py                  # gelu 1024^2 and g20
     python benchmarks/parallel_regions.py --sweep 128 256 512 1024 2048
     python benchmarks/parallel_regions.py --rounds 31 --number 20
+    python benchmarks/parallel_regions.py --openvino     # snippets on/off, 1 thread
 
 Candidates:
 
@@ -86,6 +87,13 @@ def load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def print_decisions() -> None:
+    """The default candidates' tier decisions (profile-guided tier choice)."""
+    from frame.runtime.stats import record
+    for label, text in record.snapshot().tier_decisions.items():
+        print(f"  tier decision {label}: {text}")
+
+
 def wait_for_tiers() -> None:
     from frame.runtime import tiered
     if not tiered.scheduler.idle(timeout=600):
@@ -112,6 +120,7 @@ def workloads(rounds: int, number: int) -> None:
     np.testing.assert_allclose(cpu(xt).numpy(), gelu_numpy(x), rtol=1e-5, atol=1e-6)
     show(f"tanh-GELU float32 1024x1024, {rounds} rounds x {number} calls",
          interleaved(cands, number, rounds))
+    print_decisions()
 
     g = [rng.uniform(-1, 1, s).astype(np.float32) for s in [(64, 64)] * 4 + [(64,)] * 2]
     g.append(np.array(0.5, np.float32))
@@ -126,6 +135,7 @@ def workloads(rounds: int, number: int) -> None:
     show(f"20-node graph 64x64 (3 matmuls), {rounds} rounds x {number * 20} calls",
          interleaved({"numpy": lambda: mlp_numpy(*g), "cpu": lambda: gcpu(*gt),
                       "default": lambda: gdflt(*gt)}, number * 20, rounds))
+    print_decisions()
 
 
 def sweep(sizes: list[int], rounds: int) -> None:
@@ -144,16 +154,42 @@ def sweep(sizes: list[int], rounds: int) -> None:
               f"(x{med['cpu 1 thread'] / med['cpu']:4.2f} vs 1 thread)")
 
 
+def openvino_variants(rounds: int, number: int) -> None:
+    """The openvino executable of the GELU graph under the settings that could
+    matter: frame's (snippets off, every core), snippets on, one thread."""
+    from frame.hal import CompileOptions
+    from frame.runtime import compile as rc
+    from openvino_backend import gelu_graph
+    x = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
+    cands = {"numpy": lambda: gelu_numpy(x)}
+    for name, extra in (("ov frame's", ()), ("ov snippets on", (("SNIPPETS_MODE", "ENABLE"),)),
+                        ("ov 1 thread", (("INFERENCE_NUM_THREADS", "1"),))):
+        with frame.config.override(tiered=False, cache=False):
+            exe = rc.compile(gelu_graph(x.shape), "openvino", CompileOptions(extra=extra))
+        cands[name] = (lambda exe=exe: exe.run([x]))
+    cpu = rc.compile(gelu_graph(x.shape), "cpu")
+    cands["cpu"] = lambda: cpu.run([x])
+    show(f"tanh-GELU 1024x1024, executables, {rounds} rounds x {number} calls",
+         interleaved(cands, number, rounds))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--number", type=int, default=20)
     ap.add_argument("--sweep", type=int, nargs="*", help="GELU sizes n (n x n) to sweep")
+    ap.add_argument("--openvino", action="store_true",
+                    help="the GELU graph's openvino executable: snippets, threads")
+    ap.add_argument("--chunk-bytes", type=int, help="codegen.CHUNK_BYTES for this run")
     args = ap.parse_args()
+    if args.chunk_bytes:
+        codegen.CHUNK_BYTES = args.chunk_bytes
     print(f"load average before: {load()}; cpu pool: {pool.size()} threads; "
           f"numpy {np.__version__}")
     if args.sweep:
         sweep(args.sweep, args.rounds)
+    elif args.openvino:
+        openvino_variants(args.rounds, args.number)
     else:
         workloads(args.rounds, args.number)
     print(f"load average after: {load()}")
