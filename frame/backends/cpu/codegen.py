@@ -702,15 +702,18 @@ def _softmax_xent_pairs(graph: Graph) -> dict[int, tuple[Node, Node]]:
 
 # A fused elementwise body runs chunked on the pool's threads (fused_parallel)
 # when its output has at least PARALLEL_MIN_ELEMENTS elements and elements x
-# body nodes reach PARALLEL_MIN_WORK (~100 us of single-threaded ufunc work:
-# below that, waking a worker, ~20-50 us here, and the extra ufunc calls cost
-# what the second core saves).  A chunk holds about CHUNK_BYTES of the output
-# (the output block and a few scratch blocks stay in a core's L2 between the
-# body's ufuncs; each ufunc call costs ~1 us of GIL-held glue, so chunks are
-# not made smaller).  Measured: docs/performance.md, benchmarks/parallel_regions.py.
+# body nodes reach PARALLEL_MIN_WORK (~100 us of single-threaded ufunc work at
+# ~0.1 ns per element and op: below that, waking a worker, ~20-50 us on this
+# VM, and the extra ufunc calls cost what the second core saves).  A chunk
+# holds about CHUNK_BYTES of the output, and at least MIN_CHUNKS chunks are
+# made (so a worker that starts late still finds work).  Chunks are not made
+# smaller: each ufunc call costs ~1 us of GIL-held glue, and blocking for L1/L2
+# measured no gain (the per-element cost is the same from L3, which holds these
+# arrays).  Measured: docs/performance.md, benchmarks/parallel_regions.py.
 PARALLEL_MIN_ELEMENTS = 1 << 16
 PARALLEL_MIN_WORK = 1 << 20
 CHUNK_BYTES = 1 << 19
+MIN_CHUNKS = 4
 
 
 class _Split(NamedTuple):
@@ -779,7 +782,8 @@ def _parallel_split(node: Node) -> _Split | None:
     rows = math.prod(shape[:prefix])
     row_shape = tuple(shape[prefix:])
     row_size = math.prod(row_shape)
-    per_chunk = max(1 if row_size > 1 else 2, CHUNK_BYTES // result.type.dtype.itemsize // row_size)
+    elements = min(CHUNK_BYTES // result.type.dtype.itemsize, size // MIN_CHUNKS)
+    per_chunk = max(1 if row_size > 1 else 2, elements // row_size)
     chunks = rows // per_chunk
     if chunks < 2:
         return None
