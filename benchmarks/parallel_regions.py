@@ -74,13 +74,18 @@ def interleaved(cands: dict, number: int, rounds: int) -> dict[str, list[float]]
     return samples
 
 
+def p10(v: list[float]) -> float:
+    """The 10th percentile: on a shared machine, the rounds least disturbed."""
+    return sorted(v)[len(v) // 10]
+
+
 def show(title: str, samples: dict[str, list[float]], base: str = "numpy") -> None:
-    ref = statistics.median(samples[base])
+    ref, ref10 = statistics.median(samples[base]), p10(samples[base])
     print(f"{title}")
     for k, v in samples.items():
         med = statistics.median(v)
-        print(f"  {k:<16} median {med * 1e3:8.3f} ms   min {min(v) * 1e3:8.3f} ms   "
-              f"x{ref / med:5.2f} vs {base} (median)")
+        print(f"  {k:<16} median {med * 1e3:8.3f} ms (x{ref / med:5.2f} vs {base})   "
+              f"p10 {p10(v) * 1e3:8.3f} ms (x{ref10 / p10(v):5.2f})   min {min(v) * 1e3:8.3f} ms")
 
 
 def load() -> str:
