@@ -44,12 +44,18 @@ __all__ = ["run", "size", "available_cores", "set_rule"]
 logger = logging.getLogger("frame.hal.threadpool")
 
 
+_cores: int | None = None
+
+
 def available_cores() -> int:
-    """The number of cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+    """The number of cores this process may run on (asked once; again after a fork)."""
+    global _cores
+    if _cores is None:
+        try:
+            _cores = max(1, len(os.sched_getaffinity(0)))
+        except (AttributeError, OSError):
+            _cores = max(1, os.cpu_count() or 1)
+    return _cores
 
 
 def _default_rule() -> int:
@@ -148,8 +154,9 @@ _workers_lock = threading.Lock()
 
 
 def _reset_after_fork() -> None:
-    global _workers, _workers_lock
+    global _workers, _workers_lock, _cores
     _workers = []            # the parent's threads do not exist in the child
+    _cores = None
     _workers_lock = threading.Lock()
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextvars
 import math
+import os
+import signal
 import threading
 import warnings
 
@@ -306,3 +308,28 @@ def test_concurrent_callers_and_persisted_executable(small_chunks):
     assert again.source == exe.source and "par_run(" in again.source
     with np.errstate(all="ignore"):
         assert_identical(again.run(ins[0]), want[0])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_pool_in_a_forked_child():
+    """The parent's workers do not exist in a child: it starts its own (and would
+    compute alone if it could not)."""
+    pool.run(lambda i: None, (), 4)   # the parent has its workers
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)   # fork of a threaded process
+        pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            signal.alarm(30)
+            seen, out = set(), []
+
+            def chunk(i):
+                out.append(i)
+                seen.add(threading.current_thread().name)
+            pool.run(chunk, (), 64)
+            code = 0 if sorted(out) == list(range(64)) else 3
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
