@@ -571,6 +571,7 @@ class _Codegen:
         number = self.number[id(result)]
         dest, owned = self.destination(result)
         # the chunk function: blk<n>(i, x0, x1, ..., o), a def of the generated module
+        # (the name is reserved in the namespace; the def replaces the placeholder)
         name = self.ns.bind(object(), f"blk{number}", key=("chunk", number))
         params = [f"x{j}" for j in range(len(node.inputs))]
         scratch: list[tuple[TensorType, str]] = []
@@ -617,7 +618,7 @@ class _Codegen:
         self.lines.append("else:")
         saved, self.lines = self.lines, []
         expr = {id(bv): self.expr[id(ov)] for bv, ov in zip(node.body.inputs, node.inputs)}
-        target, _ = self.body_lines(node, expr, lambda: dest, self.scratch_names, self.new_scratch)
+        self.body_lines(node, expr, lambda: dest, self.scratch_names, self.new_scratch)
         inline, self.lines = self.lines, saved
         self.lines.extend(_INDENT + line for line in inline)
         self.set(result, dest, owned)
