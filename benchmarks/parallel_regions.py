@@ -20,7 +20,7 @@ Candidates:
 
 ``--sweep`` times tanh-GELU on n x n arrays for the cpu executable on one
 thread and chunked on the pool, with the work thresholds of
-``codegen.py`` set to 0 so every size is chunked: where parallel chunks
+``chunks.py`` set to 0 so every size is chunked: where parallel chunks
 start to pay is how ``PARALLEL_MIN_*`` were chosen.  The load average is
 printed before and after: the machine may be shared.
 """
@@ -40,7 +40,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 import frame  # noqa: E402
-from frame.backends.cpu import codegen
+from frame.backends.cpu import chunks  # noqa: E402
 from frame.hal import threadpool as pool  # noqa: E402
 
 from compiled_cpu import mlp_eager, mlp_numpy  # noqa: E402
@@ -144,7 +144,7 @@ def workloads(rounds: int, number: int) -> None:
 
 
 def sweep(sizes: list[int], rounds: int) -> None:
-    codegen.PARALLEL_MIN_ELEMENTS = codegen.PARALLEL_MIN_WORK = 0
+    chunks.PARALLEL_MIN_ELEMENTS = chunks.PARALLEL_MIN_WORK = 0
     print(f"tanh-GELU n x n float32, cpu executable, every size chunked ({pool.size()} threads)")
     for n in sizes:
         x = frame.tensor(np.random.default_rng(0).standard_normal((n, n)).astype(np.float32))
@@ -185,10 +185,10 @@ def main() -> None:
     ap.add_argument("--sweep", type=int, nargs="*", help="GELU sizes n (n x n) to sweep")
     ap.add_argument("--openvino", action="store_true",
                     help="the GELU graph's openvino executable: snippets, threads")
-    ap.add_argument("--chunk-bytes", type=int, help="codegen.CHUNK_BYTES for this run")
+    ap.add_argument("--chunk-bytes", type=int, help="chunks.CHUNK_BYTES for this run")
     args = ap.parse_args()
     if args.chunk_bytes:
-        codegen.CHUNK_BYTES = args.chunk_bytes
+        chunks.CHUNK_BYTES = args.chunk_bytes
     print(f"load average before: {load()}; cpu pool: {pool.size()} threads; "
           f"numpy {np.__version__}")
     if args.sweep:

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import frame
-from frame.backends.cpu import codegen
+from frame.backends.cpu import chunks
 from frame.hal import threadpool as pool
 from frame.ir import GraphBuilder
 from frame.ops.interpreter import evaluate
@@ -40,9 +40,9 @@ def _fresh_cache():
 def small_chunks(monkeypatch):
     """Parallel regions from a few thousand elements on, chunks of 1000 bytes:
     many chunks and a remainder at test sizes."""
-    monkeypatch.setattr(codegen, "PARALLEL_MIN_ELEMENTS", 1000)
-    monkeypatch.setattr(codegen, "PARALLEL_MIN_WORK", 1000)
-    monkeypatch.setattr(codegen, "CHUNK_BYTES", 1000)
+    monkeypatch.setattr(chunks, "PARALLEL_MIN_ELEMENTS", 1000)
+    monkeypatch.setattr(chunks, "PARALLEL_MIN_WORK", 1000)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 1000)
 
 
 def _inputs(graph, seed=0):
