@@ -162,6 +162,10 @@ class Config:
     ov_pinning: bool | None = _setting(None, "FRAME_OV_PINNING", "OpenVINO's "
                                        "ENABLE_CPU_PINNING (empty: frame's rule)",
                                        _optional_flag_env)
+    cpu_threads: int | None = _setting(None, "FRAME_CPU_THREADS", "threads a large elementwise "
+                                       "region of the cpu executable runs on, the caller "
+                                       "included (empty: every core; 0 or 1: the caller "
+                                       "alone)", _threads_env)
     compile_cache_size: int = _setting(256, "FRAME_COMPILE_CACHE_SIZE", "executables the "
                                        "in-process compile cache keeps (least recently used "
                                        "dropped first)", _int)
@@ -186,7 +190,7 @@ class Config:
                                  f"settings: {', '.join(self.__dataclass_fields__)}")
         if name == "log":
             value = _channels(value)
-        elif name in ("blas_threads", "ov_threads"):
+        elif name in ("blas_threads", "ov_threads", "cpu_threads"):
             value = _thread_count(f"frame.config.{name}", value)
         elif name == "ov_pinning" and value is not None:
             value = bool(value)

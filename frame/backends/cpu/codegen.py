@@ -72,6 +72,40 @@ Rules that keep results equal to the reference interpreter, bit for bit:
   (the shift and the exponentials computed once; the same bits as the two
   reference kernels); both results are fresh arrays.
 
+Large elementwise bodies run in parallel (``fused_parallel``): when every
+body node is elementwise with an ``out=`` lowering and the work is large
+(``chunks.py``: ``PARALLEL_MIN_ELEMENTS``, ``PARALLEL_MIN_WORK``), the body is also
+generated as a chunk function over a block of rows of the output, with the
+leading axes collapsed as far as every input is either full or broadcast
+along them (tanh-GELU on 1024x1024: 8 blocks of 131072 elements)::
+
+    def blk5(i, x0, x1, x2, x3, x4, o):
+        a = i * 131072
+        b = a + 131072 if i < 7 else 1048576     # the last block takes the remainder
+        x0 = x0[a:b]                            # broadcast operands stay whole
+        o = o[a:b]
+        try:
+            s0, = tls_blk5.arrays               # chunk-sized scratch, per thread
+        except AttributeError:
+            s0, = tls_blk5.arrays = alloc_blk5()
+        np_multiply(x0, x0, out=o)
+        ...
+    ...
+        v5 = np_empty((1024, 1024), dt_float32)
+        if par_size() > 1:
+            par_run(blk5, (v0.reshape((1048576,)), c2, c1, c3, c4, v5.reshape((1048576,)),), 8)
+        else:
+            np_multiply(v0, v0, out=v5)         # the unchunked chain, as before
+            ...
+
+``par_run`` (``frame/hal/threadpool.py``) runs the blocks on the calling
+thread and the pool's workers (NumPy releases the GIL inside each ufunc).
+Each block applies the same ufuncs, with the same operand dtypes, to the
+same elements as the unchunked chain, so every element gets the same bits;
+blocks never hold a single element (NumPy would run a 1-element in-place
+add as a reduction, see ``fused``).  A non-contiguous input is copied by
+``reshape`` when the collapsed axes cannot be viewed.
+
 Aliasing policy (cheapest correct): a graph output is never written into a
 plan buffer -- the plan leaves graph outputs out, and the codegen gives each
 one a fresh ``np.empty`` (or the fresh array a kernel returned), which costs
@@ -101,6 +135,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from ...hal import threadpool as pool
 from ...hal.backend import Executable
 from ...errors import ErrorCode, FrameError, FrameValueError
 from ...ir.graph import Graph, Node, Value
@@ -109,6 +144,7 @@ from ...ir.text import dump_lines_with_sites
 from ...ir.types import TensorType
 from ...ops.nn import _cross_entropy_kernel, _softmax_kernel, softmax_cross_entropy
 from ...ops.registry import get_schema, lookup
+from .chunks import Split, chunk_allocator, parallel_split
 from .lowerings import Namespace, out_lowering
 
 __all__ = ["CpuExecutable", "build_executable", "check_plan"]
@@ -254,6 +290,7 @@ class _Codegen:
         self.users = graph.users() if plan.views else {}
         self.softmax_xent = _softmax_xent_pairs(graph)   # id(node) -> (cross_entropy, softmax)
         self.done: set[int] = set()   # nodes computed with their pair's
+        self.defs: list[str] = []     # module-level functions before run (chunk functions)
 
     # -- names -----------------------------------------------------------------
     def dtype(self, t: TensorType) -> str:
@@ -426,40 +463,67 @@ class _Codegen:
                    for reader in self.users.get(id(view), ()) for u in reader.inputs)
 
     def fused(self, node: Node) -> None:
-        """A body of one output made by its last node, as in-place NumPy calls."""
-        body = node.body
+        """A body of one output made by its last node, as in-place NumPy calls;
+        a large elementwise body also as chunks run on the pool's threads
+        (``fused_parallel``)."""
+        split = parallel_split(node)
+        if split is not None:
+            self.fused_parallel(node, split)
+            return
         result = node.outputs[0]
-        expr: dict[int, str] = {id(bv): self.expr[id(ov)] for bv, ov in zip(body.inputs, node.inputs)}
-        last_use: dict[int, int] = {}
-        for i, n in enumerate(body.nodes):
-            for v in n.inputs:
-                last_use[id(v)] = i
-        # The node's output array: allocated (fresh, when the result leaves the
-        # graph) the first time something is written into it.
+        expr: dict[int, str] = {id(bv): self.expr[id(ov)] for bv, ov in zip(node.body.inputs, node.inputs)}
         dest: list[Any] = [None, False]   # [expression, owned]
-        holder: dict[str, int | None] = {}   # array name -> id of the body value in it
 
         def dest_expr() -> str:
             if dest[0] is None:
                 dest[0], dest[1] = self.destination(result)
+            return dest[0]
+        target, from_kernel = self.body_lines(node, expr, dest_expr, self.scratch_names,
+                                              self.new_scratch)
+        self.set(result, target, owned=True if from_kernel else dest[1])
+
+    def body_lines(self, node: Node, expr: dict[int, str], dest_expr: Callable[[], str],
+                   scratch_names: list[tuple[TensorType, str]],
+                   new_scratch: Callable[[TensorType], str]) -> tuple[str, bool]:
+        """Append the lines computing ``node``'s body (one output, made by its
+        last node) to ``self.lines``.  ``expr`` maps the body's inputs to
+        expressions; ``dest_expr()`` names the node's output array (called the
+        first time something is written there); intermediates go there or
+        into scratch arrays, reused from ``scratch_names`` when free, else made
+        by ``new_scratch``.  Returns the result's expression and whether it is
+        a kernel's fresh result rather than the output array."""
+        body = node.body
+        result = node.outputs[0]
+        expr = dict(expr)
+        last_use: dict[int, int] = {}
+        for i, n in enumerate(body.nodes):
+            for v in n.inputs:
+                last_use[id(v)] = i
+        holder: dict[str, int | None] = {}   # array name -> id of the body value in it
+        dest: list[str | None] = [None]
+
+        def out_array() -> str:
+            if dest[0] is None:
+                dest[0] = dest_expr()
                 holder[dest[0]] = None
             return dest[0]
 
         def place(v: Value) -> str:
             if v.type == result.type and result.type.size > 1:
-                name = dest_expr()
+                name = out_array()
                 if holder[name] is None:
                     holder[name] = id(v)
                     return name
-            for t, name in self.scratch_names:
+            for t, name in scratch_names:
                 if t == v.type and holder.get(name) is None:
                     holder[name] = id(v)
                     return name
-            name = self.new_scratch(v.type)
+            name = new_scratch(v.type)
             holder[name] = id(v)
             return name
 
         last = len(body.nodes) - 1
+        target, from_kernel = "", False
         for i, n in enumerate(body.nodes):
             out_v = n.outputs[0]
             args = [expr[id(v)] for v in n.inputs]
@@ -479,18 +543,85 @@ class _Codegen:
                 self.kernel_call(n, args, [name])
                 expr[id(out_v)] = name
                 if i == last:
-                    self.set(result, name, owned=True)
+                    target, from_kernel = name, True
             else:
-                target = dest_expr() if i == last else place(out_v)
-                self.lines.extend(emit(n, args, target, self.ns))
-                expr[id(out_v)] = target
+                out = out_array() if i == last else place(out_v)
+                self.lines.extend(emit(n, args, out, self.ns))
+                expr[id(out_v)] = out
                 if i == last:
-                    self.set(result, target, owned=dest[1])
+                    target = out
                 elif id(out_v) not in last_use:  # computed but never read
-                    holder[target] = None
+                    holder[out] = None
             for name in dying:
                 if holder.get(name) is not None and holder[name] != id(out_v):
                     holder[name] = None
+        return target, from_kernel
+
+    def fused_parallel(self, node: Node, split: Split) -> None:
+        """A large elementwise body (``chunks.parallel_split``): its output array is
+        cut into ``split.chunks`` row blocks along the collapsed leading axes,
+        and a generated chunk function runs the body's ufuncs on one block
+        (the operands' matching rows, broadcast operands whole) into that
+        block of the output and the thread's own chunk-sized scratch arrays.
+        ``pool.run`` calls it for every block on this thread and the pool's
+        workers.  The ufuncs, their operand dtypes and each element's inputs
+        are the ones the unchunked code has, so every element gets the same
+        bits.  With one thread (``pool.size()``) the unchunked code runs."""
+        result = node.outputs[0]
+        number = self.number[id(result)]
+        dest, owned = self.destination(result)
+        # the chunk function: blk<n>(i, x0, x1, ..., o), a def of the generated module
+        # (the name is reserved in the namespace; the def replaces the placeholder)
+        name = self.ns.bind(object(), f"blk{number}", key=("chunk", number))
+        params = [f"x{j}" for j in range(len(node.inputs))]
+        scratch: list[tuple[TensorType, str]] = []
+
+        def chunk_scratch(t: TensorType) -> str:
+            s = f"s{len(scratch)}"
+            scratch.append((t, s))
+            return s
+        saved, self.lines = self.lines, []
+        expr = {id(bv): p for bv, p in zip(node.body.inputs, params)}
+        self.body_lines(node, expr, lambda: "o", scratch, chunk_scratch)
+        body, self.lines = self.lines, saved
+        rows, last_rows = split.rows_per_chunk, split.rows_per_chunk + split.rows % split.rows_per_chunk
+        head = [f"def {name}(i, {', '.join(params)}, o):",
+                f"{_INDENT}a = i * {rows}",
+                f"{_INDENT}b = a + {rows} if i < {split.chunks - 1} else {split.rows}"]
+        head += [f"{_INDENT}{p} = {p}[a:b]" for p, full in zip(params, split.sliced) if full]
+        head.append(f"{_INDENT}o = o[a:b]")
+        if scratch:
+            tls = self.ns.bind(threading.local(), f"tls_{name}")
+            shapes = [(last_rows,) + split.row_shape for _ in scratch]
+            alloc = self.ns.bind(chunk_allocator([(t.dtype.np, s) for (t, _), s in zip(scratch, shapes)]),
+                                 f"alloc_{name}")
+            names = _targets([s for _, s in scratch])
+            head += [f"{_INDENT}try:",
+                     f"{_INDENT * 2}{names} = {tls}.arrays",
+                     f"{_INDENT}except AttributeError:  # the first chunk on this thread",
+                     f"{_INDENT * 2}{names} = {tls}.arrays = {alloc}()"]
+            if split.rows % split.rows_per_chunk:
+                head += [f"{_INDENT}{s} = {s}[:b - a]" for _, s in scratch]
+        self.defs.append("\n".join(head + [_INDENT + line for line in body]) + "\n")
+        # the call: operands viewed with the leading axes collapsed
+        size = self.ns.bind(pool.size, "par_size")
+        run = self.ns.bind(pool.run, "par_run")
+        args = []
+        for v, full in zip(node.inputs, split.sliced):
+            shape = split.operand_shape(v.type.shape, full)
+            e = self.expr[id(v)]
+            args.append(e if shape == v.type.shape else f"{e}.reshape({shape!r})")
+        out_shape = (split.rows,) + split.row_shape
+        args.append(dest if out_shape == result.type.shape else f"{dest}.reshape({out_shape!r})")
+        self.lines.append(f"if {size}() > 1:")
+        self.lines.append(f"{_INDENT}{run}({name}, ({', '.join(args)},), {split.chunks})")
+        self.lines.append("else:")
+        saved, self.lines = self.lines, []
+        expr = {id(bv): self.expr[id(ov)] for bv, ov in zip(node.body.inputs, node.inputs)}
+        self.body_lines(node, expr, lambda: dest, self.scratch_names, self.new_scratch)
+        inline, self.lines = self.lines, saved
+        self.lines.extend(_INDENT + line for line in inline)
+        self.set(result, dest, owned)
 
     def fused_as_subgraph(self, node: Node) -> None:
         """Any other body is compiled the same way, as an executable of its own
@@ -541,7 +672,7 @@ class _Codegen:
                      f"{_INDENT * 2}{names} = {tls}.arrays = {alloc}()"]
         body = [_INDENT + line for line in self.lines]
         tail = [f"{_INDENT}return [{', '.join(results)}]"]
-        return "\n".join(head + body + tail) + "\n"
+        return "".join(d + "\n" for d in self.defs) + "\n".join(head + body + tail) + "\n"
 
 
 def _softmax_xent_pairs(graph: Graph) -> dict[int, tuple[Node, Node]]:
