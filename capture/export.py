@@ -59,7 +59,8 @@ class ExportError(FrameError):
 def _callable(fn):
     """(the Python function to capture, the arguments bound before the
     example's: ``self`` of a method or module)."""
-    fn = getattr(fn, "__wrapped__", fn) if getattr(fn, "__frame_jit__", False) else fn
+    if not isinstance(fn, types.MethodType) and getattr(fn, "__frame_jit__", False):
+        fn = fn.__wrapped__   # (a method's attributes are its function's: unwrapped below)
     if isinstance(fn, types.MethodType):
         func = fn.__func__
         func = getattr(func, "__wrapped__", func) if getattr(func, "__frame_jit__", False) else func

@@ -85,6 +85,11 @@ def test_the_mlp_round_trips_with_its_parameters_as_constants(tmp_path):
     assert seen["inputs"] == ["x"] and seen["input_shapes"] == [[16, 784]]   # weights are not inputs
     assert seen["outputs"] == ["output"] and seen["constants"] >= 6
     close(outs["output"], jitted(model, x).numpy())
+    # what frame.jit made exports the same model
+    again = frame.export(frame.jit(model), x, path=tmp_path / "jitted" / "mlp.xml")
+    outs_jitted, seen_jitted = run_exported(tmp_path, again, {"x": x.numpy()})
+    assert seen_jitted["inputs"] == ["x"]
+    close(outs_jitted["output"], outs["output"])
     # the file holds the weights of export time
     for p in model.parameters():
         p._data[...] = 0

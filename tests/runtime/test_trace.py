@@ -232,3 +232,29 @@ def test_a_truncated_line_is_skipped(tmp_path):
     assert [r["event"] for r in t.records] == ["recompile"]
     page = trace_report.render([t])
     assert "L[&#x27;x&#x27;] == 1" in page
+
+
+def test_a_persistent_cache_hit_is_recorded_with_its_ir(trace_dir, tmp_path, monkeypatch):
+    from frame.ir import GraphBuilder
+    from frame.runtime import compile as rc
+
+    b = GraphBuilder()
+    x = b.input("float32", (3,))
+    g = b.build(b.op("exp", b.op("neg", x)))
+    monkeypatch.setenv("FRAME_CACHE_DIR", str(tmp_path / "cache"))
+    rc.clear_cache()
+    try:
+        with frame.config.override(cache=True, cache_dir=str(tmp_path / "cache"), tiered=False):
+            rc.compile(g, "cpu")
+            rc.clear_cache()
+            rc.compile(g, "cpu")
+    finally:
+        rc.clear_cache()
+    records = _records(trace_dir)
+    (built,) = [r for r in records if r["event"] == "graph"]
+    (loaded,) = [r for r in records if r["event"] == "graph_loaded"]
+    assert loaded["id"] == built["id"] and loaded["backend"] == "cpu"
+    assert loaded["ir_before"] == built["ir_before"] and "exp" in loaded["ir_before"]
+    assert built["translation"] is None and loaded["translation"] is None   # no translation ran
+    page = trace_report.render(trace_report.load_traces(str(trace_dir)))
+    assert "loaded from the persistent cache" in page
