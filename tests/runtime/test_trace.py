@@ -22,6 +22,7 @@ import pytest
 import frame
 from frame import trace_report
 from frame.runtime import trace
+from tests.runtime.test_pgo import pgo, run_until_decided  # noqa: F401 (pgo: a fixture)
 
 ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 
@@ -258,3 +259,22 @@ def test_a_persistent_cache_hit_is_recorded_with_its_ir(trace_dir, tmp_path, mon
     assert built["translation"] is None and loaded["translation"] is None   # no translation ran
     page = trace_report.render(trace_report.load_traces(str(trace_dir)))
     assert "loaded from the persistent cache" in page
+
+
+def test_a_pgo_decision_is_recorded(trace_dir, pgo):
+    from frame.runtime import compile as rc
+    from tests.runtime import pgo_backends as pb
+    from tests.runtime.test_tiered import graph
+
+    pb.FAST.reset(1e-3)
+    pb.SLOW.reset(3e-3)
+    g = graph()
+    exe = rc.compile(g, "pgoslow", pgo=True)
+    run_until_decided(exe, g)
+    records = _records(trace_dir)
+    tiers = [r for r in records if r["event"] == "tier"]
+    assert [r["what"] for r in tiers] == ["trial", "decided"]
+    decided = tiers[-1]
+    assert decided["decision"]["winner"] == "pgofast" and decided["decision"]["source"] == "measured"
+    assert "kept over pgoslow" in decided["text"] and decided["label"] == exe.label
+    assert decided["graph"] == trace.graph_id(exe._key) == tiers[0]["graph"]
