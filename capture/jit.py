@@ -511,8 +511,9 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
         if len(cache.entries) >= CACHE_LIMIT:
             cache.native_forever = True
             record.graph_break("recompile_limit")
-            frame_trace.emit("recompile_limit", function=name, guard=shown, limit=CACHE_LIMIT,
-                             location=_where(fn))
+            if frame_trace.enabled():  # FRAME_TRACE_DIR (frame/runtime/trace.py)
+                frame_trace.emit("recompile_limit", function=name, guard=shown,
+                                 limit=CACHE_LIMIT, location=_where(fn))
             if options.full_graph:  # the error says it all: nothing runs natively
                 raise GraphBreakError(BreakReason("recompile_limit", f"last failing guard: {shown}",
                                                   _where(fn)))
@@ -520,8 +521,9 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
                         "It runs natively from now on.", name, CACHE_LIMIT, shown)
             return None
         record.recompile(name, shown)  # counts it, keeps the failing guard for frame.report()
-        frame_trace.emit("recompile", function=name, guard=shown, entries=len(cache.entries),
-                         location=_where(fn))
+        if frame_trace.enabled():
+            frame_trace.emit("recompile", function=name, guard=shown,
+                             entries=len(cache.entries), location=_where(fn))
         recompile_log.info("recompiling %s: guard failed: %s", name, shown)
     entry = translate(fn, arguments, options)
     if _persisting() and not entry.native and not entry.breaks:

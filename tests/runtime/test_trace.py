@@ -278,3 +278,19 @@ def test_a_pgo_decision_is_recorded(trace_dir, pgo):
     assert decided["decision"]["winner"] == "pgofast" and decided["decision"]["source"] == "measured"
     assert "kept over pgoslow" in decided["text"] and decided["label"] == exe.label
     assert decided["graph"] == trace.graph_id(exe._key) == tiers[0]["graph"]
+
+
+def test_the_recompile_limit_is_recorded(trace_dir):
+    from capture.jit import CACHE_LIMIT
+
+    def scaled(x, k):
+        return x * k
+    f = frame.jit(scaled, backend="cpu")
+    x = frame.tensor(np.ones(2, np.float32))
+    for k in range(CACHE_LIMIT + 1):   # each int a new specialisation
+        np.testing.assert_allclose(f(x, k).numpy(), scaled(x, k).numpy())
+    records = _records(trace_dir)
+    assert len([r for r in records if r["event"] == "recompile"]) == CACHE_LIMIT - 1
+    (limit,) = [r for r in records if r["event"] == "recompile_limit"]
+    assert limit["function"].endswith("scaled") and limit["limit"] == CACHE_LIMIT
+    assert "L['k']" in limit["guard"]
