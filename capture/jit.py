@@ -620,18 +620,18 @@ def translate(fn, arguments: dict, options: JitOptions) -> CacheEntry:
     t0 = time.perf_counter()
     backend = options.backend or _default_backend()
     try:
-        entry, stop = _translate(fn, arguments, options)
+        entry, stop, codes = _translate(fn, arguments, options)
     except BaseException as err:
-        record_translation(tid, fn, None, None, time.perf_counter() - t0, backend, err)
+        record_translation(tid, fn, None, None, (), time.perf_counter() - t0, backend, err)
         raise
-    record_translation(tid, fn, entry, stop, time.perf_counter() - t0, backend)
+    record_translation(tid, fn, entry, stop, codes, time.perf_counter() - t0, backend)
     return entry
 
 
 def _translate(fn, arguments: dict, options: JitOptions):
     """``translate``: (the entry, the index of the top-frame instruction its
-    graph break is placed before, or None)."""
-    stop = None
+    graph break is placed before or None, the code objects its graph traced)."""
+    stop, codes = None, ()
     t0 = time.perf_counter()
     record.count("translations")
     tr, tx = _start(fn, arguments)
@@ -641,12 +641,13 @@ def _translate(fn, arguments: dict, options: JitOptions):
             raise tr.failure
         result = tx.run()
         entry = build_entry(tr, fn, result, backend, pgo=_backend_unpinned(options))
+        codes = tr.codes
     except Unsupported as e:
         reason = BreakReason(e.kind, e.reason, e.location or _where(fn))
         entry = None
         why = _no_break(fn, e, options)
         if why is None:
-            entry, why = _break_entry(fn, arguments, e, reason, backend, options)
+            entry, why, codes = _break_entry(fn, arguments, e, reason, backend, options)
             stop = e.top_index if entry is not None else None
         if entry is None:
             if why is not None and e.kind not in _SELF_EXPLAINED and e.kind not in _INTERNAL:
@@ -657,7 +658,7 @@ def _translate(fn, arguments: dict, options: JitOptions):
     note_translation(fn, entry, time.perf_counter() - t0)
     record.add_time("translation", time.perf_counter() - t0)
     frame_logs.translated(fn, entry)  # FRAME_LOG=guards,bytecode (frame/runtime/logs.py)
-    return entry, stop
+    return entry, stop, codes
 
 
 def _start(fn, arguments: dict):
@@ -717,8 +718,8 @@ def _no_break(fn, e: Unsupported, options) -> str | None:
 
 
 def _break_entry(fn, arguments, e: Unsupported, reason: BreakReason, backend, options):
-    """(entry, None) for a graph break before the top-frame instruction that
-    raised ``e``, or (None, why not)."""
+    """(entry, None, the codes its trace ran) for a graph break before the
+    top-frame instruction that raised ``e``, or (None, why not, ())."""
     from .breaks import BreakPoint
 
     if e.depth > 0:  # placed at the caller's call: the reason is where the callee stopped
@@ -729,10 +730,10 @@ def _break_entry(fn, arguments, e: Unsupported, reason: BreakReason, backend, op
     try:
         tx.run()
         if tx.stopped is None or tx.stopped.index != e.top_index:
-            return None, "the re-translation did not reach the break"
+            return None, "the re-translation did not reach the break", ()
         brk = BreakPoint(tx, tx.stopped, reason)
         entry = build_entry(tr, fn, None, backend, brk=brk, requested_backend=options.backend,
                             pgo=_backend_unpinned(options))
     except Unsupported as err:
-        return None, err.reason
-    return entry, None  # (its reason is brk.reason)
+        return None, err.reason, ()
+    return entry, None, tr.codes  # (its reason is brk.reason)

@@ -67,10 +67,11 @@ def _reason(reason: BreakReason | None) -> dict | None:
             "explanation": CATALOGUE.get(reason.kind, ("", ""))[0], "hint": reason.hint}
 
 
-def record_translation(tid: int, fn, entry, stop: int | None, seconds: float, backend: str,
-                       error: BaseException | None = None) -> None:
+def record_translation(tid: int, fn, entry, stop: int | None, codes, seconds: float,
+                       backend: str, error: BaseException | None = None) -> None:
     """Record translation ``tid`` of ``fn`` into ``entry`` for ``backend``
-    (``error``: it raised instead)."""
+    (``error``: it raised instead); ``codes`` are the code objects its trace
+    ran (the user's functions among them are recorded as ``inlined``)."""
     fields = _function(fn)
     if error is not None or entry is None:
         trace.end_translation(tid, kind="error", error=f"{type(error).__name__}: {error}",
@@ -84,9 +85,11 @@ def record_translation(tid: int, fn, entry, stop: int | None, seconds: float, ba
     else:
         kind = "graph" if graph is not None else "empty"
     lines: list[int] = []
+    inlined: list[dict] = []
     if not entry.native:
         try:
             lines = graph_lines(fn.__code__, stop if entry.breaks else None)
+            inlined = _inlined(fn, codes)
         except Exception:  # noqa: BLE001 - a report detail; never fail the call for it
             lines = []
     exe = entry.executable
@@ -98,7 +101,42 @@ def record_translation(tid: int, fn, entry, stop: int | None, seconds: float, ba
         inputs=[str(v.type) for v in graph.inputs] if graph is not None else [],
         outputs=[str(v.type) for v in graph.outputs] if graph is not None else [],
         executable=type(exe).__name__ if exe is not None else None,
-        tier=describe() if describe is not None else None, **fields)
+        tier=describe() if describe is not None else None, inlined=inlined, **fields)
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """Directories whose code is not the user's: frame, capture, Python's own
+    library and installed packages."""
+    import sysconfig
+
+    import frame
+    dirs = {os.path.dirname(os.path.dirname(os.path.abspath(frame.__file__))) + os.sep + "frame",
+            os.path.dirname(os.path.abspath(__file__))}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            dirs.add(os.path.abspath(path))
+    return tuple(d.rstrip(os.sep) + os.sep for d in dirs)
+
+
+def _inlined(fn, codes) -> list[dict]:
+    """The user's functions the trace inlined into the graph (not frame's,
+    capture's, the standard library's or installed packages'), with the lines
+    of each (all its lines reachable from its start)."""
+    from .resume import original_code
+    top = original_code(fn.__code__)
+    library = _library_dirs()
+    out = []
+    for code in sorted(codes, key=lambda c: (c.co_filename, c.co_firstlineno)):
+        if original_code(code) is top or code.co_filename.startswith("<"):
+            continue
+        path = os.path.abspath(code.co_filename)
+        if path.startswith(library):
+            continue
+        out.append({"function": code.co_qualname, "file": path, "first_line": code.co_firstlineno,
+                    "lines": graph_lines(code, None)})
+        trace.source(path)
+    return out
 
 
 def record_break(fn, name: str, reason: BreakReason, graph_break: bool, raising: bool) -> None:

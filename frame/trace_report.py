@@ -150,6 +150,10 @@ def _source_section(traces: list[Trace], known: set) -> str:
             region = (ti, r.get("id"), r.get("graphs") or [], r.get("kind"), r.get("function"))
             for line in r.get("lines") or []:
                 regions[file][line].append(region)
+            for inner in r.get("inlined") or []:   # the user's functions traced into the graph
+                region = (ti, r.get("id"), r.get("graphs") or [], "inlined", inner.get("function"))
+                for line in inner.get("lines") or []:
+                    regions[inner.get("file")][line].append(region)
             if r.get("kind") == "native" and r.get("reason"):
                 reason = r["reason"]
                 line = reason.get("line") if _same_file(reason, file) else None

@@ -206,7 +206,7 @@ def test_one_file_per_process_and_the_report_shows_them(trace_dir, tmp_path):
     assert "graph break (unsupported_call)" in text       # annotated at its line
     assert re.search(r'class="[^"]*brk[^"]*"><td class="ln">' + str(_line_of(with_break, "print(")),
                      text)
-    assert "IR before passes" in text and "matmul" in text
+    assert "IR before passes" in text and "mul(%0, %0)" in text   # the job's graph
     # self-contained: no resource is fetched (links and scripts are inline)
     assert not re.search(r'(src|href)="(https?:)?//', text)
     assert "<script src" not in text and "<link" not in text
@@ -294,3 +294,24 @@ def test_the_recompile_limit_is_recorded(trace_dir):
     (limit,) = [r for r in records if r["event"] == "recompile_limit"]
     assert limit["function"].endswith("scaled") and limit["limit"] == CACHE_LIMIT
     assert "L['k']" in limit["guard"]
+
+
+def _helper(x):
+    return frame.tanh(x) * 2   # traced into the caller's graph
+
+
+def test_the_users_functions_traced_into_a_graph_are_recorded_with_their_lines(trace_dir):
+    def calls_helper(x):
+        return _helper(x) + np.float32(1)
+    x = frame.tensor(np.linspace(-1, 1, 5, dtype=np.float32))
+    f = frame.jit(calls_helper, backend="cpu")
+    np.testing.assert_allclose(f(x).numpy(), calls_helper(x).numpy(), rtol=1e-6)
+    (t,) = [r for r in _records(trace_dir) if r["event"] == "translation"]
+    # the helper, not frame's functions nor NumPy's
+    assert [i["function"] for i in t["inlined"]] == ["_helper"]
+    assert t["inlined"][0]["lines"] == [_line_of(_helper, "frame.tanh")]
+    assert t["inlined"][0]["file"] == os.path.abspath(__file__)
+    page = trace_report.render(trace_report.load_traces(str(trace_dir)))
+    helper_row = re.search(r'<tr class="([^"]*)"><td class="ln">' + str(_line_of(_helper, "frame.tanh")),
+                           page)
+    assert helper_row and "r0" in helper_row.group(1)   # shaded as a graph region
