@@ -618,8 +618,9 @@ def translate(fn, arguments: dict, options: JitOptions) -> CacheEntry:
         return _translate(fn, arguments, options)[0]
     from .tracing import record_translation
     t0 = time.perf_counter()
-    backend = options.backend or _default_backend()
+    backend = options.backend
     try:
+        backend = backend or _default_backend()
         entry, stop, codes = _translate(fn, arguments, options)
     except BaseException as err:
         record_translation(tid, fn, None, None, (), time.perf_counter() - t0, backend, err)
