@@ -108,16 +108,21 @@ def _input_names(func, bound: inspect.BoundArguments, skip: int) -> dict[int, tu
 
 
 def _outputs(result, name: str, out: list) -> None:
-    """Flatten the traced return value into ``out`` as (name, TensorVariable)."""
+    """Flatten the traced return value into ``out`` as (name, TensorVariable):
+    a tensor, or a tuple, list or dict (string keys) of them, nested."""
     from .variables.base import TensorVariable
-    from .variables.containers import DictVariable, ListVariable, TupleVariable
 
     if isinstance(result, TensorVariable):
         out.append((name, result))
-    elif isinstance(result, (TupleVariable, ListVariable)):
-        for i, item in enumerate(result.items):
+        return
+    try:
+        kind = result.python_type()
+    except Exception:  # noqa: BLE001 - a Variable that cannot say: not a container of tensors
+        kind = type(None)
+    if issubclass(kind, (tuple, list)):
+        for i, item in enumerate(result.children()):
             _outputs(item, f"{name}_{i}", out)
-    elif isinstance(result, DictVariable):
+    elif issubclass(kind, dict):
         for key, item in result.items.items():
             key_value = getattr(key, "value", key)
             if not isinstance(key_value, str):
@@ -125,11 +130,9 @@ def _outputs(result, name: str, out: list) -> None:
                                   f"not a string; outputs are named by string keys")
             _outputs(item, key_value, out)
     else:
-        what = type(getattr(result, "value", None)).__name__ if hasattr(result, "value") \
-            else type(result).__name__
-        raise ExportError(f"frame.export: the function returns a {what} (at output {name!r}); an "
-                          f"exported model's outputs are tensors (return tensors, or tuples, lists "
-                          f"or dicts of tensors)")
+        raise ExportError(f"frame.export: the function returns a {kind.__name__} (at output "
+                          f"{name!r}); an exported model's outputs are tensors (return tensors, "
+                          f"or tuples, lists or dicts of tensors)")
 
 
 def export(fn, *example_args, path: str | os.PathLike) -> str:
