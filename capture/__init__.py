@@ -6,6 +6,8 @@ capture natively.
 """
 from .errors import BreakReason, GraphBreakError
 from .explain import ExplainOutput, explain
+from .export import ExportError, export
 from .jit import jit, reset_caches
 
-__all__ = ["jit", "explain", "ExplainOutput", "GraphBreakError", "BreakReason", "reset_caches"]
+__all__ = ["jit", "explain", "export", "ExportError", "ExplainOutput", "GraphBreakError",
+           "BreakReason", "reset_caches"]

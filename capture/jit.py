@@ -24,6 +24,7 @@ import types
 import weakref
 
 from frame.runtime import logs as frame_logs  # FRAME_LOG guards/bytecode (frame/runtime/logs.py)
+from frame.runtime import trace as frame_trace  # FRAME_TRACE_DIR (frame/runtime/trace.py)
 from frame.runtime.stats import record
 
 from .codegen import MISS, CacheEntry, build_entry, build_native_entry
@@ -510,6 +511,9 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
         if len(cache.entries) >= CACHE_LIMIT:
             cache.native_forever = True
             record.graph_break("recompile_limit")
+            if frame_trace.enabled():  # FRAME_TRACE_DIR (frame/runtime/trace.py)
+                frame_trace.emit("recompile_limit", function=name, guard=shown,
+                                 limit=CACHE_LIMIT, location=_where(fn))
             if options.full_graph:  # the error says it all: nothing runs natively
                 raise GraphBreakError(BreakReason("recompile_limit", f"last failing guard: {shown}",
                                                   _where(fn)))
@@ -517,6 +521,9 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
                         "It runs natively from now on.", name, CACHE_LIMIT, shown)
             return None
         record.recompile(name, shown)  # counts it, keeps the failing guard for frame.report()
+        if frame_trace.enabled():
+            frame_trace.emit("recompile", function=name, guard=shown,
+                             entries=len(cache.entries), location=_where(fn))
         recompile_log.info("recompiling %s: guard failed: %s", name, shown)
     entry = translate(fn, arguments, options)
     if _persisting() and not entry.native and not entry.breaks:
@@ -585,6 +592,9 @@ def _report(cache: CodeCache | None, fn, reason: BreakReason, graph_break: bool 
             log.log(level, "%s runs natively (%s at %s): %s", name, reason.kind, reason.location,
                     reason.reason)
     record.graph_break(reason.kind, reason.location, reason.reason)  # per-site counts for frame.report()
+    if frame_trace.enabled():
+        from .tracing import record_break
+        record_break(fn, name, reason, graph_break, raising)
 
 
 def _where(fn) -> str:
@@ -600,7 +610,29 @@ def translate(fn, arguments: dict, options: JitOptions) -> CacheEntry:
     before the top-frame instruction that raised (``breaks.can_break_at``),
     the frame is translated again up to that instruction and the entry ends
     in a graph break (``breaks.py``); otherwise the entry runs the function
-    natively under the guards collected so far."""
+    natively under the guards collected so far.
+
+    With FRAME_TRACE_DIR the translation is recorded (``tracing.py``)."""
+    tid = frame_trace.begin_translation()  # None when recording is off
+    if tid is None:
+        return _translate(fn, arguments, options)[0]
+    from .tracing import record_translation
+    t0 = time.perf_counter()
+    backend = options.backend
+    try:
+        backend = backend or _default_backend()
+        entry, stop, codes = _translate(fn, arguments, options)
+    except BaseException as err:
+        record_translation(tid, fn, None, None, (), time.perf_counter() - t0, backend, err)
+        raise
+    record_translation(tid, fn, entry, stop, codes, time.perf_counter() - t0, backend)
+    return entry
+
+
+def _translate(fn, arguments: dict, options: JitOptions):
+    """``translate``: (the entry, the index of the top-frame instruction its
+    graph break is placed before or None, the code objects its graph traced)."""
+    stop, codes = None, ()
     t0 = time.perf_counter()
     record.count("translations")
     tr, tx = _start(fn, arguments)
@@ -610,12 +642,14 @@ def translate(fn, arguments: dict, options: JitOptions) -> CacheEntry:
             raise tr.failure
         result = tx.run()
         entry = build_entry(tr, fn, result, backend, pgo=_backend_unpinned(options))
+        codes = tr.codes
     except Unsupported as e:
         reason = BreakReason(e.kind, e.reason, e.location or _where(fn))
         entry = None
         why = _no_break(fn, e, options)
         if why is None:
-            entry, why = _break_entry(fn, arguments, e, reason, backend, options)
+            entry, why, codes = _break_entry(fn, arguments, e, reason, backend, options)
+            stop = e.top_index if entry is not None else None
         if entry is None:
             if why is not None and e.kind not in _SELF_EXPLAINED and e.kind not in _INTERNAL:
                 reason = BreakReason(e.kind, f"{e.reason} (no graph break here: {why})",
@@ -625,7 +659,7 @@ def translate(fn, arguments: dict, options: JitOptions) -> CacheEntry:
     note_translation(fn, entry, time.perf_counter() - t0)
     record.add_time("translation", time.perf_counter() - t0)
     frame_logs.translated(fn, entry)  # FRAME_LOG=guards,bytecode (frame/runtime/logs.py)
-    return entry
+    return entry, stop, codes
 
 
 def _start(fn, arguments: dict):
@@ -685,8 +719,8 @@ def _no_break(fn, e: Unsupported, options) -> str | None:
 
 
 def _break_entry(fn, arguments, e: Unsupported, reason: BreakReason, backend, options):
-    """(entry, None) for a graph break before the top-frame instruction that
-    raised ``e``, or (None, why not)."""
+    """(entry, None, the codes its trace ran) for a graph break before the
+    top-frame instruction that raised ``e``, or (None, why not, ())."""
     from .breaks import BreakPoint
 
     if e.depth > 0:  # placed at the caller's call: the reason is where the callee stopped
@@ -697,10 +731,10 @@ def _break_entry(fn, arguments, e: Unsupported, reason: BreakReason, backend, op
     try:
         tx.run()
         if tx.stopped is None or tx.stopped.index != e.top_index:
-            return None, "the re-translation did not reach the break"
+            return None, "the re-translation did not reach the break", ()
         brk = BreakPoint(tx, tx.stopped, reason)
         entry = build_entry(tr, fn, None, backend, brk=brk, requested_backend=options.backend,
                             pgo=_backend_unpinned(options))
     except Unsupported as err:
-        return None, err.reason
-    return entry, None  # (its reason is brk.reason)
+        return None, err.reason, ()
+    return entry, None, tr.codes  # (its reason is brk.reason)

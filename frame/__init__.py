@@ -28,6 +28,7 @@ __all__ = [
     "__version__", "DType", "float16", "float32", "float64", "int32", "int64", "bool_",
     "complex64", "complex128", "ErrorCode", "FrameError", "FrameValueError", "FrameTypeError",
     "FrameAxisError", "FrameIndexError", "Tensor", "tensor", "from_numpy", "fft", "nn", "optim", "jit", "GraphBreakError",
+    "export", "ExportError",
     "stats", "reset_stats", "report", "config", "grad", "value_and_grad", "no_grad",
     *_functions.__all__,
 ]
@@ -36,7 +37,7 @@ __all__ = [
 def __getattr__(name: str):
     # frame.jit lives in capture/ (above frame/); import it on first use, so
     # importing frame stays cheap and there is no import cycle.
-    if name in ("jit", "GraphBreakError", "explain"):
+    if name in ("jit", "GraphBreakError", "explain", "export", "ExportError"):
         import capture
         return getattr(capture, name)
     raise AttributeError(f"module 'frame' has no attribute {name!r}")

@@ -8,6 +8,7 @@ import os
 import sys
 
 from . import __version__
+from . import trace_report as _trace_report
 from .settings import config, environment_help
 from .demo import add_arguments as _demo_arguments, run as _run_demo
 from .runtime.persistent import cache_command
@@ -42,7 +43,15 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("script", nargs="?", help="path of the Python file to run")
     run.add_argument("args", nargs=argparse.REMAINDER,
                      help="arguments passed to the script (optional)")
+    report = sub.add_parser("trace-report", help="render the compile events recorded under "
+                            "FRAME_TRACE_DIR as one HTML page",
+                            description="Write one self-contained HTML page (source with graph "
+                            "regions and breaks, per-graph IR and timings, recompiles, a "
+                            "timeline) from the trace files FRAME_TRACE_DIR=DIRECTORY recorded.")
+    _trace_report.add_arguments(report)
     args = parser.parse_args(argv)
+    if args.command == "trace-report":
+        return _trace_report.main(args)
     if args.command == "demo":
         return _run_demo(args)
     if args.command == "run":

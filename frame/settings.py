@@ -178,6 +178,9 @@ class Config:
     cooldown_s: float = _setting(0.05, "FRAME_COOLDOWN_S", "a graph whose slow-tier request was "
                                  "refused (backpressure) asks again after this long (seconds)",
                                  _float)
+    trace_dir: str | None = _setting(None, "FRAME_TRACE_DIR", "record compile events there, one "
+                                     "JSON-lines file per process; python -m frame "
+                                     "trace-report DIR renders them as one HTML page", _str)
 
     def __post_init__(self) -> None:
         # setting name -> where its value came from: "env FRAME_X" or "set in code"

@@ -48,7 +48,7 @@ from ..ir.text import dump_text
 from ..passes import PassManager, standard_pipeline
 from ..settings import config
 from . import logs  # FRAME_LOG=graph (frame/runtime/logs.py)
-from . import persistent, threads, tiered
+from . import persistent, threads, tiered, trace
 from .fallback import build_fallback
 from .stats import record
 
@@ -149,6 +149,8 @@ def compile(graph: Graph, backend: str = "cpu", options: CompileOptions | None =
     capture passes the jitted function); it is not part of the cache key."""
     options = options or CompileOptions()
     key = cache_key(graph, backend, options)
+    if config.trace_dir:  # FRAME_TRACE_DIR: link the graph to the translation asking for it
+        trace.link_graph(key, backend)
     pgo = _uses_pgo(backend, pgo)
     return compilation_cache.get_or_compile(key + "\x1fpgo" if pgo else key,
                                             lambda: _miss(graph, backend, options, key, pgo, origin))
@@ -163,6 +165,8 @@ def compile_packed(text: str, payloads: bytes, backend: str = "cpu",
     makes it from the graph)."""
     options = options or CompileOptions()
     key = _key_of_text(text, backend, options)
+    if config.trace_dir:
+        trace.link_graph(key, backend)
     packed = _Packed(text, payloads)
     pgo = _uses_pgo(backend, pgo)
     return compilation_cache.get_or_compile(key + "\x1fpgo" if pgo else key,
@@ -211,6 +215,8 @@ def _load_or_build(graph: Graph | _Packed, backend_name: str, options: CompileOp
         if exe is not None:
             if miss:
                 record.count("cache_misses_persistent")
+            if config.trace_dir:
+                trace.graph_loaded(key, backend_name, exe)
             return exe
     exe = _build(_graph_of(graph), backend_name, options, persist_key=key, origin=origin)
     if miss:
@@ -279,11 +285,14 @@ def _build(graph: Graph, backend_name: str, options: CompileOptions,
         # backend_lowering found unsupported nodes; it hands over the planned graph
         if err.code is not ErrorCode.UNIMPLEMENTED or getattr(err, "graph", None) is None:
             raise
-        record.add_time("passes", time.perf_counter() - t0)
+        pass_s = time.perf_counter() - t0
+        record.add_time("passes", pass_s)
         _record_fusion(err.graph)
+        work = err.graph
         exe = build_fallback(err.graph, backend, options, err, origin)
     else:
-        record.add_time("passes", time.perf_counter() - t0)
+        pass_s = time.perf_counter() - t0
+        record.add_time("passes", pass_s)
         _record_fusion(work)
         try:
             exe = backend.compile(work, options)
@@ -294,6 +303,10 @@ def _build(graph: Graph, backend_name: str, options: CompileOptions,
         else:
             compiled = work
     record.compiled(backend_name, time.perf_counter() - t0)
+    if config.trace_dir:  # FRAME_TRACE_DIR: the graph before and after the passes, timings
+        trace.graph_built(persist_key or cache_key(graph, backend_name, options), backend_name,
+                          graph, work, manager.timings, pass_s, time.perf_counter() - t0, exe,
+                          fallback=compiled is None)
     logs.graph_compiled(graph, backend_name, exe)  # FRAME_LOG=graph: dump_text of the graph
     log.debug("compiled a %d-node graph for %s in %.1f ms", len(graph.nodes), backend_name,
               (time.perf_counter() - t0) * 1e3)

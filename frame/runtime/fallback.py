@@ -46,6 +46,8 @@ from ..ops.registry import get_schema
 from ..passes import PassManager
 from ..passes.lowering import BackendLowering
 from ..passes.memory_planning import MemoryPlanning
+from ..settings import config
+from . import trace
 from .stats import record
 
 __all__ = ["FallbackExecutable", "build_fallback", "SHOWN_OPS"]
@@ -89,6 +91,9 @@ class _Planner:
     def _hop(self, node: Node, target: str, reason: str) -> None:
         record.fallback(node.op, self.backend.name, target)
         self.hops.append((node, target, reason))
+        if config.trace_dir:  # FRAME_TRACE_DIR (trace.py)
+            trace.emit("fallback", op=node.op, backend=self.backend.name, target=target,
+                       reason=reason)
         where = {KERNEL: f"backend '{self.backend.name}''s eager kernel",
                  "decomposition": "its decomposition into primitives",
                  CPU: "the cpu reference kernel"}[target]

@@ -119,7 +119,7 @@ import numpy as np
 
 from ..hal.backend import Executable
 from ..settings import config
-from . import persistent
+from . import persistent, trace
 from .stats import record
 
 __all__ = ["TieredExecutable", "FAST_TIERS", "set_fast_tier", "fast_tier_for", "scheduler",
@@ -215,6 +215,9 @@ class TieredExecutable(Executable):
             self.decision = dict(stored, source="stored")
             record.count("pgo_stored")
             record.tier_decision(label, _decision_text(self.decision, backend))
+            if config.trace_dir:  # FRAME_TRACE_DIR (trace.py)
+                trace.tier_event(key, label, "decided", _decision_text(self.decision, backend),
+                                 decision=self.decision)
             if stored["winner"] == fast_backend:  # the slow tier lost: never compiled again
                 self.state, self._build_slow = PGO_FAST, None
                 self._run = fast.run
@@ -321,6 +324,9 @@ class TieredExecutable(Executable):
         if decided:  # one small file, written once per graph
             _store_decision(self._key, self.decision)
             self._decided.set()
+            if config.trace_dir:
+                trace.tier_event(self._key, self.label, "decided",
+                                 _decision_text(self.decision, self.backend), decision=self.decision)
         return out
 
     def _decide(self) -> None:
@@ -353,6 +359,10 @@ class TieredExecutable(Executable):
                     return
                 self.state, self.error = FAILED, err
             record.count("tier_failures")
+            if config.trace_dir:
+                trace.tier_event(self._key, self.label, "failed",
+                                 f"the background {self.backend} compile failed: "
+                                 f"{type(err).__name__}: {err}")
             # at exit, imports and atexit registrations fail: not worth a warning then
             level = logging.DEBUG if scheduler.closed else logging.WARNING
             log.log(level, "tiered compile: the background %s compile of %s failed (%s: %s); "
@@ -371,6 +381,10 @@ class TieredExecutable(Executable):
             else:
                 self.state = SLOW
                 self._run = exe.run  # the swap: the next call runs on the slow tier
+        if config.trace_dir:
+            trace.tier_event(self._key, self.label, "trial" if self.pgo else "swapped",
+                             f"{self.backend} ready: " + ("PGO trial starts" if self.pgo else
+                                                          f"swapped in for the {self.fast_backend} tier"))
         if self.pgo:
             log.debug("tiered compile: %s: %s ready, PGO trial starts", self.label, self.backend)
         else:
@@ -384,6 +398,10 @@ class TieredExecutable(Executable):
                 return
             self.state = ABANDONED
         record.count("tier_timeouts")
+        if config.trace_dir:
+            trace.tier_event(self._key, self.label, "abandoned",
+                             f"the background {self.backend} compile took longer than "
+                             f"compile_timeout_s={waited:g} s")
         log.warning("tiered compile: the background %s compile of %s took longer than "
                     "compile_timeout_s=%g s; abandoned, it keeps running on the %s tier",
                     self.backend, self.label, waited, self.fast_backend)
