@@ -47,6 +47,8 @@ MISSING_MPI = ("frame.distributed needs mpi4py and an MPI runtime: install the '
                "extra (pip install 'frame-jit[distributed]', which brings mpi4py and the mpich "
                "wheel)")
 
+ABORT_GRACE_S = 0.5  # time for the launcher to forward stderr before MPI_Abort (abort)
+
 # environment variables an MPI launcher sets in the processes it starts (MPICH's
 # hydra and Intel MPI: PMI_*; Open MPI: OMPI_COMM_WORLD_*; PMIx launchers: PMIX_RANK)
 _LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK",
@@ -112,8 +114,15 @@ class ProcessGroup:
             self.comm.Barrier()
 
     def abort(self, code: int = 1) -> None:
-        """End every process of the job (MPI_Abort); alone, exit this one."""
+        """End every process of the job (MPI_Abort); alone, exit this one.
+
+        Waits ``ABORT_GRACE_S`` first: the launcher forwards each process's
+        stderr through a pipe, and MPI_Abort kills the job before it has read
+        what is still in the pipe (the traceback that explains the abort was
+        seen cut short under load)."""
         if self.comm is not None:
+            sys.stderr.flush()
+            time.sleep(ABORT_GRACE_S)
             self.comm.Abort(code)
         os._exit(code)
 
