@@ -39,6 +39,17 @@ from .lower import INPUT_COMPLEX, INPUT_DIRECT, INPUT_INT64, OUT_INPUT, OUT_MODE
 __all__ = ["OpenVinoExecutable", "SHARE_BYTES"]
 
 SHARE_BYTES = 1 << 17  # at and above this size, bind without copying (crossover measured)
+POOL_SIZE = 2  # arrays a shared output takes turns in (a caller holds the last one for a step)
+
+
+def _free_refcount() -> int:
+    """``sys.getrefcount(pool[i][0])`` for an array only its pool item holds
+    (measured in the same code shape, so it holds for this interpreter)."""
+    pool = [[np.empty(1), None]]
+    return sys.getrefcount(pool[0][0])
+
+
+FREE_REFCOUNT = _free_refcount()
 
 
 class _InputSlot:
@@ -60,7 +71,7 @@ class _InputSlot:
 class _Request:
     """One thread's infer request with its pre-bound tensors' numpy views."""
 
-    __slots__ = ("req", "infer", "in_views", "out_views", "copy_in", "shared_out")
+    __slots__ = ("req", "infer", "in_views", "out_views", "copy_in", "shared_out", "bound")
 
     def __init__(self, compiled: ov.CompiledModel, inputs: list[_InputSlot],
                  outputs: list[tuple[ov.Type, list[int], bool]]):
@@ -79,8 +90,10 @@ class _Request:
                         for slot, view in zip(inputs, self.in_views)
                         if view is not None and slot.mode == INPUT_DIRECT]
         self.out_views: list[np.ndarray | None] = []
-        # the array each shared output is bound to (see OpenVinoExecutable._run_general)
-        self.shared_out: list[np.ndarray | None] = [None] * len(outputs)
+        # each shared output's pool (see OpenVinoExecutable._run_general): [array,
+        # the ov.Tensor owning its memory] items, the array a view of the tensor's
+        self.shared_out: list[list[list] | None] = [None] * len(outputs)
+        self.bound: list[int] = [-1] * len(outputs)   # the pool slot bound to the request
         for k, (ov_type, shape, share) in enumerate(outputs):
             if share:
                 self.out_views.append(None)
@@ -210,21 +223,37 @@ class OpenVinoExecutable(Executable):
                 req.set_input_tensor(slot.param, ov.Tensor(np.ascontiguousarray(x),
                                                             shared_memory=True))
         # A large output is computed straight into a NumPy array that is handed out.
-        # The array of the previous call is bound again when nobody holds it any
-        # more (its only reference is ours: the caller dropped it), otherwise a new
-        # one is bound.  Binding new memory costs OpenVINO a re-setup (measured:
-        # ~1.5 ms on the MLP training step whose outputs the caller keeps for one
-        # step, every other call, as the allocator alternates between two blocks).
+        # Each takes turns in a pool of POOL_SIZE arrays, each with its own
+        # ov.Tensor: the array bound last is kept while nobody holds it any more
+        # (its reference count is back to what the pool alone gives it: the caller
+        # dropped it), else another free array of the pool is bound; only when
+        # the caller holds them all is a new one made (replacing the first).
+        # Binding memory OpenVINO has not seen costs it a re-setup (measured: the
+        # MLP training step, whose gradients the caller holds for one step, ran
+        # ~2x slower when a new array was bound every call).
         fresh: list[np.ndarray | None] = []
-        shared_out = state.shared_out
+        shared_out, bound = state.shared_out, state.bound
         for k, (_, shape, np_dtype, share) in enumerate(self._model_outputs):
-            if share:
-                if shared_out[k] is None or sys.getrefcount(shared_out[k]) > 2:
-                    shared_out[k] = np.empty(shape, np_dtype)
-                    req.set_output_tensor(k, ov.Tensor(shared_out[k], shared_memory=True))
-                fresh.append(shared_out[k])
-            else:
+            if not share:
                 fresh.append(None)
+                continue
+            pool = shared_out[k]
+            if pool is None:
+                pool = shared_out[k] = []
+            slot = bound[k]
+            if slot < 0 or sys.getrefcount(pool[slot][0]) != FREE_REFCOUNT:
+                slot = next((i for i in range(len(pool))
+                             if sys.getrefcount(pool[i][0]) == FREE_REFCOUNT), -1)
+                if slot < 0:  # all held: a new array (the pool's first is let go)
+                    tensor = ov.Tensor(self._model_outputs[k][0], shape)
+                    slot = len(pool) if len(pool) < POOL_SIZE else 0
+                    if slot == len(pool):
+                        pool.append([tensor.data, tensor])
+                    else:
+                        pool[slot] = [tensor.data, tensor]
+                req.set_output_tensor(k, pool[slot][1])
+                bound[k] = slot
+            fresh.append(pool[slot][0])
         state.infer()
         if self._flag is not None and state.out_views[self._flag].any():
             return self._reference(inputs)

@@ -148,6 +148,34 @@ def test_outputs_never_alias(shape):
     assert_matches(second[0], np.maximum(_rand(shape, 4), 0), "relu")
 
 
+def test_a_caller_holding_the_last_output_costs_no_new_output_memory(monkeypatch):
+    """A training step holds its gradients for one step: the shared outputs
+    take turns in two arrays the request has seen, instead of binding a new
+    array (and OpenVINO setting it up) on every call (issue 13 item 4)."""
+    b = GraphBuilder()
+    x, y = b.input(frame.float32, (512, 1)), b.input(frame.float32, (1, 512))
+    exe = backend().compile(b.build(b.op("mul", x, y)), OPTIONS)
+    assert exe._model_outputs[0][3], "a 1 MiB output is shared"
+    assert not any(slot.share for slot in exe._inputs)
+    xs = [_rand((512, 1), i) for i in range(8)]
+    ys = [_rand((1, 512), 10 + i) for i in range(8)]
+    held = exe.run([xs[0], ys[0]])[0]
+    held = exe.run([xs[1], ys[1]])[0]
+    made = []
+    real = ov_executable.ov.Tensor
+    monkeypatch.setattr(ov_executable.ov, "Tensor", lambda *a, **k: made.append(a) or real(*a, **k))
+    addresses = set()
+    for i in range(2, 8):
+        previous, kept = held, held.copy()
+        held = exe.run([xs[i], ys[i]])[0]
+        np.testing.assert_array_equal(previous, kept)   # the held one was not written
+        assert not np.shares_memory(previous, held)
+        assert_matches(held, xs[i] * ys[i], "mul")
+        addresses.add(held.ctypes.data)
+        del previous
+    assert made == [] and len(addresses) == 2
+
+
 def test_a_shared_output_is_bound_again_only_when_nobody_holds_it():
     shape = (512, 512)
     b = GraphBuilder()
