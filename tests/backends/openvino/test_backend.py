@@ -176,6 +176,26 @@ def test_a_caller_holding_the_last_output_costs_no_new_output_memory(monkeypatch
     assert made == [] and len(addresses) == 2
 
 
+def test_a_large_input_array_seen_again_is_not_bound_again_and_its_new_contents_count(monkeypatch):
+    b = GraphBuilder()
+    x = b.input(frame.float32, (512, 512))
+    exe = backend().compile(b.build(b.op("sum", x, axes=(0,), keepdims=False)), OPTIONS)
+    assert all(slot.share for slot in exe._inputs)
+    xa = _rand((512, 512), 1)
+    assert_matches(exe.run([xa])[0], xa.sum(axis=0), "sum")
+    made = []
+    real = ov_executable.ov.Tensor
+    monkeypatch.setattr(ov_executable.ov, "Tensor", lambda *a, **k: made.append(a) or real(*a, **k))
+    xa *= 2.0                              # the same array, written in place
+    assert_matches(exe.run([xa])[0], xa.sum(axis=0), "sum")
+    assert made == []
+    xb = _rand((512, 512), 2)              # another array: bound
+    assert_matches(exe.run([xb])[0], xb.sum(axis=0), "sum")
+    assert len(made) == 1
+    assert_matches(exe.run([xa])[0], xa.sum(axis=0), "sum")
+    assert len(made) == 2
+
+
 def test_a_shared_output_is_bound_again_only_when_nobody_holds_it():
     shape = (512, 512)
     b = GraphBuilder()
