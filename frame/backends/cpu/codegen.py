@@ -106,18 +106,47 @@ blocks never hold a single element (NumPy would run a 1-element in-place
 add as a reduction, see ``fused``).  A non-contiguous input is copied by
 ``reshape`` when the collapsed axes cannot be viewed.
 
-Aliasing policy (cheapest correct): a graph output is never written into a
-plan buffer -- the plan leaves graph outputs out, and the codegen gives each
-one a fresh ``np.empty`` (or the fresh array a kernel returned), which costs
-no more than the allocation the reference makes anyway.  Only an output that
-*is* a graph input or a constant (or a fused body's pass-through) is copied.
-A transpose that is a graph output is no view (the plan makes none): its
-kernel returns a fresh copy.  A value returned twice is copied the second
-time, so no two outputs share memory.
-A kernel's result is taken as fresh: reference kernels never return views of
-their inputs (the contract stated in ops/shape.py and ops/nn.py).
+Aliasing policy: a graph output is never written into a plan buffer -- the
+plan leaves graph outputs out.  Each output the code writes has a pool of
+``POOL_SIZE`` (2) arrays of its own, per thread, and takes the first one
+nobody but the pool references (``sys.getrefcount``: the caller dropped it,
+and no view, tensor or OpenVINO binding holds it); when the caller holds them
+all, a fresh ``np.empty`` replaces the pool's first.  So a caller never sees
+an array it holds change, and a caller that keeps each result for one call
+(a training step's ``.grad``) costs no allocation::
 
-Threading: the buffers and scratch arrays belong to a thread
+    v33 = o5[0]
+    if getrefcount(v33) != 3:            # still held by the caller
+        v33 = o5[1]
+        if getrefcount(v33) != 3:        # every one still held
+            v33 = o5[0] = np_empty((256, 784), dt_float32)
+    np_matmul(v32, v0, out=v33)
+
+Only an output that *is* a graph input or a constant (or a fused body's
+pass-through) is copied.  A transpose that is a graph output is no view (the
+plan makes none): its kernel returns a fresh copy.  A value returned twice is
+copied the second time, so no two outputs share memory.  A kernel's result is
+taken as fresh: reference kernels never return views of their inputs (the
+contract stated in ops/shape.py and ops/nn.py).
+
+Input donation (``plan.donations``, from ``CompileOptions.donate``): a
+donated output is written into its input array -- the caller gave up its
+contents and would copy the output there -- when that array has the strides
+``np.empty`` gives its type and is writeable (else into a fresh array), and
+returned as that very array.  The node making it must read no view of the
+input, and reads the input itself only if it is elementwise (a fused body of
+elementwise nodes, whose other nodes then write scratch arrays) over more
+than one element: writing in place is then position by position, the same
+bits.  An optimizer step's update ``w - lr * g`` becomes::
+
+    if v2.strides == (3136, 4) and v2.flags.writeable:  # donated
+        v35 = v2
+    else:
+        v35 = np_empty((256, 784), dt_float32)
+    np_multiply(v33, c34, out=s3)
+    np_subtract(v2, s3, out=v35)
+
+Threading: the buffers, scratch arrays and output pools belong to a thread
 (``threading.local``): the first run on a thread allocates them, later runs
 reuse them (a TLS lookup costs ~70 ns; allocating a 64x64 buffer ~200 ns).
 Constants are shared and read-only.  Inputs are trusted to match
