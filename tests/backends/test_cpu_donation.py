@@ -171,3 +171,14 @@ def _planned(graph):
     from frame.hal import get_backend
     options = CompileOptions(donate=((0, 0),))
     return PassManager(standard_pipeline(get_backend("cpu"), options)).run(clone_graph(graph))
+
+
+def test_large_update_run_in_parallel_chunks_into_the_donated_input():
+    """A large elementwise region runs in row blocks on the worker pool
+    (``fused_parallel``): the block of the donated input is read before the
+    block of the output (the same memory) is written."""
+    graph = _sgd_graph((1024, 1024))
+    inputs = [_rand((1024, 1024), 9), _rand((1024, 1024), 10)]
+    exe, mine, out, want = _run_donated(graph, inputs, ((0, 0),))
+    assert out[0] is mine[0]
+    assert_identical(out, want)
