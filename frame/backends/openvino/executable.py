@@ -90,9 +90,9 @@ class _Request:
                  "bound_in")
 
     def __init__(self, compiled: ov.CompiledModel, inputs: list[_InputSlot],
-                 outputs: list[tuple[ov.Type, list[int], bool]], use_async: bool = False):
+                 outputs: list[tuple[ov.Type, list[int], bool]]):
         self.req = compiled.create_infer_request()
-        self.infer = _infer_call(self.req, use_async)
+        self.infer = _infer_call(self.req)
         self.in_views: list[np.ndarray | None] = []
         # the caller's array each shared input is bound to now (kept alive by the
         # request's tensor, so identity means the same memory)
@@ -122,27 +122,17 @@ class _Request:
             self.out_views.append(t.data)
 
 
-def _infer_call(req: ov.InferRequest, use_async: bool) -> Callable[[], None]:
+def _infer_call(req: ov.InferRequest) -> Callable[[], None]:
     """A function running ``req`` once on its bound tensors, returning nothing.
 
     Not ``req.infer()``: the Python wrapper copies every output into a new
     NumPy array for the dict it returns (1.8 MB a call on the MLP training
-    step), which this executable never reads.  A graph on one OpenVINO thread
-    calls the binding's ``infer`` with ``share_outputs`` (views, no copies:
-    9.6 us a call on a 4-element graph, against 10.7 us through the
-    wrapper); a multi-threaded one runs as ``start_async()`` + ``wait()``,
-    on the plugin's own (pinned) stream threads: measured on the MLP training
-    step under a load of ~12 on 2 cores, 1.4 ms best and 6-10 ms median per
-    call, against 8 ms and 11-18 ms for ``infer()``, where the calling
-    thread joins the computation (on the 4-element graph it costs 23 us, hence
-    only for multi-threaded graphs)."""
-    if use_async:
-        start, wait = req.start_async, req.wait
-
-        def infer() -> None:
-            start()
-            wait()
-        return infer
+    step), which this executable never reads.  The binding's ``infer`` with
+    ``share_outputs`` gives views, no copies (9.6 us a call on a 4-element
+    graph, against 10.7 us through the wrapper).  (``start_async()`` +
+    ``wait()`` on the plugin's stream threads was measured faster under heavy
+    load only; it is not used: one full-suite run on 3.13 saw an output whose
+    first elements were never written, and the cause is not known.)"""
     raw = getattr(_RawInferRequest, "infer", None)
     if raw is None:  # (another binding layout: the wrapper, which copies)
         return req.infer
@@ -151,13 +141,6 @@ def _infer_call(req: ov.InferRequest, use_async: bool) -> Callable[[], None]:
     def infer() -> None:
         raw(req, no_inputs, True, True)
     return infer
-
-
-def _threads(compiled: ov.CompiledModel) -> int:
-    try:
-        return int(compiled.get_property("INFERENCE_NUM_THREADS"))
-    except (RuntimeError, TypeError, ValueError):
-        return 0
 
 
 class OpenVinoExecutable(Executable):
@@ -179,8 +162,6 @@ class OpenVinoExecutable(Executable):
         self.output_types = tuple(types[1])
         self._graph_lock = threading.Lock()
         self._compiled = compiled
-        # a multi-threaded graph runs on OpenVINO's stream threads (_infer_call)
-        self._use_async = compiled is not None and _threads(compiled) != 1
         self._local = threading.local()
         self._outputs = lowered.outputs
         self._flag = lowered.flag_output
@@ -228,8 +209,7 @@ class OpenVinoExecutable(Executable):
         state = getattr(self._local, "request", None)
         if state is None:
             state = _Request(self._compiled, self._inputs,
-                             [(t, s, share) for t, s, _, share in self._model_outputs],
-                             use_async=self._use_async)
+                             [(t, s, share) for t, s, _, share in self._model_outputs])
             self._local.request = state
         return state
 
