@@ -82,6 +82,7 @@ class CacheEntry:
     backend: str | None = None  # the backend the executable was compiled for (None at a break)
     files: frozenset = frozenset()  # co_filename of every code the trace ran (capture/persist.py)
     namespace: dict = dataclasses.field(default_factory=dict)  # helpers and constants of fn
+    donate: tuple = ()          # CompileOptions.donate of the executable (capture/persist.py)
 
     def failing_guard(self, fn, args, kwargs) -> Guard | None:
         """The first guard that does not hold for these arguments (for logs)."""
@@ -398,10 +399,14 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     needed = _collect_needed(tr, result, brk)
     outputs, out_index = _choose_outputs(tr, needed)
     graph = tr.tracer.graph
-    exe = _executable(graph, backend, options, pgo, origin_of(fn)) if outputs else None
     rb = _Rebuilder(tr, tr.guards, out_index, {id(v) for v in needed})
     replay = _write_replay(tr, fn, rb, out_index, result, brk, requested_backend)
     _mutation_guards(tr)
+    donate = _donate_write_backs(tr, graph, out_index, rb, replay) if outputs else ()
+    if donate:
+        from frame.hal.options import CompileOptions
+        options = (options or CompileOptions()).replace(donate=donate)
+    exe = _executable(graph, backend, options, pgo, origin_of(fn)) if outputs else None
     src, lines = _assemble_source(tr, fn, rb, exe, outputs, replay, brk)
     namespace = {**entry_helpers(exe.run if exe is not None else None), **tr.guards.consts,
                  **replay.consts}
@@ -413,7 +418,7 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
                       backend=backend if brk is None else None,
                       files=frozenset() if brk is not None else
                       frozenset(code.co_filename for code in tr.codes),
-                      namespace=namespace)
+                      namespace=namespace, donate=donate if exe is not None else ())
 
 
 def _collect_needed(tr: Translation, result: Variable | None, brk) -> list[TensorVariable]:
@@ -484,6 +489,37 @@ class _Replay:
     end: list[str]         # the return, or at a break the native instruction and the tails
     consts: dict           # constants ``end`` uses besides the pool's (a break's)
     writes_globals: bool   # it writes the called function's globals (``__G``)
+
+
+def _donate_write_backs(tr: Translation, graph, out_index: dict[int, int], rb: _Rebuilder,
+                        replay: _Replay) -> tuple[tuple[int, int], ...]:
+    """Input donation (``CompileOptions.donate``): the (output index, graph
+    input index) pairs of the in-place tensor updates whose new value the
+    entry only copies back into the very array the graph read the old value
+    from (an optimizer step's parameters).  The executable may compute such a
+    value there; its write-back in ``replay.written`` is then skipped when the
+    output is that array.  Not offered for an output the result also hands out
+    or that updates several tensors (the tensor would share memory with it);
+    the guards already make each written array writeable and disjoint from
+    every other input (``_mutation_guards``)."""
+    writes = [(tv, out_index[id(tr.tracer.values[id(tv.meta)])])
+              for tv in tr.side_effects.tensors.values()]   # replay.written's order
+    targets: dict[int, int] = {}
+    for _, i in writes:
+        targets[i] = targets.get(i, 0) + 1
+    input_of = {id(tv): k for k, v in enumerate(graph.inputs)
+                for tv in (tr.input_by_value.get(id(v)),) if tv is not None}
+    donate = {}
+    for line, (tv, i) in enumerate(writes):
+        k = input_of.get(id(tv))
+        if (k is None or targets[i] != 1 or i in rb.used_outputs
+                or graph.outputs[i].type != graph.inputs[k].type):
+            continue
+        donate[i] = k
+        target = rb.source(tv) + ("._data" if tv.kind == TENSOR else "")
+        replay.written[line] = (f"    if __o[{i}] is not {target}:  # computed in place (donated)\n"
+                                f"    " + replay.written[line])
+    return tuple(sorted(donate.items()))
 
 
 def _write_replay(tr: Translation, fn, rb: _Rebuilder, out_index: dict[int, int],

@@ -315,6 +315,8 @@ def save_entry(fn, entry, options) -> bool:
     item = {"source": entry.source, "guards": [[g.expr, g.text] for g in entry.guards],
             "consts": consts, "deps": deps, "graph": graph_text, "backend": entry.backend,
             "blobs": {}}
+    if entry.donate:
+        item["donate"] = [list(pair) for pair in entry.donate]
     if entry.graph is not None:
         item["nodes"] = len(entry.graph.nodes)
         item["bodies"] = any(n.body is not None for n in entry.graph.nodes)
@@ -444,7 +446,10 @@ class _LazyRun:
                 if runs_eagerly(int(self.item["nodes"]), bool(self.item["bodies"])):
                     exe = _EagerExecutable(unpack_graph(text, self.payloads))
                 else:  # no parsing when the persistent cache has the executable
-                    exe = compile_packed(text, self.payloads, backend, pgo=self.pgo,
+                    from frame.hal.options import CompileOptions
+                    donate = tuple((int(o), int(i)) for o, i in self.item.get("donate", ()))
+                    exe = compile_packed(text, self.payloads, backend,
+                                         CompileOptions(donate=donate), pgo=self.pgo,
                                          origin=self.origin)
                 self.executable = exe
                 set_entry_helper(self.entry_fn, "__run", exe.run)

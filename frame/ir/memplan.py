@@ -25,6 +25,18 @@ earlier than the last node that reads the view.  Roots that are not planned
 overwritten during a run.  (A backend may still copy a planned view; it then
 holds a fresh array of its own and the longer lifetime is merely cautious.)
 
+Donations.  ``plan_memory(graph, donate)`` takes ``(output index, input
+index)`` pairs (``CompileOptions.donate``: the caller gives up the input's
+contents, which it would overwrite with that output).  A pair is kept in
+``donations`` (output value number -> input value number) when the output
+may be written into the input's memory without any reader seeing the
+difference: both have the same type; the output is made by a node (not an
+input or a constant) and listed once among the graph outputs; the input is no
+graph output, donated once, and neither it nor any view of it is read after
+the node making the output (that node itself may read it: whether it can
+write in place over its own operand is the backend's call).  Other pairs are
+dropped: donation is a permission.
+
 Lifetimes are node indexes: a value lives from the node that defines it to
 the last node that reads it, or that reads a view of it (its own node when
 nobody reads either).
@@ -52,7 +64,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping, NamedTuple
+from typing import Mapping, NamedTuple, Sequence
 
 from ..dtypes import DType
 from .graph import Graph, Node
@@ -89,7 +101,8 @@ class MemoryPlan:
 
     ``assignment`` and ``lifetimes`` and ``types`` are keyed by the numbers of
     the planned values; ``views`` maps each view's number to the number of the
-    value it views (see the module docstring).
+    value it views; ``donations`` each donated output's number to the number
+    of the input whose memory it may take (see the module docstring).
     """
 
     buffers: tuple[Buffer, ...]
@@ -100,6 +113,7 @@ class MemoryPlan:
     naive_bytes: int
     max_live_bytes: int
     views: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
+    donations: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
 
     def buffer_of(self, number: int) -> Buffer | None:
         """The buffer value ``%number`` lives in, or None if it is not planned."""
@@ -119,11 +133,14 @@ class MemoryPlan:
             lines.append(f"  buf{index}: {buf.dtype.name} x {buf.size} ({buf.nbytes} B) <- {held}")
         for view, source in sorted(self.views.items()):
             lines.append(f"  view %{view} of %{source}")
+        for out, source in sorted(self.donations.items()):
+            lines.append(f"  %{out} may be written into input %{source}")
         return "\n".join(lines)
 
 
-def plan_memory(graph: Graph) -> MemoryPlan:
-    """Lifetimes and buffer assignment for ``graph``'s intermediates (a verified graph).
+def plan_memory(graph: Graph, donate: Sequence[tuple[int, int]] = ()) -> MemoryPlan:
+    """Lifetimes and buffer assignment for ``graph``'s intermediates (a verified
+    graph), and the ``donate`` pairs that hold (module docstring).
 
         >>> from frame.ir import GraphBuilder
         >>> b = GraphBuilder(); x = b.input("float32", (4,))
@@ -195,6 +212,7 @@ def plan_memory(graph: Graph) -> MemoryPlan:
             live -= types[n].nbytes
 
     buffers = tuple(Buffer(d, s) for d, s in zip(dtypes, sizes))
+    donations = _donations(graph, donate, number, views, last_read) if donate else {}
     return MemoryPlan(
         buffers=buffers,
         assignment=MappingProxyType(assignment),
@@ -204,7 +222,40 @@ def plan_memory(graph: Graph) -> MemoryPlan:
         naive_bytes=sum(t.nbytes for t in types.values()),
         max_live_bytes=max_live,
         views=MappingProxyType(views),
+        donations=MappingProxyType(donations),
     )
+
+
+def _donations(graph: Graph, donate: Sequence[tuple[int, int]], number: dict[int, int],
+               views: Mapping[int, int], last_read: Mapping[int, int]) -> dict[int, int]:
+    """The ``donate`` pairs that hold (module docstring), as output value number
+    -> input value number."""
+    position = {id(v): pos for pos, node in enumerate(graph.nodes) for v in node.outputs}
+    inputs = {id(v) for v in graph.inputs}
+    listed: dict[int, int] = {}
+    for v in graph.outputs:
+        listed[id(v)] = listed.get(id(v), 0) + 1
+    read_until = dict(last_read)   # an input is read until its views are
+    for n in views:
+        root = _root(views, n)
+        if root < len(graph.inputs) and n in last_read:
+            read_until[root] = max(read_until.get(root, -1), last_read[n])
+    kept: dict[int, int] = {}
+    used_inputs: set[int] = set()
+    for out_index, in_index in donate:
+        if not (0 <= out_index < len(graph.outputs) and 0 <= in_index < len(graph.inputs)):
+            continue
+        out, inp = graph.outputs[out_index], graph.inputs[in_index]
+        node = out.producer
+        if (id(out) in inputs or node is None or node.op == "constant" or node.const is not None
+                or listed[id(out)] != 1 or id(inp) in listed or out.type != inp.type
+                or in_index in used_inputs or number[id(out)] in kept):
+            continue
+        if read_until.get(in_index, -1) > position[id(out)]:
+            continue   # read after the output is written
+        kept[number[id(out)]] = in_index
+        used_inputs.add(in_index)
+    return kept
 
 
 def _is_view(node: Node, outputs: set[int]) -> bool:

@@ -37,7 +37,7 @@ def standard_pipeline(backend, options=None) -> list[Pass]:
         DeadNodeElimination(),
         LayoutAssignment(),
         _fusion(options),
-        MemoryPlanning(),
+        MemoryPlanning(getattr(options, "donate", ())),
         BackendLowering(backend),
     ]
 

@@ -211,7 +211,7 @@ def test_persisted_plans_keep_their_views():
     graph = mlp_training_graph((20, 16, 12, 10), batch=8)
     exe, work = _compiled(graph)
     art = persist.serialize(work, exe)
-    assert art.meta["format"] == persist.FORMAT == 2
+    assert art.meta["format"] == persist.FORMAT == 3
     loaded = persist.deserialize(Artifact(json.loads(json.dumps(art.meta)), dict(art.blobs)))
     assert loaded.plan == exe.plan and len(loaded.plan.views) == 6
     assert loaded.source == exe.source
@@ -228,7 +228,7 @@ def test_format_1_artifacts_are_refused():
     with pytest.raises(FrameError, match="format 1") as info:
         persist.deserialize(Artifact(old, dict(art.blobs)))
     assert info.value.code is ErrorCode.INTERNAL
-    assert CpuBackend().artifact_version(CompileOptions()).startswith("cpu-codegen/2 ")
+    assert CpuBackend().artifact_version(CompileOptions()).startswith("cpu-codegen/3 ")
 
 
 @pytest.mark.parametrize("shape", [(0, 3), (3, 0), (1, 5), (5, 1), (1, 1)], ids=str)

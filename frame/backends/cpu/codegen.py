@@ -106,18 +106,47 @@ blocks never hold a single element (NumPy would run a 1-element in-place
 add as a reduction, see ``fused``).  A non-contiguous input is copied by
 ``reshape`` when the collapsed axes cannot be viewed.
 
-Aliasing policy (cheapest correct): a graph output is never written into a
-plan buffer -- the plan leaves graph outputs out, and the codegen gives each
-one a fresh ``np.empty`` (or the fresh array a kernel returned), which costs
-no more than the allocation the reference makes anyway.  Only an output that
-*is* a graph input or a constant (or a fused body's pass-through) is copied.
-A transpose that is a graph output is no view (the plan makes none): its
-kernel returns a fresh copy.  A value returned twice is copied the second
-time, so no two outputs share memory.
-A kernel's result is taken as fresh: reference kernels never return views of
-their inputs (the contract stated in ops/shape.py and ops/nn.py).
+Aliasing policy: a graph output is never written into a plan buffer -- the
+plan leaves graph outputs out.  Each output the code writes has a pool of
+``POOL_SIZE`` (2) arrays of its own, per thread, and takes the first one
+nobody but the pool references (``sys.getrefcount``: the caller dropped it,
+and no view, tensor or OpenVINO binding holds it); when the caller holds them
+all, a fresh ``np.empty`` replaces the pool's first.  So a caller never sees
+an array it holds change, and a caller that keeps each result for one call
+(a training step's ``.grad``) costs no allocation::
 
-Threading: the buffers and scratch arrays belong to a thread
+    v33 = o5[0]
+    if getrefcount(v33) != 3:            # still held by the caller
+        v33 = o5[1]
+        if getrefcount(v33) != 3:        # every one still held
+            v33 = o5[0] = np_empty((256, 784), dt_float32)
+    np_matmul(v32, v0, out=v33)
+
+Only an output that *is* a graph input or a constant (or a fused body's
+pass-through) is copied.  A transpose that is a graph output is no view (the
+plan makes none): its kernel returns a fresh copy.  A value returned twice is
+copied the second time, so no two outputs share memory.  A kernel's result is
+taken as fresh: reference kernels never return views of their inputs (the
+contract stated in ops/shape.py and ops/nn.py).
+
+Input donation (``plan.donations``, from ``CompileOptions.donate``): a
+donated output is written into its input array -- the caller gave up its
+contents and would copy the output there -- when that array has the strides
+``np.empty`` gives its type and is writeable (else into a fresh array), and
+returned as that very array.  The node making it must read no view of the
+input, and reads the input itself only if it is elementwise (a fused body of
+elementwise nodes, whose other nodes then write scratch arrays) over more
+than one element: writing in place is then position by position, the same
+bits.  An optimizer step's update ``w - lr * g`` becomes::
+
+    if v2.strides == (3136, 4) and v2.flags.writeable:  # donated
+        v35 = v2
+    else:
+        v35 = np_empty((256, 784), dt_float32)
+    np_multiply(v33, c34, out=s3)
+    np_subtract(v2, s3, out=v35)
+
+Threading: the buffers, scratch arrays and output pools belong to a thread
 (``threading.local``): the first run on a thread allocates them, later runs
 reuse them (a TLS lookup costs ~70 ns; allocating a 64x64 buffer ~200 ns).
 Constants are shared and read-only.  Inputs are trusted to match
@@ -129,6 +158,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import linecache
+import sys
 import threading
 import weakref
 from typing import Any, Callable, NamedTuple, Sequence
@@ -161,6 +191,30 @@ class _Window(NamedTuple):
 
 class _Scratch(NamedTuple):
     type: TensorType
+
+
+class _Pool(NamedTuple):
+    """The arrays a graph output is written into, reused once the caller lets
+    go of them (a list of ``POOL_SIZE``)."""
+    type: TensorType
+
+
+# Arrays a graph output takes turns in.  Two: a caller that keeps the previous
+# run's result until this run returns (a training step's ``.grad``) finds
+# the one before it free again.
+POOL_SIZE = 2
+
+
+def _free_refcount() -> int:
+    """``sys.getrefcount(v)`` in generated code, where ``v = pool[i]`` is a
+    local holding an array that only the pool list references besides it
+    (measured with the same code shape, so it holds for this interpreter)."""
+    namespace = {"getrefcount": sys.getrefcount}
+    exec("def probe(pool):\n    v = pool[0]\n    return getrefcount(v)\n", namespace)
+    return namespace["probe"]([np.empty(1)])
+
+
+FREE_REFCOUNT = _free_refcount()
 
 
 class CpuExecutable(Executable):
@@ -211,10 +265,13 @@ def check_plan(graph: Graph, plan: MemoryPlan) -> None:
         for v in node.outputs:
             position[id(v)] = pos
     last_read = dict(position)
+    input_last_read: dict[int, int] = {}   # input number -> last node reading it
     for pos, node in enumerate(graph.nodes):
         for v in node.inputs:
             if id(v) in last_read:
                 last_read[id(v)] = pos
+            elif number[id(v)] < n_inputs:
+                input_last_read[number[id(v)]] = pos
     for view, source in plan.views.items():
         if not n_inputs <= view < len(values):
             raise bad(f"view %{view} is not a node output")
@@ -234,6 +291,23 @@ def check_plan(graph: Graph, plan: MemoryPlan) -> None:
         if root >= n_inputs:
             rid, vid = id(values[root]), id(values[view])
             last_read[rid] = max(last_read[rid], last_read[vid])
+    output_count: dict[int, int] = {}
+    for v in graph.outputs:
+        output_count[id(v)] = output_count.get(id(v), 0) + 1
+    for out, source in plan.donations.items():
+        if not n_inputs <= out < len(values) or output_count.get(id(values[out])) != 1:
+            raise bad(f"donated %{out} is not a node output listed once among the graph outputs")
+        if not 0 <= source < n_inputs or id(values[source]) in output_count:
+            raise bad(f"%{out} is donated input %{source}, which is no input or is an output")
+        if values[out].type != values[source].type:
+            raise bad(f"donated %{out} is {values[out].type}, input %{source} "
+                      f"is {values[source].type}")
+        if values[out].producer.op == "constant" or values[out].producer.const is not None:
+            raise bad(f"donated %{out} is a constant")
+        reads = [last_read[id(v)] for v in values[n_inputs:] if id(v) in last_read
+                 and number[id(v)] in plan.views and _view_root(plan, number[id(v)]) == source]
+        if max([*reads, input_last_read.get(source, -1)]) > position[id(values[out])]:
+            raise bad(f"input %{source} is read after %{out}, which is donated its memory")
     by_buffer: dict[int, list[tuple[Lifetime, int]]] = {}
     for number, index in plan.assignment.items():
         if not 0 <= number < len(values) or number < n_inputs:
@@ -258,6 +332,12 @@ def check_plan(graph: Graph, plan: MemoryPlan) -> None:
 
 # --------------------------------------------------------------------------- codegen
 
+def _view_root(plan: MemoryPlan, number: int) -> int:
+    while number in plan.views:
+        number = plan.views[number]
+    return number
+
+
 def _simple_body(body: Graph) -> bool:
     """Is this the shape of body operator_fusion builds (one output made by the
     last node; single-output nodes; no constants, no nested bodies)?"""
@@ -278,10 +358,11 @@ class _Codegen:
         self.number = {id(v): i for i, v in enumerate(graph.values())}
         self.expr: dict[int, str] = {}
         self.owned: dict[int, bool] = {}   # a fresh array of this run, referenced nowhere else
-        self.arrays: list[_Window | _Scratch] = []   # unpacked from the thread's array tuple
+        self.arrays: list[_Window | _Scratch | _Pool] = []   # unpacked from the thread's array tuple
         self.array_names: list[str] = []
         self.window_names: dict[_Window, str] = {}
         self.scratch_names: list[tuple[TensorType, str]] = []
+        self.pool_count = 0
         self.temps = itertools.count()
         self.ir_lines, self.ir_sites = dump_lines_with_sites(graph)
         # array expressions known to have the strides np.empty gives their type
@@ -291,6 +372,7 @@ class _Codegen:
         self.softmax_xent = _softmax_xent_pairs(graph)   # id(node) -> (cross_entropy, softmax)
         self.done: set[int] = set()   # nodes computed with their pair's
         self.defs: list[str] = []     # module-level functions before run (chunk functions)
+        self.donated_exprs: dict[str, str] = {}   # output array -> the input it may be
 
     # -- names -----------------------------------------------------------------
     def dtype(self, t: TensorType) -> str:
@@ -317,6 +399,52 @@ class _Codegen:
         self.lines.append(f"{name} = {empty}({t.shape!r}, {self.dtype(t)})")
         return name
 
+    def pooled(self, name: str, t: TensorType) -> str:
+        """A graph output's array: one of its pool's that the caller no longer
+        holds (reference count), else a fresh one that replaces the pool's first."""
+        pool = f"o{self.pool_count}"
+        self.pool_count += 1
+        self.arrays.append(_Pool(t))
+        self.array_names.append(pool)
+        refs = self.ns.bind(sys.getrefcount, "getrefcount")
+        empty = self.ns.bind(np.empty, "np_empty")
+        # nested: each later array is looked at only when the earlier one is held
+        lines, pad = [f"{name} = {pool}[0]"], ""
+        for k in range(1, POOL_SIZE):
+            lines += [f"{pad}if {refs}({name}) != {FREE_REFCOUNT}:", f"{pad}    {name} = {pool}[{k}]"]
+            pad += "    "
+        lines += [f"{pad}if {refs}({name}) != {FREE_REFCOUNT}:  # every one still held",
+                  f"{pad}    {name} = {pool}[0] = {empty}({t.shape!r}, {self.dtype(t)})"]
+        out = lines
+        self.lines.extend(out)
+        return name
+
+    def donated(self, v: Value) -> bool:
+        """May ``v`` be written into a donated input (its array is then written
+        only by the last node of its body)?"""
+        return self.number[id(v)] in self.plan.donations
+
+    def donor(self, v: Value) -> str | None:
+        """The input array ``v`` may be written into (``plan.donations``), when
+        the node making ``v`` can write there: it reads no view of that input,
+        and when it reads the input itself it is elementwise (a fused body of
+        elementwise nodes) over more than one element, so writing in place is
+        position by position (NumPy runs a one-element in-place op as a
+        reduction, whose NaN choice can differ)."""
+        source = self.plan.donations.get(self.number[id(v)])
+        if source is None:
+            return None
+        node, src = v.producer, self.graph.inputs[source]
+        for u in node.inputs:
+            if u is not src and self.root(u) == source:
+                return None
+        if any(u is src for u in node.inputs):
+            ops = [n.op for n in node.body.nodes] if node.body is not None else [node.op]
+            if v.type.size <= 1 or not all(lookup(op) is not None and lookup(op).has("elementwise")
+                                           for op in ops):
+                return None
+        return self.expr[id(src)]
+
     def args(self, node: Node) -> list[str]:
         return [self.expr[id(v)] for v in node.inputs]
 
@@ -339,12 +467,25 @@ class _Codegen:
         self.owned[id(v)] = owned
 
     def destination(self, v: Value) -> tuple[str, bool]:
-        """Where ``v`` is written: its plan buffer, else a fresh array.
-        Returns (expression, owned)."""
+        """Where ``v`` is written: its plan buffer; for a graph output the input
+        array donated to it when it has the standard strides (else a fresh
+        array), or an array of its pool.  Returns (expression, owned)."""
         number = self.number[id(v)]
         index = self.plan.assignment.get(number)
-        expr, owned = ((self.window(index, v.type), False) if index is not None
-                       else (self.fresh(f"v{number}", v.type), True))
+        donor = self.donor(v) if index is None else None
+        if index is not None:
+            expr, owned = self.window(index, v.type), False
+        elif donor is not None:
+            expr, owned = f"v{number}", True
+            empty = self.ns.bind(np.empty, "np_empty")
+            self.lines += [f"if {donor}.strides == {_standard_strides(v.type)!r} and "
+                           f"{donor}.flags.writeable:  # donated",
+                           f"    {expr} = {donor}",
+                           "else:",
+                           f"    {expr} = {empty}({v.type.shape!r}, {self.dtype(v.type)})"]
+            self.donated_exprs[expr] = donor
+        else:
+            expr, owned = self.pooled(f"v{number}", v.type), True
         self.standard.add(expr)
         return expr, owned
 
@@ -479,12 +620,13 @@ class _Codegen:
                 dest[0], dest[1] = self.destination(result)
             return dest[0]
         target, from_kernel = self.body_lines(node, expr, dest_expr, self.scratch_names,
-                                              self.new_scratch)
+                                              self.new_scratch, self.donated(result))
         self.set(result, target, owned=True if from_kernel else dest[1])
 
     def body_lines(self, node: Node, expr: dict[int, str], dest_expr: Callable[[], str],
                    scratch_names: list[tuple[TensorType, str]],
-                   new_scratch: Callable[[TensorType], str]) -> tuple[str, bool]:
+                   new_scratch: Callable[[TensorType], str],
+                   donated: bool = False) -> tuple[str, bool]:
         """Append the lines computing ``node``'s body (one output, made by its
         last node) to ``self.lines``.  ``expr`` maps the body's inputs to
         expressions; ``dest_expr()`` names the node's output array (called the
@@ -506,6 +648,11 @@ class _Codegen:
             if dest[0] is None:
                 dest[0] = dest_expr()
                 holder[dest[0]] = None
+                if donated:
+                    # the array may be the donated input, which this body may still
+                    # read (elementwise, see donor()): only the last node writes it,
+                    # so the caller's array never holds a partial result
+                    holder[dest[0]] = -1
             return dest[0]
 
         def place(v: Value) -> str:
@@ -582,7 +729,7 @@ class _Codegen:
             return s
         saved, self.lines = self.lines, []
         expr = {id(bv): p for bv, p in zip(node.body.inputs, params)}
-        self.body_lines(node, expr, lambda: "o", scratch, chunk_scratch)
+        self.body_lines(node, expr, lambda: "o", scratch, chunk_scratch, self.donated(result))
         body, self.lines = self.lines, saved
         rows, last_rows = split.rows_per_chunk, split.rows_per_chunk + split.rows % split.rows_per_chunk
         head = [f"def {name}(i, {', '.join(params)}, o):",
@@ -732,9 +879,9 @@ def _arity_error(graph: Graph) -> Callable[[Any], FrameValueError]:
     return bad_arity
 
 
-def _allocator(plan: MemoryPlan, arrays: list[_Window | _Scratch]) -> Callable[[], tuple]:
+def _allocator(plan: MemoryPlan, arrays: list[_Window | _Scratch | _Pool]) -> Callable[[], tuple]:
     """A function allocating one thread's arrays: each used plan buffer once,
-    its windows, and the scratch arrays, in unpack order."""
+    its windows, the scratch arrays and the output pools, in unpack order."""
     specs = list(arrays)
 
     def alloc() -> tuple[np.ndarray, ...]:
@@ -746,6 +893,9 @@ def _allocator(plan: MemoryPlan, arrays: list[_Window | _Scratch]) -> Callable[[
                     buf = plan.buffers[spec.buffer]
                     raw[spec.buffer] = np.empty(buf.size, buf.dtype.np)
                 out.append(raw[spec.buffer][:spec.type.size].reshape(spec.type.shape))
+            elif isinstance(spec, _Pool):
+                out.append([np.empty(spec.type.shape, spec.type.dtype.np)
+                            for _ in range(POOL_SIZE)])
             else:
                 out.append(np.empty(spec.type.shape, spec.type.dtype.np))
         return tuple(out)

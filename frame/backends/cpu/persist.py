@@ -9,8 +9,12 @@ constant payloads) and the memory plan.  Loading runs the code generator
 (~1 ms for 30 nodes) and checks that it wrote exactly the stored source: a
 different code generator or a damaged entry is refused, never run.
 
-    meta = {"format": 2, "graph": <dump_text>, "plan": {...}, "source_sha256": <hex>}
+    meta = {"format": 3, "graph": <dump_text>, "plan": {...}, "source_sha256": <hex>}
     blobs = {"constants": <npz of the payloads the text shows as digests>}
+
+Format 3: plans carry ``donations`` (outputs computed into donated input
+arrays).  A format-2 entry is refused (its plans have none; the key of an
+executable with donations differs anyway).
 
 Format 2: plans carry ``views`` (transposes read as views of their input,
 whose source values live longer).  A format-1 entry is refused, not
@@ -32,7 +36,7 @@ from .codegen import CpuExecutable, build_executable
 
 __all__ = ["serialize", "deserialize", "plan_to_json", "plan_from_json", "FORMAT"]
 
-FORMAT = 2
+FORMAT = 3
 
 
 def plan_to_json(plan: MemoryPlan) -> dict[str, Any]:
@@ -46,6 +50,7 @@ def plan_to_json(plan: MemoryPlan) -> dict[str, Any]:
         "naive_bytes": plan.naive_bytes,
         "max_live_bytes": plan.max_live_bytes,
         "views": {str(n): source for n, source in plan.views.items()},
+        "donations": {str(n): source for n, source in plan.donations.items()},
     }
 
 
@@ -61,6 +66,8 @@ def plan_from_json(data: dict[str, Any]) -> MemoryPlan:
         naive_bytes=int(data["naive_bytes"]),
         max_live_bytes=int(data["max_live_bytes"]),
         views=MappingProxyType({int(n): int(source) for n, source in data["views"].items()}),
+        donations=MappingProxyType({int(n): int(source)
+                                    for n, source in data["donations"].items()}),
     )
 
 

@@ -10,13 +10,23 @@ rounds):
   binding a fresh shared ``ov.Tensor`` costs ~5 us and ``infer(x,
   share_inputs=True)`` ~35 us.
 - large tensors are bound without copies: the caller's (contiguous) array
-  as a shared input tensor, and a fresh array per call as a shared output
-  tensor that OpenVINO writes into.  For 1024x1024 float32 that saves both
-  copies (~0.3 ms of 0.8 ms).
+  as a shared input tensor (not bound again when the same array comes back:
+  a parameter, a reused batch), and as a shared output tensor a request-owned
+  array that is handed out.  For 1024x1024 float32 that saves both copies
+  (~0.3 ms of 0.8 ms).
 
-Outputs never alias the request's buffers: small outputs are copied, large
-ones are fresh arrays the request lets go of before the next call (a new
-output tensor is bound first).  ``compiled_model(...)`` shares one internal
+Outputs never alias the request's buffers while the caller can see them:
+small outputs are copied; a large one takes turns in a pool of two
+request-owned arrays (``POOL_SIZE``) and is written only when nobody but the
+pool references it (``sys.getrefcount``), so an output the caller keeps
+(a training step's gradients, held until the next step) is never
+overwritten, and the arrays OpenVINO writes into stay the same two
+(binding memory it has not seen costs a re-setup: the MLP training step was
+1.4x slower per call when the caller held its outputs for one call).  Inputs
+are never written: OpenVINO cannot compute an output into an input's memory
+(its node order is its own), so ``CompileOptions.donate`` is not honoured
+here and an in-place update is copied back by the caller.
+``compiled_model(...)`` shares one internal
 request and is not thread-safe, hence one request per thread
 (``threading.local``).
 """
@@ -29,6 +39,11 @@ from typing import Callable, Sequence
 import numpy as np
 import openvino as ov
 
+try:  # the binding class under ov.InferRequest (whose infer() copies every output)
+    from openvino._pyopenvino import InferRequest as _RawInferRequest
+except ImportError:  # pragma: no cover
+    _RawInferRequest = None
+
 from ...hal.backend import Executable
 from ...errors import FrameTypeError, FrameValueError
 from ...ir.graph import Graph
@@ -39,6 +54,17 @@ from .lower import INPUT_COMPLEX, INPUT_DIRECT, INPUT_INT64, OUT_INPUT, OUT_MODE
 __all__ = ["OpenVinoExecutable", "SHARE_BYTES"]
 
 SHARE_BYTES = 1 << 17  # at and above this size, bind without copying (crossover measured)
+POOL_SIZE = 2  # arrays a shared output takes turns in (a caller holds the last one for a step)
+
+
+def _free_refcount() -> int:
+    """``sys.getrefcount(pool[i][0])`` for an array only its pool item holds
+    (measured in the same code shape, so it holds for this interpreter)."""
+    pool = [[np.empty(1), None]]
+    return sys.getrefcount(pool[0][0])
+
+
+FREE_REFCOUNT = _free_refcount()
 
 
 class _InputSlot:
@@ -60,13 +86,17 @@ class _InputSlot:
 class _Request:
     """One thread's infer request with its pre-bound tensors' numpy views."""
 
-    __slots__ = ("req", "infer", "in_views", "out_views", "copy_in", "shared_out")
+    __slots__ = ("req", "infer", "in_views", "out_views", "copy_in", "shared_out", "bound",
+                 "bound_in")
 
     def __init__(self, compiled: ov.CompiledModel, inputs: list[_InputSlot],
                  outputs: list[tuple[ov.Type, list[int], bool]]):
         self.req = compiled.create_infer_request()
-        self.infer = self.req.infer
+        self.infer = _infer_call(self.req)
         self.in_views: list[np.ndarray | None] = []
+        # the caller's array each shared input is bound to now (kept alive by the
+        # request's tensor, so identity means the same memory)
+        self.bound_in: list[np.ndarray | None] = [None] * len(inputs)
         for slot in inputs:
             if slot.share:
                 self.in_views.append(None)
@@ -79,8 +109,10 @@ class _Request:
                         for slot, view in zip(inputs, self.in_views)
                         if view is not None and slot.mode == INPUT_DIRECT]
         self.out_views: list[np.ndarray | None] = []
-        # the array each shared output is bound to (see OpenVinoExecutable._run_general)
-        self.shared_out: list[np.ndarray | None] = [None] * len(outputs)
+        # each shared output's pool (see OpenVinoExecutable._run_general): [array,
+        # the ov.Tensor owning its memory] items, the array a view of the tensor's
+        self.shared_out: list[list[list] | None] = [None] * len(outputs)
+        self.bound: list[int] = [-1] * len(outputs)   # the pool slot bound to the request
         for k, (ov_type, shape, share) in enumerate(outputs):
             if share:
                 self.out_views.append(None)
@@ -88,6 +120,27 @@ class _Request:
             t = ov.Tensor(ov_type, shape)
             self.req.set_output_tensor(k, t)
             self.out_views.append(t.data)
+
+
+def _infer_call(req: ov.InferRequest) -> Callable[[], None]:
+    """A function running ``req`` once on its bound tensors, returning nothing.
+
+    Not ``req.infer()``: the Python wrapper copies every output into a new
+    NumPy array for the dict it returns (1.8 MB a call on the MLP training
+    step), which this executable never reads.  The binding's ``infer`` with
+    ``share_outputs`` gives views, no copies (9.6 us a call on a 4-element
+    graph, against 10.7 us through the wrapper).  (``start_async()`` +
+    ``wait()`` on the plugin's stream threads was measured faster under heavy
+    load only; it is not used: one full-suite run on 3.13 saw an output whose
+    first elements were never written, and the cause is not known.)"""
+    raw = getattr(_RawInferRequest, "infer", None)
+    if raw is None:  # (another binding layout: the wrapper, which copies)
+        return req.infer
+    no_inputs: dict = {}
+
+    def infer() -> None:
+        raw(req, no_inputs, True, True)
+    return infer
 
 
 class OpenVinoExecutable(Executable):
@@ -198,8 +251,11 @@ class OpenVinoExecutable(Executable):
     def _run_general(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         state = self._request()
         req = state.req
-        for slot, view in zip(self._inputs, state.in_views):
+        bound_in = state.bound_in
+        for i, (slot, view) in enumerate(zip(self._inputs, state.in_views)):
             x = inputs[slot.graph_index]
+            if view is None and x is bound_in[i]:
+                continue  # the array bound last call (a parameter, a reused batch)
             if slot.mode == INPUT_INT64:
                 x = x.reshape(-1).view(np.int32)  # (low, high) word pairs; a view when contiguous
             elif slot.mode == INPUT_COMPLEX:
@@ -207,24 +263,42 @@ class OpenVinoExecutable(Executable):
             if view is not None:
                 np.copyto(view, x.reshape(view.shape) if x.shape != view.shape else x)
             else:
-                req.set_input_tensor(slot.param, ov.Tensor(np.ascontiguousarray(x),
-                                                            shared_memory=True))
+                bound = np.ascontiguousarray(x)
+                req.set_input_tensor(slot.param, ov.Tensor(bound, shared_memory=True))
+                # only the caller's own array can be bound again as it is
+                bound_in[i] = x if bound is x and slot.mode == INPUT_DIRECT else None
         # A large output is computed straight into a NumPy array that is handed out.
-        # The array of the previous call is bound again when nobody holds it any
-        # more (its only reference is ours: the caller dropped it), otherwise a new
-        # one is bound.  Binding new memory costs OpenVINO a re-setup (measured:
-        # ~1.5 ms on the MLP training step whose outputs the caller keeps for one
-        # step, every other call, as the allocator alternates between two blocks).
+        # Each takes turns in a pool of POOL_SIZE arrays, each with its own
+        # ov.Tensor: the array bound last is kept while nobody holds it any more
+        # (its reference count is back to what the pool alone gives it: the caller
+        # dropped it), else another free array of the pool is bound; only when
+        # the caller holds them all is a new one made (replacing the first).
+        # Binding memory OpenVINO has not seen costs it a re-setup (measured: the
+        # MLP training step, whose gradients the caller holds for one step, ran
+        # ~2x slower when a new array was bound every call).
         fresh: list[np.ndarray | None] = []
-        shared_out = state.shared_out
+        shared_out, bound = state.shared_out, state.bound
         for k, (_, shape, np_dtype, share) in enumerate(self._model_outputs):
-            if share:
-                if shared_out[k] is None or sys.getrefcount(shared_out[k]) > 2:
-                    shared_out[k] = np.empty(shape, np_dtype)
-                    req.set_output_tensor(k, ov.Tensor(shared_out[k], shared_memory=True))
-                fresh.append(shared_out[k])
-            else:
+            if not share:
                 fresh.append(None)
+                continue
+            pool = shared_out[k]
+            if pool is None:
+                pool = shared_out[k] = []
+            slot = bound[k]
+            if slot < 0 or sys.getrefcount(pool[slot][0]) != FREE_REFCOUNT:
+                slot = next((i for i in range(len(pool))
+                             if sys.getrefcount(pool[i][0]) == FREE_REFCOUNT), -1)
+                if slot < 0:  # all held: a new array (the pool's first is let go)
+                    tensor = ov.Tensor(self._model_outputs[k][0], shape)
+                    slot = len(pool) if len(pool) < POOL_SIZE else 0
+                    if slot == len(pool):
+                        pool.append([tensor.data, tensor])
+                    else:
+                        pool[slot] = [tensor.data, tensor]
+                req.set_output_tensor(k, pool[slot][1])
+                bound[k] = slot
+            fresh.append(pool[slot][0])
         state.infer()
         if self._flag is not None and state.out_views[self._flag].any():
             return self._reference(inputs)

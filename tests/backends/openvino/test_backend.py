@@ -148,6 +148,78 @@ def test_outputs_never_alias(shape):
     assert_matches(second[0], np.maximum(_rand(shape, 4), 0), "relu")
 
 
+def test_a_caller_holding_the_last_output_costs_no_new_output_memory(monkeypatch):
+    """A training step holds its gradients for one step: the shared outputs
+    take turns in two arrays the request has seen, instead of binding a new
+    array (and OpenVINO setting it up) on every call (issue 13 item 4)."""
+    b = GraphBuilder()
+    x, y = b.input(frame.float32, (512, 1)), b.input(frame.float32, (1, 512))
+    exe = backend().compile(b.build(b.op("mul", x, y)), OPTIONS)
+    assert exe._model_outputs[0][3], "a 1 MiB output is shared"
+    assert not any(slot.share for slot in exe._inputs)
+    xs = [_rand((512, 1), i) for i in range(8)]
+    ys = [_rand((1, 512), 10 + i) for i in range(8)]
+    held = exe.run([xs[0], ys[0]])[0]
+    held = exe.run([xs[1], ys[1]])[0]
+    made = []
+    real = ov_executable.ov.Tensor
+    monkeypatch.setattr(ov_executable.ov, "Tensor", lambda *a, **k: made.append(a) or real(*a, **k))
+    addresses = set()
+    for i in range(2, 8):
+        previous, kept = held, held.copy()
+        held = exe.run([xs[i], ys[i]])[0]
+        np.testing.assert_array_equal(previous, kept)   # the held one was not written
+        assert not np.shares_memory(previous, held)
+        assert_matches(held, xs[i] * ys[i], "mul")
+        addresses.add(held.ctypes.data)
+        del previous
+    assert made == [] and len(addresses) == 2
+
+
+def test_a_large_input_array_seen_again_is_not_bound_again_and_its_new_contents_count(monkeypatch):
+    b = GraphBuilder()
+    x = b.input(frame.float32, (512, 512))
+    exe = backend().compile(b.build(b.op("sum", x, axes=(0,), keepdims=False)), OPTIONS)
+    assert all(slot.share for slot in exe._inputs)
+    xa = _rand((512, 512), 1)
+    assert_matches(exe.run([xa])[0], xa.sum(axis=0), "sum")
+    made = []
+    real = ov_executable.ov.Tensor
+    monkeypatch.setattr(ov_executable.ov, "Tensor", lambda *a, **k: made.append(a) or real(*a, **k))
+    xa *= 2.0                              # the same array, written in place
+    assert_matches(exe.run([xa])[0], xa.sum(axis=0), "sum")
+    assert made == []
+    xb = _rand((512, 512), 2)              # another array: bound
+    assert_matches(exe.run([xb])[0], xb.sum(axis=0), "sum")
+    assert len(made) == 1
+    assert_matches(exe.run([xa])[0], xa.sum(axis=0), "sum")
+    assert len(made) == 2
+
+
+@pytest.mark.parametrize("shape", [(200, 200), (512, 512)], ids=["one_thread", "threads"])
+def test_a_run_makes_no_copy_of_the_outputs_it_does_not_return(shape):
+    """``InferRequest.infer()`` (the Python wrapper) copies every output into
+    the dict it returns; the executable never reads that dict."""
+    import tracemalloc
+    b = GraphBuilder()
+    x = b.input(frame.float32, shape)
+    exe = backend().compile(b.build(b.op("exp", b.op("neg", x)), b.op("neg", x)), OPTIONS)
+    xa = _rand(shape, 3)
+    exe.run([xa])
+    exe.run([xa])
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        out = exe.run([xa])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert all(o.nbytes >= ov_executable.SHARE_BYTES for o in out)   # none copied out
+    assert peak - before < 16 * 1024, f"{peak - before} bytes allocated by a run"
+    assert_matches(out[0], np.exp(-xa), "exp")
+
+
 def test_a_shared_output_is_bound_again_only_when_nobody_holds_it():
     shape = (512, 512)
     b = GraphBuilder()
