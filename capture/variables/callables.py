@@ -42,6 +42,10 @@ class UserFunctionVariable(Variable):
         return types.FunctionType
 
     def call(self, tx, args, kwargs):
+        escape = getattr(self.fn, "__frame_escape__", None)  # frame.graph_break / frame.disable
+        if escape is not None:
+            raise Unsupported("explicit", "frame.graph_break()" if escape == "graph_break" else
+                              f"{self.fn.__qualname__} is decorated with frame.disable")
         return tx.inline_call(self, args, kwargs)
 
     def user_function(self):
