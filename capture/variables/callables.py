@@ -24,7 +24,7 @@ def is_frame_api(fn) -> bool:
     mod = getattr(fn, "__module__", None) or ""
     if getattr(fn, "__frame_op__", None) is not None:
         return True
-    return mod.startswith(_FRAME_API_MODULES) and mod != "frame.functions.random"
+    return mod.startswith(_FRAME_API_MODULES)
 
 
 class UserFunctionVariable(Variable):
@@ -89,7 +89,7 @@ class FrameApiVariable(CallableVariable):
 
     def call(self, tx, args, kwargs):
         name = getattr(self.fn, "__name__", "")
-        if name in _IMPURE_FRAME:
+        if name in _IMPURE_FRAME or getattr(self.fn, "__module__", None) == "frame.functions.random":
             raise Unsupported("unsupported_call", f"frame.{name} draws random numbers")
         from frame.tensor import from_numpy, tensor
         if self.fn is tensor:
