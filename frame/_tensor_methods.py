@@ -6,6 +6,8 @@ method is exactly the function of the same name (``t.softmax(axis=-1)`` is
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from . import functions as F
@@ -149,6 +151,7 @@ def _inplace_method(fn, name: str, doc: str):
         return self
     method.__name__ = method.__qualname__ = name
     method.__doc__ = doc
+    method.__signature__ = inspect.signature(fn)
     method.__frame_inplace_of__ = fn
     return method
 
