@@ -401,3 +401,48 @@ def test_disable_runs_callee_natively():
     assert whole.graph_count == 0
     with pytest.raises(frame.GraphBreakError, match="explicit"):
         frame.jit(_with_graph_break, full_graph=True)(_x(3))
+
+
+# ----------------------------------------------------------------------------- eager semantics
+
+def test_eager_matches_numpy():
+    a = np.array([[5, -3, 0], [7, 12, -1]], np.int32)
+    b = np.array([6, 1, -2], np.int64)
+    ta, tb = frame.tensor(a), frame.tensor(b)
+    for got, want in [(ta & tb, a & b), (ta | tb, a | b), (ta ^ tb, a ^ b), (~ta, ~a),
+                      (ta & 6, a & 6), (3 ^ tb, 3 ^ b)]:
+        assert got.dtype.np == want.dtype and got.tolist() == want.tolist()
+    m = np.array([True, False])
+    assert (~frame.tensor(m)).tolist() == (~m).tolist()
+    assert (frame.tensor(m) ^ frame.tensor([True, True])).tolist() == (m ^ True).tolist()
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    tx = frame.tensor(x)
+    assert tx.flatten().tolist() == x.flatten().tolist()
+    assert tx.flatten(1).shape == (2, 12) and tx.flatten(0, 1).shape == (6, 4)
+    assert tx.flatten(-2).shape == (2, 12) and frame.tensor(3.0).flatten().shape == (1,)
+    assert tx.dim() == tx.ndimension() == 3 and tx.element_size() == 4
+    assert tx.is_floating_point() and not ta.is_floating_point()
+    assert tx.type() == "frame.float32" and tx.type(frame.int64).dtype == frame.int64
+    assert tx.to(frame.float32) is tx and tx.to("cpu") is tx and tx.to(frame.float32, copy=True) is not tx
+    assert tx.to(ta).dtype == frame.int32
+    with pytest.raises(ValueError):
+        tx.to("cuda")
+    c = tx.clone()
+    c += 1
+    assert tx.tolist() == x.tolist()
+    for fn, ref in [(frame.zeros_like, np.zeros_like), (frame.ones_like, np.ones_like),
+                    (lambda t: frame.full_like(t, 2.7), lambda n: np.full_like(n, 2.7))]:
+        for arr in (a, x, m):
+            got, want = fn(frame.tensor(arr)), ref(arr)
+            assert got.dtype.np == want.dtype and got.tolist() == want.tolist()
+    assert frame.empty_like(tx).shape == x.shape and frame.empty_like(ta).dtype == frame.int32
+    assert frame.zeros_like(x, dtype=frame.int64).dtype == frame.int64
+    assert frame.rand_like(tx).shape == x.shape and frame.randn_like(tx).dtype == frame.float32
+    with pytest.raises(TypeError):
+        frame.rand_like(ta)
+    z = frame.tensor([1.0, 5.0, -2.0])
+    assert z.clamp(0, 2).tolist() == [1.0, 2.0, 0.0]
+    assert z.add_(1.0, alpha=2).tolist() == [3.0, 7.0, 0.0]
+    assert z.sub_(frame.tensor([1.0, 1.0, 1.0]), alpha=3).tolist() == [0.0, 4.0, -3.0]
+    with pytest.raises(TypeError):
+        frame.tensor([1, 2]).div_(2)
