@@ -17,6 +17,10 @@ import re
 import sys
 
 import frame
+import frame.nn.functional as nnf
+import frame.nn.init as nninit
+from frame.autograd import is_differentiable
+from frame.ops import all_schemas
 
 __all__ = ["generate"]
 
@@ -100,8 +104,6 @@ def _tensor_members() -> tuple[list[str], list[str]]:
 
 
 def _op_lines() -> list[str]:
-    from frame.autograd import is_differentiable
-    from frame.ops import all_schemas
     lines = ["\n## Ops (the registry)\n",
              "Every op a graph can hold: inputs, attributes (kind=default), traits, and "
              "`grad` when it has a gradient rule.\n"]
@@ -123,8 +125,6 @@ def _op_lines() -> list[str]:
 
 def generate() -> str:
     """The text of docs/api.md."""
-    import frame.nn.functional as nnf
-    import frame.nn.init as nninit
     top = [n for n in frame.__all__ if n not in ("__version__",)]
     lines = [_HEADER]
     lines += _section("`frame`", "frame.", sorted(set(top) | {"explain"}),
