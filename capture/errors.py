@@ -48,6 +48,9 @@ CATALOGUE: dict[str, tuple[str, str]] = {
                            "returns an object that runs the body later, step by step",
                            "jit the function that consumes the generator (generators made and "
                            "consumed inside a jitted function are captured); this one runs natively"),
+    "explicit": ("an explicit request to run this call natively: frame.graph_break(), or a "
+                 "function decorated with frame.disable",
+                 "remove the call (or the decorator) to capture across it"),
     "capture_error": ("capture itself failed on this code (a bug in frame's capture)",
                       "please report it with the code; the function runs natively meanwhile"),
 }

@@ -239,8 +239,10 @@ def jit(fn=None, *, backend: str | None = None, full_graph: bool = False, eager:
 
     code = fn.__code__
     cache = cache_of(fn, backend, full_graph)
-    if eager or _eager_requested():  # FRAME_EAGER is read when the function is jitted
-        why = "frame.jit(..., eager=True)" if eager else "FRAME_EAGER=1 (frame.config.eager)"
+    disabled = getattr(fn, "__frame_escape__", None) == "disable"
+    if eager or disabled or _eager_requested():  # FRAME_EAGER is read when the function is jitted
+        why = ("frame.jit(..., eager=True)" if eager else "frame.disable" if disabled
+               else "FRAME_EAGER=1 (frame.config.eager)")
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):

@@ -23,6 +23,7 @@ from .autograd import grad, value_and_grad, no_grad  # noqa: E402
 from .runtime.stats import stats, reset_stats  # noqa: E402
 from .runtime.report import report  # noqa: E402  (also applies FRAME_LOG, arms FRAME_REPORT)
 from .settings import config  # noqa: E402
+from ._escape import graph_break, disable  # noqa: E402
 
 __all__ = [
     "__version__", "DType", "float16", "float32", "float64", "int32", "int64", "bool_",
@@ -30,6 +31,7 @@ __all__ = [
     "FrameAxisError", "FrameIndexError", "Tensor", "tensor", "from_numpy", "fft", "nn", "optim", "jit", "GraphBreakError",
     "export", "ExportError",
     "stats", "reset_stats", "report", "config", "grad", "value_and_grad", "no_grad",
+    "graph_break", "disable",
     *_functions.__all__,
 ]
 

@@ -21,14 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from .functions import expand_dims, squeeze, take, transpose
+from .functions import arange, astype, broadcast_to, expand_dims, reshape, squeeze, take, transpose
+from .functions._core import apply1, as_array, operands
 from .functions.shape import slice_canonical
 from .errors import FrameTypeError
 from .errors import FrameIndexError
 from .ops.shape import canonical_slice
 from .tensor import Tensor
 
-__all__ = ["getitem", "UnsupportedIndexError"]
+__all__ = ["getitem", "setitem", "UnsupportedIndexError"]
 
 
 class UnsupportedIndexError(FrameTypeError, IndexError):
@@ -167,6 +168,35 @@ def getitem(tensor, index: Any):
         # A plain t[...] / t[:] still returns a new tensor, never the same one.
         result = slice_canonical(result, full)
     return result
+
+
+def setitem(tensor, index, value):
+    """The functional ``tensor[index] = value``: a new tensor equal to ``tensor``
+    except at the elements ``tensor[index]`` selects, which hold ``value``.
+
+    The selected elements are found by indexing a tensor of flat positions
+    (``arange(size)`` in ``tensor``'s shape) with ``index`` -- the same ops as
+    ``getitem``, so every index ``getitem`` accepts works, with its errors --
+    and written by one ``scatter`` op.  As in NumPy, ``value`` broadcasts to the
+    selection's shape and is cast to ``tensor``'s dtype (unsafely: ``2.7``
+    stored into an int tensor is ``2``); a Python scalar keeps its full precision
+    (NEP 50).  When an integer array repeats a position, the last value wins.
+    ``Tensor.__setitem__`` writes this result in place.
+    """
+    dtype = tensor.dtype
+    positions = getitem(reshape(arange(tensor.size), tensor.shape), index)
+    if type(value) in (bool, int, float, complex):
+        _, v = operands(tensor, value)  # the scalar as NumPy would hold it next to tensor
+    else:
+        v = value
+    v = astype(v, dtype) if as_array(v).dtype != dtype.np else v
+    shape = positions.shape
+    vshape = as_array(v).shape
+    if len(vshape) > len(shape) and all(d == 1 for d in vshape[:len(vshape) - len(shape)]):
+        v = reshape(v, vshape[len(vshape) - len(shape):])  # NumPy drops leading unit dims
+    if as_array(v).shape != shape:
+        v = broadcast_to(v, shape)
+    return apply1("scatter", (as_array(tensor), as_array(positions), as_array(v)), {})
 
 
 def _adv_extra(current: list, axis: int, array) -> int:

@@ -27,6 +27,8 @@ UFUNC_OPS: dict[np.ufunc, str] = {
     np.negative: "neg", np.exp: "exp", np.log: "log", np.sqrt: "sqrt", np.tanh: "tanh",
     np.sin: "sin", np.cos: "cos", np.absolute: "abs", np.sign: "sign", np.floor: "floor",
     np.ceil: "ceil", np.reciprocal: "reciprocal", np.matmul: "matmul",
+    np.bitwise_and: "bitwise_and", np.bitwise_or: "bitwise_or", np.bitwise_xor: "bitwise_xor",
+    np.invert: "invert",
 }
 REDUCE_OPS: dict[np.ufunc, str] = {np.add: "sum", np.multiply: "prod", np.maximum: "max",
                                    np.minimum: "min"}

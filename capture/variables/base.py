@@ -333,6 +333,11 @@ class TensorVariable(Variable):
         return tensor_getitem(tx, self, index)
 
     def setitem(self, tx, index: Variable, value: Variable) -> None:
+        if self.kind == TENSOR:  # frame's functional setitem (a scatter), written back
+            from frame.tensor import Tensor
+            from .tensor_ops import tensor_write
+            tensor_write(tx, self, Tensor.__setitem__.__frame_inplace_of__, [index, value], {})
+            return
         raise Unsupported("side_effect", "item assignment into a tensor")
 
     def inplace_op(self, tx, fn, other: Variable) -> Variable:

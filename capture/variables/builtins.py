@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import types
 
 from ..errors import Unsupported, UserCodeRaises
 from .base import ConstantVariable, TensorVariable, Variable
@@ -58,6 +59,10 @@ def _len(tx, args, kwargs):
         return ConstantVariable(x.shape[0])
     if x.is_constant():
         return _run_constant(tx, len, [x.as_constant()], {})
+    from .objects import ObjectVariable
+    if isinstance(x, ObjectVariable) and isinstance(getattr(type(x.obj), "__len__", None),
+                                                    types.FunctionType):
+        return x.getattr(tx, "__len__").call(tx, [], {})  # a Python __len__: inlined
     raise Unsupported("unsupported_object", f"len() of {x!r}")
 
 

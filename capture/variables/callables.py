@@ -24,7 +24,7 @@ def is_frame_api(fn) -> bool:
     mod = getattr(fn, "__module__", None) or ""
     if getattr(fn, "__frame_op__", None) is not None:
         return True
-    return mod.startswith(_FRAME_API_MODULES) and mod != "frame.functions.random"
+    return mod.startswith(_FRAME_API_MODULES)
 
 
 class UserFunctionVariable(Variable):
@@ -42,6 +42,10 @@ class UserFunctionVariable(Variable):
         return types.FunctionType
 
     def call(self, tx, args, kwargs):
+        escape = getattr(self.fn, "__frame_escape__", None)  # frame.graph_break / frame.disable
+        if escape is not None:
+            raise Unsupported("explicit", "frame.graph_break()" if escape == "graph_break" else
+                              f"{self.fn.__qualname__} is decorated with frame.disable")
         return tx.inline_call(self, args, kwargs)
 
     def user_function(self):
@@ -85,7 +89,7 @@ class FrameApiVariable(CallableVariable):
 
     def call(self, tx, args, kwargs):
         name = getattr(self.fn, "__name__", "")
-        if name in _IMPURE_FRAME:
+        if name in _IMPURE_FRAME or getattr(self.fn, "__module__", None) == "frame.functions.random":
             raise Unsupported("unsupported_call", f"frame.{name} draws random numbers")
         from frame.tensor import from_numpy, tensor
         if self.fn is tensor:

@@ -45,6 +45,18 @@ class ObjectVariable(Variable):
             return True
         raise Unsupported("unsupported_object", f"truth value of a {cls.__name__} with __bool__/__len__")
 
+    def get_iter(self, tx) -> Variable:
+        """``iter(obj)`` of a class whose ``__iter__`` is Python code: inlined."""
+        if isinstance(_class_lookup(type(self.obj), "__iter__"), types.FunctionType):
+            return self.getattr(tx, "__iter__").call(tx, [], {})
+        return super().get_iter(tx)
+
+    def contains(self, tx, item: Variable) -> bool:
+        """``item in obj`` of a class whose ``__contains__`` is Python code: inlined."""
+        if isinstance(_class_lookup(type(self.obj), "__contains__"), types.FunctionType):
+            return self.getattr(tx, "__contains__").call(tx, [item], {}).truth(tx)
+        return super().contains(tx, item)
+
     def getattr(self, tx, name: str) -> Variable:
         pending = tx.side_effects.pending_attr(self, name)
         if pending is not None:

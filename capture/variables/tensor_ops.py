@@ -16,10 +16,13 @@ import numpy as np
 from ..errors import Unsupported, UserCodeRaises
 from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 
-__all__ = ["tensor_getattr", "tensor_getitem", "TensorMethodVariable", "NDARRAY_METHODS"]
+__all__ = ["tensor_getattr", "tensor_getitem", "tensor_write", "TensorMethodVariable",
+           "NDARRAY_METHODS"]
 
 _DATA_READS = {"item", "numpy", "tolist", "__array__", "__float__", "__int__", "__bool__",
-               "__index__"}
+               "__index__", "nonzero"}
+# Tensor methods that read only metadata (dtype, rank): folded to constants
+_METADATA_METHODS = {"is_floating_point", "element_size", "dim", "ndimension", "type"}
 # ndarray methods frame can model, with NumPy's semantics
 NDARRAY_METHODS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin", "reshape",
                    "transpose", "squeeze", "astype", "clip", "take", "flatten", "ravel", "copy",
@@ -45,6 +48,14 @@ class TensorMethodVariable(Variable):
                 raise UserCodeRaises("ndarray has no attribute 'backward'")
             from ..autograd import backward
             return backward(tx, t, args, kwargs)
+        if t.kind == TENSOR and self.name in _METADATA_METHODS and not args and not kwargs:
+            from frame.tensor import Tensor  # the meta array has the tensor's dtype and shape
+            return ConstantVariable(getattr(Tensor, self.name)(Tensor._wrap(t.meta)))
+        if t.kind == TENSOR:
+            from frame.tensor import Tensor
+            functional = getattr(getattr(Tensor, self.name, None), "__frame_inplace_of__", None)
+            if functional is not None:  # t.add_(y), t.__setitem__(i, v): the functional form, written back
+                return tensor_write(tx, t, functional, args, kwargs)
         if self.name.endswith("_") and not self.name.endswith("__") or self.name.startswith("__i") \
                 or self.name in ("__setitem__", "__setattr__", "__delattr__", "__delitem__"):
             raise Unsupported("side_effect", f"in-place tensor method .{self.name}()")
@@ -70,6 +81,18 @@ class TensorMethodVariable(Variable):
 
     def __repr__(self) -> str:
         return f"TensorMethod({self.tensor!r}.{self.name})"
+
+
+def tensor_write(tx, t: TensorVariable, functional, args, kwargs) -> TensorVariable:
+    """An in-place Tensor method (``add_``, ``zero_``, ``__setitem__``, ...) under
+    capture: its functional form (``__frame_inplace_of__``) becomes graph nodes
+    and its result is written into ``t`` (replayed on an input after the graph
+    runs), with eager's autograd checks."""
+    from ..autograd import check_inplace
+    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, TensorVariable)]
+    operand = next((a for a in tensors if a.requires_grad), tensors[0] if tensors else ConstantVariable(0))
+    check_inplace(tx, t, operand)
+    return tx.write_in_place(t, tx.call_real(functional, [t, *args], kwargs))
 
 
 def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:

@@ -16,6 +16,7 @@
 """
 from __future__ import annotations
 
+from ..dtypes import int64
 from ..ops.common import broadcast_shapes
 from .helpers import (conj, differentiable, expand_reduced, fit, make_slice, slice_backward,
                       sum_axes, unbroadcast, zeros)
@@ -234,3 +235,25 @@ def _matmul(b, inputs, outputs, grads, attrs):
         gc = unbroadcast(b, b.op("matmul", _swap_last(b, conj(b, a)), gp), c.type.shape)
         gc = b.op("reshape", gc, shape=x1.type.shape) if x1.type.rank == 1 else gc
     return [fit(b, ga, x0), fit(b, gc, x1)]
+
+
+@gradient_rule("scatter")
+def _scatter(b, inputs, outputs, grads, attrs):
+    # out = x with out.flat[positions] = updates (the last update of a repeated
+    # position wins): x gets the gradient where nothing was written, each update
+    # the gradient of its position if it is the one that won there
+    (x, idx, upd), (g,) = inputs, grads
+    if g is None:
+        return [None, None, None]
+    shape = idx.type.shape
+    gx = b.op("scatter", g, idx, zeros(b, shape, g.type.dtype)) if differentiable(x) else None
+    gu = None
+    if differentiable(upd):
+        n = x.type.size
+        numbers = b.op("reshape", b.op("arange", start=0.0, stop=float(idx.type.size), step=1.0,
+                                       dtype=int64), shape=shape)
+        winner = b.op("scatter", b.op("full", shape=(n,), value=-1.0, dtype=int64), idx, numbers)
+        won = b.op("equal", b.op("take", winner, idx, axis=0), numbers)
+        picked = b.op("take", b.op("reshape", g, shape=(n,)), idx, axis=0)
+        gu = b.op("where", won, picked, zeros(b, shape, g.type.dtype))
+    return [fit(b, gx, x), None, fit(b, gu, upd)]

@@ -13,13 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import DType, as_dtype, bool_, float32, int64
+from ..dtypes import DType, as_dtype, bool_, float32, from_numpy, int64
 from ..errors import FrameTypeError, FrameValueError
-from ._core import apply1, bind_schema, schema_attrs
+from ..tensor import Tensor
+from ._core import apply1, as_array, bind_schema, schema_attrs
 from .elementwise import astype, equal, sub
 from .shape import reshape
 
-__all__ = ["zeros", "ones", "full", "arange", "eye"]
+__all__ = ["zeros", "ones", "full", "arange", "eye", "zeros_like", "ones_like", "full_like",
+           "empty_like"]
 METHODS: list[str] = []
 
 _EXACT_INT = 2 ** 53  # the largest range of integers a float attr holds exactly
@@ -139,3 +141,52 @@ def eye(n: int, m: int | None = None, dtype=float32, *, k: int = 0):
     rows = reshape(arange(int(n), dtype=int64), (int(n), 1))
     cols = reshape(arange(int(m), dtype=int64), (1, int(m)))
     return astype(equal(sub(cols, rows), int(k)), dtype)
+
+
+def _like(op: str, x, dtype):
+    """Shape and dtype of ``x`` (a Tensor, an ndarray or array-like data), the
+    dtype replaced by ``dtype`` when given.  Reads metadata only."""
+    if isinstance(x, Tensor):
+        shape, dt = x.shape, x.dtype
+    else:
+        arr = as_array(x)
+        shape, dt = arr.shape, from_numpy(arr.dtype)
+    return shape, (dt if dtype is None else as_dtype(dtype))
+
+
+@bind_schema("full")
+def full_like(x, value, dtype=None):
+    """A tensor of ``x``'s shape and dtype (or ``dtype``) filled with ``value``,
+    which is converted to that dtype as numpy.full_like does (2.7 -> 2 for ints).
+
+    >>> frame.full_like(frame.zeros((2,), dtype=frame.int64), 2.7).tolist()
+    [2, 2]
+    """
+    shape, dt = _like("full_like", x, dtype)
+    if isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, (bool, np.bool_)):
+        # numpy.full_like stores the value with the array's dtype (unsafe cast)
+        with np.errstate(all="ignore"):
+            value = np.asarray(value).astype(dt.np).item() if dt.kind != "b" else bool(value)
+    return full(shape, value, dtype=dt)
+
+
+@bind_schema("full")
+def zeros_like(x, dtype=None):
+    """A tensor of zeros with ``x``'s shape and dtype (or ``dtype``)."""
+    shape, dt = _like("zeros_like", x, dtype)
+    return full(shape, 0.0, dtype=dt)
+
+
+@bind_schema("full")
+def ones_like(x, dtype=None):
+    """A tensor of ones with ``x``'s shape and dtype (or ``dtype``)."""
+    shape, dt = _like("ones_like", x, dtype)
+    return full(shape, 1.0, dtype=dt)
+
+
+@bind_schema("full")
+def empty_like(x, dtype=None):
+    """A tensor with ``x``'s shape and dtype (or ``dtype``).  frame has no
+    uninitialised memory: the values are zeros (any values are allowed here)."""
+    shape, dt = _like("empty_like", x, dtype)
+    return full(shape, 0.0, dtype=dt)

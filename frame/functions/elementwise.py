@@ -10,7 +10,7 @@ from ._core import apply1, as_array, bind_schema, operands, schema_attrs
 _NO_ATTRS: dict = {}
 
 __all__ = sorted(set(BINARY_UFUNCS) | set(UNARY_UFUNCS) | {
-    "rsqrt", "sigmoid", "relu", "gelu", "erf", "where", "clip", "astype", "cast"})
+    "rsqrt", "sigmoid", "relu", "gelu", "erf", "where", "clip", "astype", "cast", "bitwise_not"})
 METHODS = [n for n in __all__ if n != "where"]
 
 
@@ -80,3 +80,4 @@ def astype(x, dtype):
 
 
 cast = astype
+bitwise_not = invert  # numpy.bitwise_not is numpy.invert

@@ -9,10 +9,11 @@ import threading
 
 import numpy as np
 
-from ..dtypes import as_dtype, float32
+from ..dtypes import as_dtype, float32, from_numpy
+from ..errors import FrameTypeError
 from ..tensor import Tensor
 
-__all__ = ["manual_seed", "randn", "rand"]
+__all__ = ["manual_seed", "randn", "rand", "rand_like", "randn_like"]
 METHODS: list[str] = []
 
 _lock = threading.Lock()
@@ -56,3 +57,25 @@ def rand(*shape, dtype=float32, requires_grad: bool = False):
     with _lock:
         data = _generator.random(_shape(shape)).astype(dt.np)
     return Tensor._wrap(data).requires_grad_(requires_grad) if requires_grad else Tensor._wrap(data)
+
+
+def _like(x, dtype):
+    arr = x._data if isinstance(x, Tensor) else np.asarray(x)
+    dt = as_dtype(dtype) if dtype is not None else from_numpy(arr.dtype)
+    if dt.kind != "f":
+        raise FrameTypeError(f"random samples need a floating dtype, got {dt.name}")
+    return arr.shape, dt
+
+
+def rand_like(x, dtype=None, requires_grad: bool = False):
+    """Uniform samples in [0, 1) with ``x``'s shape and (floating) dtype."""
+    shape, dt = _like(x, dtype)
+    return rand(*shape, dtype=dt, requires_grad=requires_grad) if shape else \
+        rand((), dtype=dt, requires_grad=requires_grad)
+
+
+def randn_like(x, dtype=None, requires_grad: bool = False):
+    """Standard normal samples with ``x``'s shape and (floating) dtype."""
+    shape, dt = _like(x, dtype)
+    return randn(*shape, dtype=dt, requires_grad=requires_grad) if shape else \
+        randn((), dtype=dt, requires_grad=requires_grad)

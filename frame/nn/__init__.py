@@ -1,6 +1,8 @@
-"""frame.nn: Module, Parameter, layers and the functional API."""
-from . import functional
+"""frame.nn: Module, Parameter, layers, initialisers and the functional API."""
+from . import functional, init
 from .module import Module, Parameter
-from .layers import Conv2d, LayerNorm, Linear, ReLU, Sequential
+from .layers import (Conv2d, Dropout, LayerNorm, Linear, ModuleDict, ModuleList, ReLU, Sequential,
+                     Softmax)
 
-__all__ = ["functional", "Module", "Parameter", "Linear", "Conv2d", "ReLU", "Sequential", "LayerNorm"]
+__all__ = ["functional", "init", "Module", "Parameter", "Linear", "Conv2d", "ReLU", "Softmax",
+           "Dropout", "Sequential", "ModuleList", "ModuleDict", "LayerNorm"]

@@ -1,4 +1,5 @@
-"""Layers: Linear, Conv2d, ReLU, Sequential, LayerNorm.
+"""Layers: Linear, Conv2d, ReLU, Softmax, Dropout, Sequential, ModuleList,
+ModuleDict, LayerNorm.
 
 Initialisation follows PyTorch's defaults (uniform in +-1/sqrt(fan_in) for
 weights and biases), drawn from frame's generator (``frame.manual_seed``).
@@ -8,11 +9,12 @@ from __future__ import annotations
 import math
 
 from ..functions.random import generator, _lock
-from ..errors import FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 from . import functional as F
 from .module import Module, Parameter
 
-__all__ = ["Linear", "Conv2d", "ReLU", "Sequential", "LayerNorm"]
+__all__ = ["Linear", "Conv2d", "ReLU", "Softmax", "Dropout", "Sequential", "ModuleList",
+           "ModuleDict", "LayerNorm"]
 
 
 def _uniform(shape, bound: float) -> Parameter:
@@ -74,6 +76,44 @@ class ReLU(Module):
         return F.relu(x)
 
 
+class Softmax(Module):
+    """``softmax`` over ``axis`` (``dim`` is accepted as PyTorch's name for it)."""
+
+    def __init__(self, axis: int = -1, *, dim: int | None = None):
+        super().__init__()
+        self.axis = axis if dim is None else dim
+
+    def forward(self, x):
+        return F.softmax(x, axis=self.axis)
+
+    def extra_repr(self) -> str:
+        return f"axis={self.axis}"
+
+
+class Dropout(Module):
+    """In training mode, zero each element with probability ``p`` and scale the
+    rest by ``1 / (1 - p)`` (masks from frame's generator, see ``manual_seed``);
+    in eval mode (``module.eval()``) the input is returned unchanged.
+
+    Under ``frame.jit`` the eval-mode module is captured (it does nothing); a
+    training-mode call draws random numbers, which capture never bakes into a
+    graph: the call is a graph break and runs natively."""
+
+    def __init__(self, p: float = 0.5):
+        super().__init__()
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p < 1.0:
+            raise FrameValueError(f"Dropout: p must be a probability in [0, 1), got {p!r}")
+        self.p = float(p)
+
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        return F.dropout(x, self.p, True)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
 class Sequential(Module):
     """Modules applied in order."""
 
@@ -94,6 +134,122 @@ class Sequential(Module):
 
     def __len__(self) -> int:
         return len(self.layers)
+
+
+class ModuleList(Module):
+    """A list of modules whose parameters belong to the owner
+    (``named_parameters`` names them ``<attr>.<i>.<name>``, as PyTorch does).
+
+    >>> layers = frame.nn.ModuleList([frame.nn.Linear(2, 2) for _ in range(3)])
+    >>> len(layers), len(list(layers.parameters()))
+    (3, 6)
+    """
+
+    def __init__(self, modules=()):
+        super().__init__()
+        self.items: list[Module] = []
+        self.extend(modules)
+
+    @staticmethod
+    def _check(module) -> "Module":
+        if not isinstance(module, Module):
+            raise FrameValueError(f"ModuleList holds modules, got {type(module).__name__}")
+        return module
+
+    def append(self, module: Module) -> "ModuleList":
+        self.items.append(self._check(module))
+        return self
+
+    def extend(self, modules) -> "ModuleList":
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        self.items.insert(index, self._check(module))
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return ModuleList(self.items[i])
+        return self.items[i]
+
+    def __setitem__(self, i: int, module: Module) -> None:
+        self.items[i] = self._check(module)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def forward(self, *args, **kwargs):
+        raise FrameTypeError("ModuleList is a container: call its modules, not the list")
+
+    def named_children(self):
+        for i, m in enumerate(self.items):
+            yield str(i), m
+
+    def _named_parameters(self, prefix: str, seen: set[int]):
+        for i, m in enumerate(self.items):
+            yield from m._named_parameters(f"{prefix}{i}.", seen)
+
+
+class ModuleDict(Module):
+    """A dict of modules (insertion order) whose parameters belong to the owner
+    (named ``<attr>.<key>.<name>``)."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        self.items_: dict[str, Module] = {}
+        if modules is not None:
+            self.update(modules)
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        if not isinstance(module, Module):
+            raise FrameValueError(f"ModuleDict holds modules, got {type(module).__name__}")
+        self.items_[str(key)] = module
+
+    def __getitem__(self, key: str) -> Module:
+        return self.items_[key]
+
+    def __delitem__(self, key: str) -> None:
+        del self.items_[key]
+
+    def __contains__(self, key) -> bool:
+        return key in self.items_
+
+    def __len__(self) -> int:
+        return len(self.items_)
+
+    def __iter__(self):
+        return iter(self.items_)
+
+    def keys(self):
+        return self.items_.keys()
+
+    def values(self):
+        return self.items_.values()
+
+    def items(self):
+        return self.items_.items()
+
+    def update(self, modules) -> None:
+        pairs = modules.items() if hasattr(modules, "items") else modules
+        for key, module in pairs:
+            self[key] = module
+
+    def pop(self, key: str) -> Module:
+        return self.items_.pop(key)
+
+    def forward(self, *args, **kwargs):
+        raise FrameTypeError("ModuleDict is a container: call its modules, not the dict")
+
+    def named_children(self):
+        yield from self.items_.items()
+
+    def _named_parameters(self, prefix: str, seen: set[int]):
+        for key, m in self.items_.items():
+            yield from m._named_parameters(f"{prefix}{key}.", seen)
 
 
 class LayerNorm(Module):

@@ -37,12 +37,16 @@ UNARY_UFUNCS = {
     "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh,
     "sin": np.sin, "cos": np.cos, "abs": np.absolute, "sign": np.sign, "floor": np.floor,
     "ceil": np.ceil, "reciprocal": np.reciprocal, "logical_not": np.logical_not,
+    "invert": np.invert,
 }
+_UNARY_NONDIFFERENTIABLE = {"invert"}
 for _name, _uf in UNARY_UFUNCS.items():
     def _kernel(ins, attrs, _f=_uf):
         return (_f(ins[0]),)
 
-    register(OpSchema(_name, 1, _unary_infer_like(_name, _uf), _kernel, traits=_EW,
+    register(OpSchema(_name, 1, _unary_infer_like(_name, _uf), _kernel,
+                      traits=_EW + (("nondifferentiable",) if _name in _UNARY_NONDIFFERENTIABLE
+                                    else ()),
                       doc=f"Elementwise numpy.{_uf.__name__}."))
 
 
@@ -299,10 +303,13 @@ BINARY_UFUNCS = {
     "equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
     "greater": np.greater, "greater_equal": np.greater_equal,
     "logical_and": np.logical_and, "logical_or": np.logical_or,
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
 }
-_COMMUTATIVE = {"add", "mul", "maximum", "minimum", "equal", "not_equal", "logical_and", "logical_or"}
+_COMMUTATIVE = {"add", "mul", "maximum", "minimum", "equal", "not_equal", "logical_and", "logical_or",
+                "bitwise_and", "bitwise_or", "bitwise_xor"}
+# ops without a gradient: bool results, and the bitwise ops (integer and bool operands only)
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-                "logical_and", "logical_or"}
+                "logical_and", "logical_or", "bitwise_and", "bitwise_or", "bitwise_xor"}
 
 
 def _binary_infer(name: str, ufunc: np.ufunc):

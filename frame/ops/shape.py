@@ -404,6 +404,49 @@ register(OpSchema("take", 2, _take_infer, _take_kernel, attrs={"axis": AttrSpec(
                       "the end, out-of-range indices raise."))
 
 
+# --------------------------------------------------------------------------- scatter
+
+def _scatter_infer(types, attrs):
+    x, idx, upd = types
+    if idx.dtype.kind != "i":
+        raise FrameTypeError(f"scatter: indices must be an integer tensor, got {idx}")
+    if upd.dtype is not x.dtype:
+        raise FrameTypeError(f"scatter: updates must have the input's dtype {x.dtype}, got {upd}")
+    if upd.shape != idx.shape:
+        raise FrameValueError(f"scatter: updates {upd} must have the shape of the indices {idx}")
+    return [x]
+
+
+def scatter_winners(n: int, idx: np.ndarray) -> np.ndarray:
+    """For each of ``n`` flat positions, the number of the last update written
+    there (updates counted in C order over ``idx``), or -1 where none is."""
+    winner = np.full(n, -1, np.int64)
+    np.maximum.at(winner, idx.reshape(-1), np.arange(idx.size, dtype=np.int64))
+    return winner
+
+
+def _scatter_kernel(ins, attrs):
+    x, idx, upd = ins
+    n = x.size
+    if idx.size:
+        bad = idx[(idx < 0) | (idx >= n)]
+        if bad.size:
+            raise FrameIndexError(f"scatter: position {int(bad.flat[0])} is out of bounds for "
+                                  f"a tensor of {n} elements")
+    winner = scatter_winners(n, idx)
+    flat = np.where(winner >= 0, upd.reshape(-1)[np.maximum(winner, 0)] if upd.size
+                    else np.zeros((), x.dtype), x.reshape(-1))
+    return (np.array(flat.reshape(x.shape), dtype=x.dtype, order="C"),)
+
+
+register(OpSchema("scatter", 3, _scatter_infer, _scatter_kernel,
+                  doc="scatter(input, positions, updates): a copy of input with "
+                      "input.flat[positions] = updates (positions are flat C-order indices in "
+                      "[0, input.size), updates have their shape and input's dtype); when a "
+                      "position repeats, its last update wins (NumPy's assignment order). "
+                      "The functional form of ``t[index] = value``."))
+
+
 # --------------------------------------------------------------------------- pad, flip
 
 def _pad_infer(types, attrs):

@@ -35,6 +35,8 @@ UNARY = {
     "reciprocal": (lambda x: 1.0 / _f64(x) if np.asarray(x).dtype.kind == "f"
                    else np.trunc(1.0 / _f64(x)), FLOATS + INTS, "nonzero"),
     "logical_not": (lambda x: x == 0, ALL, "any"),
+    "invert": (lambda x: x == 0 if np.asarray(x).dtype.kind == "b" else -np.asarray(x) - 1,
+               INTS + ("bool",), "any"),
     "gelu": (lambda x: _f64(x) * 0.5 * (1.0 + _verf(_f64(x) / math.sqrt(2.0))), NUMERIC, "any"),
 }
 
@@ -83,7 +85,18 @@ BINARY = {
     "greater_equal": (lambda a, b: ~(a < b), NUMERIC, "small"),
     "logical_and": (lambda a, b: (a != 0) & (b != 0), ALL, "small"),
     "logical_or": (lambda a, b: (a != 0) | (b != 0), ALL, "small"),
+    "bitwise_and": (lambda a, b: _python_bits(a, b, lambda i, j: i & j), INTS + ("bool",), "any"),
+    "bitwise_or": (lambda a, b: _python_bits(a, b, lambda i, j: i | j), INTS + ("bool",), "any"),
+    "bitwise_xor": (lambda a, b: _python_bits(a, b, lambda i, j: i ^ j), INTS + ("bool",), "any"),
 }
+
+
+def _python_bits(a, b, fn):
+    """``fn`` on Python ints (arbitrary precision, two's complement semantics)."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    dtype = np.result_type(a, b)
+    flat = [fn(int(i), int(j)) for i, j in zip(a.ravel().tolist(), b.ravel().tolist())]
+    return np.array(flat, dtype=np.int64).astype(dtype).reshape(a.shape)
 
 
 def _binary_inputs(sa, sb, dtype, domain, seed):

@@ -428,3 +428,28 @@ def full_cases(op):
                 return [np.array(cast, dtype=np.float64).reshape(attrs["shape"])]
             yield Case([], {"shape": shape, "value": value, "dtype": as_dtype(dtype)}, expected,
                        id=f"{dtype}-{shape}-{value}")
+
+
+def _scattered(x, positions, updates):
+    """Python loop over the positions in C order: the last write wins."""
+    out = np.array(x, copy=True).reshape(-1)
+    for p, u in zip(np.asarray(positions).ravel().tolist(), np.asarray(updates).ravel().tolist()):
+        out[p] = u
+    return out.reshape(np.shape(x))
+
+
+# (input shape, flat positions): repeated positions, 0-d and empty position tensors
+SCATTER_POSITIONS = [((5,), [3, 0, 4, 3]), ((2, 3), [[5, 0], [1, 2]]), ((3, 4, 2), 7),
+                     ((3, 2), []), ((), [0]), ((2, 2), [[1, 1], [1, 3]]), ((0, 2), [])]
+
+
+@cases("scatter")
+def scatter_cases(op):
+    for dtype in ALL:
+        for i, (shape, positions) in enumerate(SCATTER_POSITIONS):
+            for idx_dtype in ("int64", "int32") if i % 2 else ("int64",):
+                idx = np.array(positions, dtype=idx_dtype)
+                x = sample(shape, dtype, i)
+                upd = sample(idx.shape, dtype, i + 1)
+                yield Case([x, idx, upd], {}, lambda ins, attrs: [_scattered(*ins)],
+                           id=f"{dtype}-{shape}-{positions}-{idx_dtype}")

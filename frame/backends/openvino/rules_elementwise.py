@@ -268,6 +268,23 @@ def _logical(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [out((ops.logical_and if node.op == "logical_and" else ops.logical_or)(a, b))]
 
 
+_BITWISE = {"bitwise_and": ops.bitwise_and, "bitwise_or": ops.bitwise_or,
+            "bitwise_xor": ops.bitwise_xor}
+
+
+@lowering(*_BITWISE, int64=True)
+def _bitwise(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    # integers are i32 inside the model: bitwise results of values that fit in
+    # int32 fit too (two's complement), so int64 is exact under the usual check
+    a, b = _operands(cx, node, ins, _out(node).kind)
+    return [out(_BITWISE[node.op](a, b))]
+
+
+@lowering("invert", int64=True)
+def _invert(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    return [out(ops.bitwise_not(cx.to_kind(ins[0], _in(node), _out(node).kind)))]
+
+
 # --------------------------------------------------------------------------- where, cast, clip
 
 @lowering("where", int64=True, computes=False)

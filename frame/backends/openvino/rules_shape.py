@@ -152,6 +152,26 @@ def _scatter_add(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [out(ops.scatter_elements_update(base, index_b, updates, cx.i32(axis), "sum", True))]
 
 
+@lowering("scatter", int64=True, computes=False)
+def _scatter(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    x, index, updates = ins
+    t = node.inputs[0].type
+    n, k = t.size, node.inputs[1].type.size
+    if k == 0 or n == 0:
+        return [x]
+    index = checked_index(cx, out(ops.reshape(index, cx.ints([k]), False)), 0, n)
+    # ScatterElementsUpdate leaves the order of repeated indices open: the last
+    # update of each position is chosen explicitly (max of the update numbers)
+    numbers = cx.const(np.arange(k, dtype=np.int32), "i")
+    winner = out(ops.scatter_elements_update(cx.const(np.full(n, -1, np.int32), "i"), index,
+                                             numbers, cx.i32(0), "max", True))
+    picked = out(ops.gather(out(ops.reshape(updates, cx.ints([k]), False)),
+                            out(ops.maximum(winner, cx.i32(0))), cx.i32(0)))
+    written = out(ops.logical_not(cx.int_less(winner, cx.i32(0))))
+    flat = out(ops.select(written, picked, out(ops.reshape(x, cx.ints([n]), False))))
+    return [out(ops.reshape(flat, cx.ints(t.shape), False))]
+
+
 @lowering("conj", "real", int64=True, computes=False, complex64=True)
 def _conj_real(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     if node.inputs[0].type.dtype.kind != "c":
