@@ -60,10 +60,16 @@ import types
 
 import numpy as np
 
+import frame
+from frame.hal.backend import pack_graph, unpack_graph
+from frame.hal.options import CompileOptions
+from frame.runtime.compile import compile_packed
+from frame.runtime.persistent import active_store, stamp_sources
 from frame.runtime.stats import record
 
-from .codegen import (CacheEntry, entry_function, entry_helpers, maker_code, origin_of,
-                      set_entry_helper)
+from .codegen import (CacheEntry, _EagerExecutable, entry_function, entry_helpers, maker_code,
+                      origin_of, runs_eagerly, set_entry_helper)
+from .guards import Guard
 
 __all__ = ["load_entries", "save_entry"]
 
@@ -83,8 +89,6 @@ class NotPersistable(Exception):
 def _sources_fingerprint() -> str:
     """capture's and frame's sources (names, sizes, mtimes), Python's bytecode
     tag and NumPy's version: what decides how a function is translated."""
-    import frame
-    from frame.runtime.persistent import stamp_sources
     h = hashlib.sha256(f"{FORMAT}|{sys.implementation.cache_tag}|numpy {np.__version__}".encode())
     for package in (os.path.dirname(os.path.realpath(__file__)),
                     os.path.dirname(os.path.realpath(frame.__file__))):
@@ -286,7 +290,6 @@ def _decode(ref: list, fn):
 # --------------------------------------------------------------------------- save
 
 def _store():
-    from frame.runtime.persistent import active_store
     return active_store()
 
 
@@ -310,7 +313,6 @@ def save_entry(fn, entry, options) -> bool:
     blobs: dict[str, bytes] = {"code": marshal.dumps(maker_code(entry.source, namespace))}
     graph_text = None
     if entry.executable is not None:
-        from frame.hal.backend import pack_graph
         graph_text, blobs["graph"] = pack_graph(entry.graph)
     item = {"source": entry.source, "guards": [[g.expr, g.text] for g in entry.guards],
             "consts": consts, "deps": deps, "graph": graph_text, "backend": entry.backend,
@@ -321,6 +323,7 @@ def save_entry(fn, entry, options) -> bool:
         item["nodes"] = len(entry.graph.nodes)
         item["bodies"] = any(n.body is not None for n in entry.graph.nodes)
     key = _record_key(fn, options.backend or entry.backend, options.full_graph)
+    # cycle: persist -> jit -> persist
     from .jit import CACHE_LIMIT
     items, old_blobs = _read(store, key)
     kept = [it for it in items if it["source"] != item["source"]][:CACHE_LIMIT - 1]
@@ -361,6 +364,7 @@ def load_entries(fn, options) -> list:
     store = _store()
     if store is None:
         return []
+    # cycle: persist -> jit -> persist
     from .jit import _backend_unpinned, _default_backend
     backend = options.backend or _default_backend()
     pgo = _backend_unpinned(options)
@@ -384,8 +388,6 @@ def load_entries(fn, options) -> list:
 
 
 def _rebuild(fn, item: dict, blobs: dict[str, bytes], pgo: bool = False):
-    from .guards import Guard
-
     if not _dependencies_hold(item["deps"]):
         raise NotPersistable("a source file it was translated from changed")
     consts = item["consts"]
@@ -438,15 +440,10 @@ class _LazyRun:
         with self.lock:
             exe = self.executable
             if exe is None:
-                from frame.hal.backend import unpack_graph
-                from frame.runtime.compile import compile_packed
-
-                from .codegen import _EagerExecutable, runs_eagerly
                 text, backend = self.item["graph"], self.item["backend"]
                 if runs_eagerly(int(self.item["nodes"]), bool(self.item["bodies"])):
                     exe = _EagerExecutable(unpack_graph(text, self.payloads))
                 else:  # no parsing when the persistent cache has the executable
-                    from frame.hal.options import CompileOptions
                     donate = tuple((int(o), int(i)) for o, i in self.item.get("donate", ()))
                     exe = compile_packed(text, self.payloads, backend,
                                          CompileOptions(donate=donate), pgo=self.pgo,
