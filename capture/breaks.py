@@ -38,7 +38,8 @@ from .resume import (SUSPENDING_FLAGS, Tail, is_resume_stack, live_locals, resum
 from .variables.base import NullVariable, Variable
 from .variables.callables import BuiltinVariable
 
-__all__ = ["BreakEnd", "BreakPoint", "break_lines", "call_intercepted", "can_break_at"]
+__all__ = ["BreakEnd", "BreakPoint", "break_lines", "call_intercepted", "can_break_at",
+           "install_run_intercepted"]
 
 
 def can_break_at(code: types.CodeType, instr) -> str | None:
@@ -301,10 +302,21 @@ def _intercepted(f) -> bool:
         and not getattr(f, "__frame_jit__", False) and not _skipped(f.__code__)
 
 
+# How an intercepted frame runs: ``jit.run_intercepted(fn, backend, args, kwargs)``.
+# jit.py (above this module: it translates, and translation builds breaks) installs it
+# when it is imported.
+_run_intercepted = None
+
+
+def install_run_intercepted(run) -> None:
+    """Set how ``call_intercepted`` runs a user function as its own jitted frame
+    (called once, by capture/jit.py)."""
+    global _run_intercepted
+    _run_intercepted = run
+
+
 def call_intercepted(backend, f, args, kwargs):
     """Call the user's function ``f`` from an entry at a break: it runs as its
     own intercepted (jitted) frame."""
-    # cycle: breaks -> jit -> codegen -> breaks
-    from .jit import run_intercepted
-    return run_intercepted(f, backend, args, kwargs)
+    return _run_intercepted(f, backend, args, kwargs)
 

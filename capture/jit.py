@@ -30,7 +30,7 @@ from frame.runtime.stats import record
 from frame.settings import eager_forced
 
 from . import persist
-from .breaks import BreakPoint, can_break_at
+from .breaks import BreakPoint, can_break_at, install_run_intercepted
 from .codegen import MISS, CacheEntry, build_entry, build_native_entry, signature_source
 from .errors import USER_RAISES, BreakReason, GraphBreakError, Unsupported, UserCodeRaises
 from .explain import note_break, note_eager, note_translation
@@ -395,6 +395,9 @@ def run_intercepted(fn, backend, args, kwargs):
     return _trampoline(_dispatch(cache_of(fn, backend, False), fn, args, kwargs, options))
 
 
+install_run_intercepted(run_intercepted)  # the break entries' calls of user functions
+
+
 def _promote(cache: CodeCache, entry: CacheEntry) -> None:
     """Move ``entry`` to the front (newest hit first): a new list, see CodeCache."""
     with cache.lock:
@@ -470,7 +473,8 @@ def _try_stored(cache: CodeCache, fn, args, kwargs, options):
             loaded = []
         else:
             cache.stored_checked = True
-            loaded = persist.load_entries(fn, options) if _persisting() else []
+            loaded = persist.load_entries(fn, options, options.backend or _default_backend(),
+                                          _backend_unpinned(options)) if _persisting() else []
             with cache.lock:
                 room = CACHE_LIMIT - len(cache.entries)
                 loaded = loaded[:max(room, 0)]
@@ -530,7 +534,7 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
         recompile_log.info("recompiling %s: guard failed: %s", name, shown)
     entry = translate(fn, arguments, options)
     if _persisting() and not entry.native and not entry.breaks:
-        persist.save_entry(fn, entry, options)
+        persist.save_entry(fn, entry, options, CACHE_LIMIT)
     breaks = entry.native and (not entry.reason.user_raises or entry.in_try)
     if not (breaks and options.full_graph):  # a full_graph break raises on every call
         with cache.lock:

@@ -293,9 +293,10 @@ def _store():
     return active_store()
 
 
-def save_entry(fn, entry, options) -> bool:
+def save_entry(fn, entry, options, limit: int) -> bool:
     """Store ``entry`` (just translated for ``fn``) when it can be named in a new
-    process; True when written."""
+    process, keeping at most ``limit`` entries (``jit.CACHE_LIMIT``) per record;
+    True when written."""
     store = _store()
     if store is None or entry.native or entry.breaks or entry.backend is None:
         return False
@@ -323,10 +324,8 @@ def save_entry(fn, entry, options) -> bool:
         item["nodes"] = len(entry.graph.nodes)
         item["bodies"] = any(n.body is not None for n in entry.graph.nodes)
     key = _record_key(fn, options.backend or entry.backend, options.full_graph)
-    # cycle: persist -> jit -> persist
-    from .jit import CACHE_LIMIT
     items, old_blobs = _read(store, key)
-    kept = [it for it in items if it["source"] != item["source"]][:CACHE_LIMIT - 1]
+    kept = [it for it in items if it["source"] != item["source"]][:limit - 1]
     # blobs are named "<entry index>.<part>"; the kept entries' are renamed to their new index
     all_items, all_blobs = [], {}
     for index, (it, parts) in enumerate([(item, blobs)] +
@@ -358,16 +357,14 @@ def _read(store, key: str) -> tuple[list[dict], dict[str, bytes]]:
 
 # --------------------------------------------------------------------------- load
 
-def load_entries(fn, options) -> list:
+def load_entries(fn, options, backend: str, pgo: bool) -> list:
     """The stored entries for ``fn`` under ``options`` that this process can use
-    (their guards still decide whether a call matches), newest first."""
+    (their guards still decide whether a call matches), newest first.  ``backend``
+    is the one the call runs on (``options.backend`` or frame's default) and ``pgo``
+    whether the runtime may choose the tier (``jit._backend_unpinned``)."""
     store = _store()
     if store is None:
         return []
-    # cycle: persist -> jit -> persist
-    from .jit import _backend_unpinned, _default_backend
-    backend = options.backend or _default_backend()
-    pgo = _backend_unpinned(options)
     try:
         key = _record_key(fn, backend, options.full_graph)
     except (OSError, ValueError):
