@@ -42,7 +42,6 @@ from numpy.lib.array_utils import byte_bounds as _byte_bounds
 
 from frame import config
 from frame.hal.options import CompileOptions
-from frame.runtime import compile as runtime_compile  # the module: compile is looked up per call
 from frame.runtime.eager import run_op
 from frame.tensor import Tensor
 
@@ -632,7 +631,9 @@ def origin_of(fn) -> str:
 def _executable(graph, backend: str, options, pgo: bool = False, origin: str | None = None):
     if runs_eagerly(len(graph.nodes), any(n.body is not None for n in graph.nodes)):
         return _EagerExecutable(graph)
-    return runtime_compile.compile(graph, backend, options, pgo=pgo, origin=origin)
+    # lazy: the compiler (frame.passes, frame.runtime.compile) loads on the first compile
+    from frame.runtime.compile import compile as runtime_compile
+    return runtime_compile(graph, backend, options, pgo=pgo, origin=origin)
 
 
 def _distinct_outputs(outputs, used: set[int]) -> list[str]:

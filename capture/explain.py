@@ -34,7 +34,6 @@ import importlib
 import threading
 import types
 
-from frame.passes import fusion_summary
 from frame.runtime.stats import stats
 
 from .errors import BreakReason
@@ -115,6 +114,8 @@ def note_translation(fn, entry, seconds: float) -> None:
         out.ops_per_graph.append([n.op for n in entry.graph.nodes if n.op != "constant"])
         out.entries.append(entry)
         try:
+            # lazy: the compiler (frame.passes, frame.runtime.compile) loads on the first compile
+            from frame.passes import fusion_summary
             summary = fusion_summary(entry.graph)
         except Exception:  # noqa: BLE001 - the compile reports a graph the passes reject
             summary = None

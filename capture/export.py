@@ -47,7 +47,6 @@ from frame.errors import ErrorCode, FrameError
 from frame.hal.backend import get_backend
 from frame.hal.options import CompileOptions
 from frame.ir.graph import Node
-from frame.passes import PassManager, standard_pipeline
 from frame.tensor import Tensor
 
 from .errors import BreakReason, GraphBreakError, Unsupported
@@ -196,6 +195,8 @@ def export(fn, *example_args, path: str | os.PathLike) -> str:
 
     backend = get_backend("openvino")
     try:
+        # lazy: the compiler (frame.passes, frame.runtime.compile) loads on the first compile
+        from frame.passes import PassManager, standard_pipeline
         work = PassManager(standard_pipeline(backend, CompileOptions())).run(graph)
     except FrameError as err:
         if err.code is ErrorCode.UNIMPLEMENTED and getattr(err, "unsupported", None):

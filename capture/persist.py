@@ -63,7 +63,6 @@ import numpy as np
 import frame
 from frame.hal.backend import pack_graph, unpack_graph
 from frame.hal.options import CompileOptions
-from frame.runtime.compile import compile_packed
 from frame.runtime.persistent import active_store, stamp_sources
 from frame.runtime.stats import record
 
@@ -442,6 +441,8 @@ class _LazyRun:
                     exe = _EagerExecutable(unpack_graph(text, self.payloads))
                 else:  # no parsing when the persistent cache has the executable
                     donate = tuple((int(o), int(i)) for o, i in self.item.get("donate", ()))
+                    # lazy: the compiler (frame.passes, frame.runtime.compile) loads on the first compile
+                    from frame.runtime.compile import compile_packed
                     exe = compile_packed(text, self.payloads, backend,
                                          CompileOptions(donate=donate), pgo=self.pgo,
                                          origin=self.origin)
