@@ -54,8 +54,11 @@ import weakref
 
 import numpy as np
 
+import frame
+from frame.autograd import functional, tape
 from frame.autograd.eager import GradSlots, RecordedGraph, gradients, reachable
 from frame.autograd.eager import backward as eager_backward
+from frame.autograd.functional import _positions
 from frame.autograd.registry import NonDifferentiableError
 from frame.errors import FrameError
 from frame.tensor import Tensor
@@ -138,7 +141,6 @@ def grad_mode_static(value, source):
     """Variables for frame's autograd API: grad mode, ``frame.grad`` /
     ``frame.value_and_grad`` and the functions they return (None for anything
     else)."""
-    from frame.autograd import functional, tape
     if value is tape.no_grad or value is tape.enable_grad:
         return GradModeClassVariable(value, source)
     if value is tape.is_grad_enabled:
@@ -393,7 +395,6 @@ def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variabl
     for an ndarray an ndarray, for a NumPy scalar a NumPy scalar; the value is
     the result (``create_graph``) or a detached view of it when a Tensor was
     differentiated, else a NumPy scalar."""
-    from frame.autograd.functional import _positions
     tr, tracer = tx.tr, tx.tr.tracer
     try:
         where = _positions(gv.positions, len(args), gv.real_fn)
@@ -470,7 +471,6 @@ def _grad_variable(tx, arg: Variable, i: int) -> tuple[TensorVariable, bool]:
     """``(the tensor the function gets for argument i, whether it is a fresh
     leaf)`` (functional._variable): a fresh leaf sharing the argument's memory,
     or a recorded identity of a Tensor that requires grad."""
-    from frame.tensor import Tensor
     tr, tracer = tx.tr, tx.tr.tracer
     if arg.tensor_kind() is None and arg.is_constant():
         value = arg.as_constant()
@@ -493,7 +493,6 @@ def _grad_variable(tx, arg: Variable, i: int) -> tuple[TensorVariable, bool]:
     if base.kind == TENSOR and base.requires_grad:
         # a recorded identity: a distinct value that still depends on the tensor
         # (an input that requires grad but is not a leaf: call_real refuses it)
-        import frame
         identity = tx.call_real(frame.reshape, [base, ConstantVariable(tuple(base.shape))], {})
         if not is_tracked(tx, identity):
             raise Unsupported("capture_error", "frame.grad: the identity of a tensor that requires "

@@ -24,7 +24,9 @@ raises ``Unsupported`` and the call runs natively.
 from __future__ import annotations
 
 import inspect
+import os
 import sys
+import sysconfig
 import traceback
 import types
 import weakref
@@ -34,8 +36,10 @@ from .handlers import ON_BREAK
 from .resume import (SUSPENDING_FLAGS, Tail, is_resume_stack, live_locals, resume_code,
                      resume_function)
 from .variables.base import NullVariable, Variable
+from .variables.callables import BuiltinVariable
 
-__all__ = ["BreakEnd", "BreakPoint", "break_lines", "call_intercepted", "can_break_at"]
+__all__ = ["BreakEnd", "BreakPoint", "break_lines", "call_intercepted", "can_break_at",
+           "install_run_intercepted"]
 
 
 def can_break_at(code: types.CodeType, instr) -> str | None:
@@ -214,7 +218,6 @@ _FRAME_INSPECTING = (inspect.currentframe, inspect.stack, sys._getframe, traceba
 
 
 def _call_expr(rb, callee: Variable, pos, kwargs, backend, consts) -> str:
-    from .variables.callables import BuiltinVariable
     fn = getattr(callee, "fn", None)
     if (isinstance(callee, BuiltinVariable) and getattr(fn, "__name__", "") in _FRAME_DEPENDENT) \
             or (callee.is_constant() and callee.as_constant() is super) \
@@ -280,8 +283,6 @@ def _skipped(code: types.CodeType) -> bool:
     capture themselves) is not intercepted: only the user's functions are."""
     found = _SKIP.get(code)
     if found is None:
-        import os
-        import sysconfig
         roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
         here = os.path.dirname(os.path.abspath(__file__))
         roots |= {here, os.path.join(os.path.dirname(here), "frame")}
@@ -301,9 +302,21 @@ def _intercepted(f) -> bool:
         and not getattr(f, "__frame_jit__", False) and not _skipped(f.__code__)
 
 
+# How an intercepted frame runs: ``jit.run_intercepted(fn, backend, args, kwargs)``.
+# jit.py (above this module: it translates, and translation builds breaks) installs it
+# when it is imported.
+_run_intercepted = None
+
+
+def install_run_intercepted(run) -> None:
+    """Set how ``call_intercepted`` runs a user function as its own jitted frame
+    (called once, by capture/jit.py)."""
+    global _run_intercepted
+    _run_intercepted = run
+
+
 def call_intercepted(backend, f, args, kwargs):
     """Call the user's function ``f`` from an entry at a break: it runs as its
     own intercepted (jitted) frame."""
-    from .jit import run_intercepted
-    return run_intercepted(f, backend, args, kwargs)
+    return _run_intercepted(f, backend, args, kwargs)
 

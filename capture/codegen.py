@@ -38,17 +38,21 @@ import re
 import types
 
 import numpy as np
-
-from frame.tensor import Tensor
-
 from numpy.lib.array_utils import byte_bounds as _byte_bounds
 
+from frame import config
+from frame.hal.options import CompileOptions
+from frame.runtime.eager import run_op
+from frame.tensor import Tensor
+
+from .autograd import escaping_tracked
+from .breaks import break_lines
 from .errors import Unsupported
 from .guards import Guard, GuardSet
 from .resume import original_code
 from .sources import CLOSURE, FRAME_GLOBALS, FunctionSource, LocalSource
-from .translator import Translation
 from .translation import Cell
+from .translator import Translation
 from .variables.base import NDARRAY, NPSCALAR, TENSOR, TensorVariable, Variable
 
 __all__ = ["MISS", "CacheEntry", "build_entry", "build_native_entry", "signature_source",
@@ -404,7 +408,6 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     _mutation_guards(tr)
     donate = _donate_write_backs(tr, graph, out_index, rb, replay) if outputs else ()
     if donate:
-        from frame.hal.options import CompileOptions
         options = (options or CompileOptions()).replace(donate=donate)
     exe = _executable(graph, backend, options, pgo, origin_of(fn)) if outputs else None
     src, lines = _assemble_source(tr, fn, rb, exe, outputs, replay, brk)
@@ -440,7 +443,6 @@ def _collect_needed(tr: Translation, result: Variable | None, brk) -> list[Tenso
         _collect_tensors(v, needed, seen)
     for _, v in se.grads.values():
         _collect_tensors(v, needed, seen)
-    from .autograd import escaping_tracked
     leaving = escaping_tracked(tr, needed)
     if leaving is not None and not tr.backward_done:
         # eager hands out a tensor with an autograd record (backward through it
@@ -544,7 +546,6 @@ def _write_replay(tr: Translation, fn, rb: _Rebuilder, out_index: dict[int, int]
     for t, value in se.grads.values():  # validated at trace time, as Tensor.grad's setter does
         lines.append(f"    {rb.source(t)}._grad = {rb.expr(value)}")
     if brk is not None:
-        from .breaks import break_lines
         end, consts = break_lines(rb, brk, fn, requested_backend)
     else:
         end, consts = [f"    return {rb.expr(result)}"], {}
@@ -601,7 +602,6 @@ class _EagerExecutable:
         self.graph = graph
 
     def run(self, inputs):
-        from frame.runtime.eager import run_op
         env = {id(v): a for v, a in zip(self.graph.inputs, inputs)}
         for node in self.graph.nodes:
             if node.const is not None:
@@ -616,11 +616,7 @@ class _EagerExecutable:
 def runs_eagerly(node_count: int, has_body: bool) -> bool:
     """Is a graph of this many nodes below ``frame.config.min_graph_ops`` (and
     without fused bodies), so that its ops run one by one?"""
-    try:
-        from frame import config
-        minimum = int(getattr(config, "min_graph_ops", 1))
-    except ImportError:
-        minimum = 1
+    minimum = int(getattr(config, "min_graph_ops", 1))
     return node_count < minimum and not has_body
 
 
@@ -633,9 +629,10 @@ def origin_of(fn) -> str:
 
 
 def _executable(graph, backend: str, options, pgo: bool = False, origin: str | None = None):
-    from frame.runtime.compile import compile as runtime_compile
     if runs_eagerly(len(graph.nodes), any(n.body is not None for n in graph.nodes)):
         return _EagerExecutable(graph)
+    # lazy: the compiler (frame.passes, frame.runtime.compile) loads on the first compile
+    from frame.runtime.compile import compile as runtime_compile
     return runtime_compile(graph, backend, options, pgo=pgo, origin=origin)
 
 

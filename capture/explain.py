@@ -30,8 +30,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import threading
 import types
+
+from frame.runtime.stats import stats
 
 from .errors import BreakReason
 
@@ -110,8 +113,9 @@ def note_translation(fn, entry, seconds: float) -> None:
         # constants are data, not work: they are not listed as ops
         out.ops_per_graph.append([n.op for n in entry.graph.nodes if n.op != "constant"])
         out.entries.append(entry)
-        from frame.passes import fusion_summary
         try:
+            # lazy: the compiler (frame.passes, frame.runtime.compile) loads on the first compile
+            from frame.passes import fusion_summary
             summary = fusion_summary(entry.graph)
         except Exception:  # noqa: BLE001 - the compile reports a graph the passes reject
             summary = None
@@ -156,7 +160,6 @@ def explain(fn, *, backend: str | None = None):
     is in ``.result``; an exception it raised is in ``.exception``, not raised)."""
     @functools.wraps(fn)
     def run(*args, **kwargs) -> ExplainOutput:
-        import importlib
         jit_module = importlib.import_module("capture.jit")
         out = ExplainOutput()
         saved = (getattr(_session, "out", None), getattr(jit_module._local, "caches", None))
@@ -180,7 +183,6 @@ PGO_COUNTERS = ("pgo_trials", "pgo_decisions", "pgo_switches", "pgo_stored", "co
 def _note_tiers(out: ExplainOutput) -> None:
     """Fill ``tier_decisions`` (what each graph's executable runs on now) and
     ``pgo_counters``."""
-    from frame.runtime.stats import stats
     for entry in out.entries:
         exe = getattr(entry, "executable", None)
         backend = getattr(entry, "backend", None)

@@ -34,16 +34,23 @@ needs frame's run-time exactness check.
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import types
 
 import numpy as np
 
+import frame
+from frame.dtypes import from_numpy
 from frame.errors import ErrorCode, FrameError
+from frame.hal.backend import get_backend
+from frame.hal.options import CompileOptions
+from frame.ir.graph import Node
 from frame.tensor import Tensor
 
 from .errors import BreakReason, GraphBreakError, Unsupported
+from .variables.base import TensorVariable
 
 __all__ = ["export", "ExportError"]
 
@@ -110,8 +117,6 @@ def _input_names(func, bound: inspect.BoundArguments, skip: int) -> dict[int, tu
 def _outputs(result, name: str, out: list) -> None:
     """Flatten the traced return value into ``out`` as (name, TensorVariable):
     a tensor, or a tuple, list or dict (string keys) of them, nested."""
-    from .variables.base import TensorVariable
-
     if isinstance(result, TensorVariable):
         out.append((name, result))
         return
@@ -139,13 +144,6 @@ def export(fn, *example_args, path: str | os.PathLike) -> str:
     """Capture ``fn`` on ``example_args`` and write it as an OpenVINO IR at
     ``path`` (``.xml``; the weights go to the ``.bin`` beside it).  Returns
     the ``.xml`` path.  See the module docstring (docs/deployment.md)."""
-    import importlib
-
-    import frame
-    from frame.hal.backend import get_backend
-    from frame.hal.options import CompileOptions
-    from frame.passes import PassManager, standard_pipeline
-
     jit_module = importlib.import_module("capture.jit")
     func, bound_first = _callable(fn)
     name = getattr(func, "__qualname__", "model")
@@ -197,12 +195,15 @@ def export(fn, *example_args, path: str | os.PathLike) -> str:
 
     backend = get_backend("openvino")
     try:
+        # lazy: the compiler (frame.passes, frame.runtime.compile) loads on the first compile
+        from frame.passes import PassManager, standard_pipeline
         work = PassManager(standard_pipeline(backend, CompileOptions())).run(graph)
     except FrameError as err:
         if err.code is ErrorCode.UNIMPLEMENTED and getattr(err, "unsupported", None):
             raise ExportError(f"frame.export({name}): {_unsupported(err.unsupported)}") from None
         raise
     model = _model(work, inputs, [n for n, _ in outputs], name)
+    # lazy: openvino is imported only when an OpenVINO export is asked for
     import openvino as ov
     os.makedirs(os.path.dirname(os.path.abspath(xml)), exist_ok=True)
     ov.save_model(model, xml, compress_to_fp16=False)
@@ -214,8 +215,6 @@ def _bake_constants(graph, tr, names: dict[int, str]) -> list[tuple[str, object]
     input becomes a constant node holding its value now.  Returns the model's
     inputs in signature order: (name, the graph input Value, or the argument's
     array when the graph does not read it)."""
-    from frame.ir.graph import Node
-
     kept: dict[str, object] = {}
     constants = []
     for v in list(graph.inputs):
@@ -243,6 +242,7 @@ def _bake_constants(graph, tr, names: dict[int, str]) -> list[tuple[str, object]
 def _unsupported(nodes) -> str:
     """The ops without an OpenVINO lowering, each with why (fused nodes opened;
     constants are data, not ops)."""
+    # lazy: frame.backends.openvino imports openvino
     from frame.backends.openvino.support import first_unsupported
 
     flat = []
@@ -261,8 +261,11 @@ def _unsupported(nodes) -> str:
 
 def _model(graph, inputs: list[tuple[str, object]], output_names: list[str], name: str):
     """The ``ov.Model`` of the lowered ``graph``: named parameters and results."""
+    # lazy: openvino is imported only when an OpenVINO export is asked for
     import openvino as ov
+    # lazy: openvino is imported only when an OpenVINO export is asked for
     import openvino.opset16 as ops
+    # lazy: frame.backends.openvino imports openvino
     from frame.backends.openvino.lower import (INPUT_DIRECT, OUT_CONST, OUT_INPUT, OUT_MODEL,
                                                lower_graph)
 
@@ -278,7 +281,6 @@ def _model(graph, inputs: list[tuple[str, object]], output_names: list[str], nam
     graph_index = {id(v): i for i, v in enumerate(graph.inputs)}
     for input_name, value in inputs:
         if isinstance(value, np.ndarray):  # an argument the graph does not read: still an input
-            from frame.dtypes import from_numpy
             param = ops.parameter(list(value.shape), _ov_type(from_numpy(value.dtype)))
         elif lowered.inputs[graph_index[id(value)]] is not None:
             param_index, mode = lowered.inputs[graph_index[id(value)]]
@@ -320,5 +322,6 @@ def _model(graph, inputs: list[tuple[str, object]], output_names: list[str], nam
 
 
 def _ov_type(dtype):
+    # lazy: frame.backends.openvino imports openvino
     from frame.backends.openvino.lower import _boundary_type
     return _boundary_type(dtype)

@@ -18,14 +18,17 @@ without a declaration gets no break (``breaks.can_break_at``).
 from __future__ import annotations
 
 import operator
+import sys
 import types
 
+from .autograd import GradModeVariable
 from .errors import Unsupported, UserCodeRaises
 from .sources import GlobalSource
 from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable, Variable
 from .variables.callables import UserFunctionVariable
 from .variables.containers import (DictVariable, ListVariable, SetVariable, SliceVariable,
                                    TupleVariable, unpack_constant_key)
+from .variables.objects import SuperVariable
 
 __all__ = ["HANDLERS", "ON_BREAK", "BINARY_OPS"]
 
@@ -186,7 +189,6 @@ def STORE_ATTR(tx, instr):
 def IMPORT_NAME(tx, instr):
     """``import a.b`` / ``from a import b`` of a module that is already loaded
     (a dict lookup in ``sys.modules``, guarded); anything else runs natively."""
-    import sys
     fromlist = tx.pop()
     level = tx.pop()
     name = instr.argval
@@ -210,7 +212,6 @@ def IMPORT_FROM(tx, instr):
 
 @handler("LOAD_SUPER_ATTR")
 def LOAD_SUPER_ATTR(tx, instr):
-    from .variables.objects import SuperVariable
     self_var = tx.pop()
     cls_var = tx.pop()
     tx.pop()  # the global ``super``
@@ -723,7 +724,6 @@ def BEFORE_WITH(tx, instr):
     """``with frame.no_grad():`` / ``with frame.enable_grad():`` (the normal
     path: the block's exception handler is never simulated, an exception in it
     ends the trace).  Any other context manager is not modelled."""
-    from .autograd import GradModeVariable
     mgr = tx.pop()
     if not isinstance(mgr, GradModeVariable):
         raise Unsupported("unsupported_opcode", f"BEFORE_WITH on {mgr!r}")

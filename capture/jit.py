@@ -23,13 +23,22 @@ import time
 import types
 import weakref
 
+from frame.backends import default_backend_name
 from frame.runtime import logs as frame_logs  # FRAME_LOG guards/bytecode (frame/runtime/logs.py)
 from frame.runtime import trace as frame_trace  # FRAME_TRACE_DIR (frame/runtime/trace.py)
 from frame.runtime.stats import record
+from frame.settings import eager_forced
 
-from .codegen import MISS, CacheEntry, build_entry, build_native_entry
+from . import persist
+from .breaks import BreakPoint, can_break_at, install_run_intercepted
+from .codegen import MISS, CacheEntry, build_entry, build_native_entry, signature_source
 from .errors import USER_RAISES, BreakReason, GraphBreakError, Unsupported, UserCodeRaises
-from .resume import SUSPENDING_FLAGS, Tail
+from .explain import note_break, note_eager, note_translation
+from .instructions import decode
+from .resume import SUSPENDING_FLAGS, Tail, original_code
+from .sources import ClosureSource, LocalSource
+from .tracing import record_break, record_translation
+from .translator import Cell, InstructionTranslator, Translation
 
 __all__ = ["jit", "CodeCache", "CodeCaches", "cache_of", "CACHE_LIMIT", "reset_caches", "run_intercepted"]
 
@@ -99,7 +108,6 @@ class CodeCaches:
             return found[1].setdefault((backend, full_graph), CodeCache())
 
     def _record(self, code: types.CodeType) -> tuple:
-        from .resume import original_code
         key = id(code)
         original = original_code(code)  # (code itself unless it is a resume code)
         ref = weakref.ref(code, None if original is not code else lambda r: self._forget(key, r))
@@ -159,17 +167,12 @@ def reset_caches() -> None:
 
 def _eager_requested() -> bool:
     """``frame.config.eager`` or ``FRAME_EAGER`` (read when a function is jitted)."""
-    from frame.settings import eager_forced
     return eager_forced()
 
 
 def _default_backend() -> str:
     """frame's default backend (``frame.config.backend``, FRAME_BACKEND, else
     openvino when installed)."""
-    try:
-        from frame.backends import default_backend_name
-    except ImportError:
-        return os.environ.get("FRAME_BACKEND") or "cpu"
     return default_backend_name()
 
 
@@ -295,7 +298,6 @@ def _mark(wrapper, fn, cache, options):
 def _note_eager(why: str) -> None:
     """An eagerly jitted function was called: counted (``frame.report()``) and
     noted for ``frame.explain``."""
-    from .explain import note_eager
     note_eager(why)
     record.count("eager_calls")
 
@@ -393,6 +395,9 @@ def run_intercepted(fn, backend, args, kwargs):
     return _trampoline(_dispatch(cache_of(fn, backend, False), fn, args, kwargs, options))
 
 
+install_run_intercepted(run_intercepted)  # the break entries' calls of user functions
+
+
 def _promote(cache: CodeCache, entry: CacheEntry) -> None:
     """Move ``entry`` to the front (newest hit first): a new list, see CodeCache."""
     with cache.lock:
@@ -463,13 +468,13 @@ def _try_stored(cache: CodeCache, fn, args, kwargs, options):
     """The first miss of a code cache in this process: load the translations a
     previous process stored for it and run the call through the first whose
     guards hold (MISS when none does)."""
-    from . import persist
     with cache.translating:
         if cache.stored_checked:
             loaded = []
         else:
             cache.stored_checked = True
-            loaded = persist.load_entries(fn, options) if _persisting() else []
+            loaded = persist.load_entries(fn, options, options.backend or _default_backend(),
+                                          _backend_unpinned(options)) if _persisting() else []
             with cache.lock:
                 room = CACHE_LIMIT - len(cache.entries)
                 loaded = loaded[:max(room, 0)]
@@ -529,8 +534,7 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
         recompile_log.info("recompiling %s: guard failed: %s", name, shown)
     entry = translate(fn, arguments, options)
     if _persisting() and not entry.native and not entry.breaks:
-        from . import persist
-        persist.save_entry(fn, entry, options)
+        persist.save_entry(fn, entry, options, CACHE_LIMIT)
     breaks = entry.native and (not entry.reason.user_raises or entry.in_try)
     if not (breaks and options.full_graph):  # a full_graph break raises on every call
         with cache.lock:
@@ -578,7 +582,6 @@ def _report(cache: CodeCache | None, fn, reason: BreakReason, graph_break: bool 
     no "runs natively" line: the error says it all."""
     if reason.kind in _INTERNAL:
         return
-    from .explain import note_break
     note_break(reason, graph_break)
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
     key = (reason.kind, reason.reason, reason.location)
@@ -595,7 +598,6 @@ def _report(cache: CodeCache | None, fn, reason: BreakReason, graph_break: bool 
                     reason.reason)
     record.graph_break(reason.kind, reason.location, reason.reason)  # per-site counts for frame.report()
     if frame_trace.enabled():
-        from .tracing import record_break
         record_break(fn, name, reason, graph_break, raising)
 
 
@@ -618,7 +620,6 @@ def translate(fn, arguments: dict, options: JitOptions) -> CacheEntry:
     tid = frame_trace.begin_translation()  # None when recording is off
     if tid is None:
         return _translate(fn, arguments, options)[0]
-    from .tracing import record_translation
     t0 = time.perf_counter()
     backend = options.backend
     try:
@@ -657,7 +658,6 @@ def _translate(fn, arguments: dict, options: JitOptions):
                 reason = BreakReason(e.kind, f"{e.reason} (no graph break here: {why})",
                                      reason.location)
             entry = build_native_entry(tr, fn, reason, in_try=e.in_try)
-    from .explain import note_translation
     note_translation(fn, entry, time.perf_counter() - t0)
     record.add_time("translation", time.perf_counter() - t0)
     frame_logs.translated(fn, entry)  # FRAME_LOG=guards,bytecode (frame/runtime/logs.py)
@@ -667,9 +667,6 @@ def _translate(fn, arguments: dict, options: JitOptions):
 def _start(fn, arguments: dict):
     """A fresh Translation and the top-frame translator for ``fn``'s call
     (``(tr, None)`` with ``tr.failure`` set when the arguments cannot be wrapped)."""
-    from .sources import ClosureSource, LocalSource
-    from .translator import Cell, InstructionTranslator, Translation
-
     tr = Translation(fn)
     code = fn.__code__
     if code.co_flags & SUSPENDING_FLAGS:  # before any argument is wrapped: no guard at all
@@ -682,7 +679,6 @@ def _start(fn, arguments: dict):
         tr.failure.location = _where(fn)
         return tr, None
     try:
-        from .codegen import signature_source
         signature_source(code, fn, tr.guards)  # rejects reserved parameter names early
         f_locals = {}
         for name, value in arguments.items():
@@ -703,9 +699,6 @@ def _start(fn, arguments: dict):
 
 def _no_break(fn, e: Unsupported, options) -> str | None:
     """Why ``e`` cannot become a graph break (None: try one)."""
-    from .breaks import can_break_at
-    from .instructions import decode
-
     if options.full_graph:
         return "full_graph=True"
     if e.kind in _NOT_BREAKABLE or e.top_index is None:
@@ -723,8 +716,6 @@ def _no_break(fn, e: Unsupported, options) -> str | None:
 def _break_entry(fn, arguments, e: Unsupported, reason: BreakReason, backend, options):
     """(entry, None, the codes its trace ran) for a graph break before the
     top-frame instruction that raised ``e``, or (None, why not, ())."""
-    from .breaks import BreakPoint
-
     if e.depth > 0:  # placed at the caller's call: the reason is where the callee stopped
         reason = BreakReason(e.kind, f"{e.reason} (in a called function; the call runs as its "
                                      f"own intercepted frame)", reason.location)

@@ -60,10 +60,15 @@ import types
 
 import numpy as np
 
+import frame
+from frame.hal.backend import pack_graph, unpack_graph
+from frame.hal.options import CompileOptions
+from frame.runtime.persistent import active_store, stamp_sources
 from frame.runtime.stats import record
 
-from .codegen import (CacheEntry, entry_function, entry_helpers, maker_code, origin_of,
-                      set_entry_helper)
+from .codegen import (CacheEntry, _EagerExecutable, entry_function, entry_helpers, maker_code,
+                      origin_of, runs_eagerly, set_entry_helper)
+from .guards import Guard
 
 __all__ = ["load_entries", "save_entry"]
 
@@ -83,8 +88,6 @@ class NotPersistable(Exception):
 def _sources_fingerprint() -> str:
     """capture's and frame's sources (names, sizes, mtimes), Python's bytecode
     tag and NumPy's version: what decides how a function is translated."""
-    import frame
-    from frame.runtime.persistent import stamp_sources
     h = hashlib.sha256(f"{FORMAT}|{sys.implementation.cache_tag}|numpy {np.__version__}".encode())
     for package in (os.path.dirname(os.path.realpath(__file__)),
                     os.path.dirname(os.path.realpath(frame.__file__))):
@@ -286,13 +289,13 @@ def _decode(ref: list, fn):
 # --------------------------------------------------------------------------- save
 
 def _store():
-    from frame.runtime.persistent import active_store
     return active_store()
 
 
-def save_entry(fn, entry, options) -> bool:
+def save_entry(fn, entry, options, limit: int) -> bool:
     """Store ``entry`` (just translated for ``fn``) when it can be named in a new
-    process; True when written."""
+    process, keeping at most ``limit`` entries (``jit.CACHE_LIMIT``) per record;
+    True when written."""
     store = _store()
     if store is None or entry.native or entry.breaks or entry.backend is None:
         return False
@@ -310,7 +313,6 @@ def save_entry(fn, entry, options) -> bool:
     blobs: dict[str, bytes] = {"code": marshal.dumps(maker_code(entry.source, namespace))}
     graph_text = None
     if entry.executable is not None:
-        from frame.hal.backend import pack_graph
         graph_text, blobs["graph"] = pack_graph(entry.graph)
     item = {"source": entry.source, "guards": [[g.expr, g.text] for g in entry.guards],
             "consts": consts, "deps": deps, "graph": graph_text, "backend": entry.backend,
@@ -321,9 +323,8 @@ def save_entry(fn, entry, options) -> bool:
         item["nodes"] = len(entry.graph.nodes)
         item["bodies"] = any(n.body is not None for n in entry.graph.nodes)
     key = _record_key(fn, options.backend or entry.backend, options.full_graph)
-    from .jit import CACHE_LIMIT
     items, old_blobs = _read(store, key)
-    kept = [it for it in items if it["source"] != item["source"]][:CACHE_LIMIT - 1]
+    kept = [it for it in items if it["source"] != item["source"]][:limit - 1]
     # blobs are named "<entry index>.<part>"; the kept entries' are renamed to their new index
     all_items, all_blobs = [], {}
     for index, (it, parts) in enumerate([(item, blobs)] +
@@ -355,15 +356,14 @@ def _read(store, key: str) -> tuple[list[dict], dict[str, bytes]]:
 
 # --------------------------------------------------------------------------- load
 
-def load_entries(fn, options) -> list:
+def load_entries(fn, options, backend: str, pgo: bool) -> list:
     """The stored entries for ``fn`` under ``options`` that this process can use
-    (their guards still decide whether a call matches), newest first."""
+    (their guards still decide whether a call matches), newest first.  ``backend``
+    is the one the call runs on (``options.backend`` or frame's default) and ``pgo``
+    whether the runtime may choose the tier (``jit._backend_unpinned``)."""
     store = _store()
     if store is None:
         return []
-    from .jit import _backend_unpinned, _default_backend
-    backend = options.backend or _default_backend()
-    pgo = _backend_unpinned(options)
     try:
         key = _record_key(fn, backend, options.full_graph)
     except (OSError, ValueError):
@@ -384,8 +384,6 @@ def load_entries(fn, options) -> list:
 
 
 def _rebuild(fn, item: dict, blobs: dict[str, bytes], pgo: bool = False):
-    from .guards import Guard
-
     if not _dependencies_hold(item["deps"]):
         raise NotPersistable("a source file it was translated from changed")
     consts = item["consts"]
@@ -438,16 +436,13 @@ class _LazyRun:
         with self.lock:
             exe = self.executable
             if exe is None:
-                from frame.hal.backend import unpack_graph
-                from frame.runtime.compile import compile_packed
-
-                from .codegen import _EagerExecutable, runs_eagerly
                 text, backend = self.item["graph"], self.item["backend"]
                 if runs_eagerly(int(self.item["nodes"]), bool(self.item["bodies"])):
                     exe = _EagerExecutable(unpack_graph(text, self.payloads))
                 else:  # no parsing when the persistent cache has the executable
-                    from frame.hal.options import CompileOptions
                     donate = tuple((int(o), int(i)) for o, i in self.item.get("donate", ()))
+                    # lazy: the compiler (frame.passes, frame.runtime.compile) loads on the first compile
+                    from frame.runtime.compile import compile_packed
                     exe = compile_packed(text, self.payloads, backend,
                                          CompileOptions(donate=donate), pgo=self.pgo,
                                          origin=self.origin)

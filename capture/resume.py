@@ -142,6 +142,7 @@ def original_code(code: types.CodeType) -> types.CodeType:
 
 def _starts(code: types.CodeType) -> list[int]:
     """Start offset of each real (abstract) instruction, EXTENDED_ARG folded in."""
+    # lazy: bytecode (~20 ms to import) is needed only to build resume functions
     from bytecode import ConcreteBytecode
     starts: list[int] = []
     pos, pending = 0, None
@@ -172,6 +173,7 @@ def canonical(code: types.CodeType, offset: int) -> tuple[types.CodeType, int]:
 
 
 def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) -> types.CodeType:
+    # lazy: bytecode (~20 ms to import) is needed only to build resume functions
     from bytecode import Bytecode, CellVar, Instr, Label
 
     starts = _starts(code)

@@ -12,10 +12,14 @@ starts there); a native entry covers none.
 from __future__ import annotations
 
 import os
+import sysconfig
 
+import frame
 from frame.runtime import trace
 
 from .errors import CATALOGUE, BreakReason
+from .instructions import decode
+from .resume import original_code
 
 __all__ = ["record_translation", "record_break", "graph_lines"]
 
@@ -27,7 +31,6 @@ _NO_FALLTHROUGH = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "R
 def graph_lines(code, stop: int | None) -> list[int]:
     """Source lines of the instructions of ``code`` reachable from its start
     without executing instruction ``stop`` (None: the whole code)."""
-    from .instructions import decode
     instrs = decode(code).instructions
     seen: set[int] = set()
     todo = [0] if instrs else []
@@ -43,14 +46,12 @@ def graph_lines(code, stop: int | None) -> list[int]:
             todo.append(i + 1)
     lines = {instrs[i].lineno for i in seen if instrs[i].lineno is not None}
     # the def (or decorator) line: the prologue (RESUME, cells; a resume function's jump)
-    from .resume import original_code
     lines.discard(original_code(code).co_firstlineno)
     lines.discard(0)
     return sorted(lines)
 
 
 def _function(fn) -> dict:
-    from .resume import original_code
     code = fn.__code__
     original = original_code(code)
     return {"function": original.co_qualname, "file": os.path.abspath(original.co_filename)
@@ -107,9 +108,6 @@ def record_translation(tid: int, fn, entry, stop: int | None, codes, seconds: fl
 def _library_dirs() -> tuple[str, ...]:
     """Directories whose code is not the user's: frame, capture, Python's own
     library and installed packages."""
-    import sysconfig
-
-    import frame
     dirs = {os.path.dirname(os.path.dirname(os.path.abspath(frame.__file__))) + os.sep + "frame",
             os.path.dirname(os.path.abspath(__file__))}
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
@@ -123,7 +121,6 @@ def _inlined(fn, codes) -> list[dict]:
     """The user's functions the trace inlined into the graph (not frame's,
     capture's, the standard library's or installed packages'), with the lines
     of each (all its lines reachable from its start)."""
-    from .resume import original_code
     top = original_code(fn.__code__)
     library = _library_dirs()
     out = []

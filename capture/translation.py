@@ -14,17 +14,21 @@ import types
 
 import numpy as np
 
+from frame.autograd import tape
+from frame.autograd.tape import is_grad_enabled
+from frame.dtypes import DType, from_numpy
 from frame.tensor import Tensor
 
+from .autograd import grad_mode_static
 from .errors import Unsupported, UserCodeRaises
 from .guards import GuardSet
 from .side_effects import SideEffects
-from .sources import AttrSource, ConstSource, ItemSource, Source
+from .sources import AttrSource, ConstSource, ItemSource, Source, is_safe_key
 from .tracer import Tracer
 from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable,
                              TensorVariable, Variable)
-from .variables.callables import (BuiltinVariable, FrameApiVariable, NumpyFunctionVariable,
-                                  UserFunctionVariable, is_frame_api)
+from .variables.callables import (BuiltinVariable, FrameApiVariable, MethodVariable,
+                                  NumpyFunctionVariable, UserFunctionVariable, is_frame_api)
 from .variables.containers import (DictVariable, ListVariable, NamedTupleVariable, TupleVariable,
                                    is_namedtuple_class)
 from .variables.objects import ClassVariable, ObjectVariable, PythonModuleVariable
@@ -86,7 +90,6 @@ class Translation:
         if self.grad_mode is not None:
             return self.grad_mode
         if self.entry_grad_mode is None:
-            from frame.autograd.tape import is_grad_enabled
             self.entry_grad_mode = bool(is_grad_enabled())
             self.guards.grad_mode(is_grad_enabled, self.entry_grad_mode)
         return self.entry_grad_mode
@@ -154,7 +157,6 @@ class Translation:
         if t is Tensor or t is np.ndarray or plain_tensor_subclass(t):
             is_tensor = t is not np.ndarray
             data = value._data if is_tensor else value
-            from frame.dtypes import from_numpy
             try:
                 from_numpy(data.dtype)
             except TypeError as e:
@@ -193,7 +195,6 @@ class Translation:
             g.type_and_len(source, value)
             return ListVariable([self.wrap(v, ItemSource(source, i)) for i, v in enumerate(value)], source)
         if t is dict:
-            from .sources import is_safe_key
             if not all(is_safe_key(k) for k in value):
                 raise Unsupported("unsupported_object", "dict with keys that are not str/int/tuple")
             g.dict_keys(source, value)
@@ -202,11 +203,9 @@ class Translation:
         if static is not None:
             g.identity(source, value)
             return static
-        from frame.autograd import tape
         if value is tape._mode:  # read through is_grad_enabled() (symbolic), never directly
             raise Unsupported("unsupported_object", "frame's grad-mode state object")
         if t is types.MethodType:  # a bound method: its function and its object, each guarded
-            from .variables.callables import MethodVariable
             g.type_is(source, value)
             return MethodVariable(self.wrap(value.__func__, AttrSource(source, "__func__")),
                                   self.wrap(value.__self__, AttrSource(source, "__self__")), source)
@@ -218,7 +217,6 @@ class Translation:
 
     def _static(self, value, source: Source | None) -> Variable | None:
         """Variables for functions, modules and other objects guarded by identity."""
-        from frame.dtypes import DType
         if isinstance(value, types.FunctionType) and getattr(value, "__frame_jit__", False):
             # another jitted function: inline what it wraps (guarded through it)
             inner = value.__wrapped__
@@ -227,7 +225,6 @@ class Translation:
             return self.wrap(inner, AttrSource(source, "__wrapped__"))
         if isinstance(value, DType):
             return ConstantVariable(value, source)
-        from .autograd import grad_mode_static
         known = grad_mode_static(value, source)
         if known is not None:
             return known

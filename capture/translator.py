@@ -12,13 +12,18 @@ import builtins
 import inspect
 import logging
 import operator
+import os
 import types
 
 import numpy as np
 
+import frame
+from frame.dtypes import from_numpy
 from frame.tensor import Tensor
 
+from .autograd import after_inplace, untrackable
 from .errors import Unsupported, UserCodeRaises
+from .handlers import HANDLERS
 from .instructions import decode
 from .side_effects import SideEffects
 from .sources import (FRAME_GLOBALS, AttrSource, ConstSource, FrameGlobalsSource, GlobalSource,
@@ -28,8 +33,10 @@ from .translation import Cell, Translation
 from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorKind,
                              TensorVariable, Variable, broadcasts_to)
 from .variables.callables import UserFunctionVariable
-from .variables.containers import (DictVariable, ListVariable, TupleVariable, sequence_op,
+from .variables.containers import (DictVariable, GeneratorVariable, ListVariable, TupleVariable,
+                                   constant_value, is_constant_value, sequence_op,
                                    structurally_equal)
+from .variables.numpy_calls import as_array_operand
 
 __all__ = ["Translation", "InstructionTranslator", "Cell", "bind_arguments"]
 
@@ -40,7 +47,6 @@ MAX_INSTRUCTIONS = 500_000
 
 
 def _location(code: types.CodeType, lineno) -> str:
-    import os
     return f"{os.path.basename(code.co_filename)}:{lineno if lineno is not None else code.co_firstlineno}"
 
 
@@ -48,7 +54,6 @@ class InstructionTranslator:
     def __init__(self, tr: Translation, code: types.CodeType, f_globals: dict,
                  f_locals: dict[str, Variable], cells: dict[str, Cell], depth: int = 0,
                  parent: "InstructionTranslator | None" = None):
-        from .handlers import HANDLERS
         self.tr = tr
         self.code = code
         tr.codes.add(code)
@@ -206,7 +211,6 @@ class InstructionTranslator:
                 if not constant_ok or not isinstance(value, Tensor):
                     raise Unsupported("unsupported_object", "a frame function returned data computed "
                                                             "outside frame's ops")
-                from frame.dtypes import from_numpy
                 try:
                     from_numpy(data.dtype)
                     data = tracer.meta(tracer.value_of(data))
@@ -273,7 +277,6 @@ class InstructionTranslator:
 
     def call_constant(self, fn, args, kwargs) -> Variable:
         """Run a pure function on constant arguments at trace time."""
-        from .variables.containers import constant_value, is_constant_value
         if not all(is_constant_value(a) for a in args) or \
                 not all(is_constant_value(v) for v in kwargs.values()):
             raise Unsupported("unsupported_call", f"{getattr(fn, '__name__', fn)}() with non-constant arguments")
@@ -289,10 +292,8 @@ class InstructionTranslator:
     def binary_op(self, fn, a: Variable, b: Variable) -> Variable:
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             if not self._any_tensor_kind([a, b], {}):  # NumPy makes an array of a list operand
-                from .variables.numpy_calls import as_array_operand
                 a, b = as_array_operand(self, a), as_array_operand(self, b)
             if fn in _BOOL_BITWISE and _numpy_bools(a) and _numpy_bools(b):
-                import frame
                 return self.call_real(_BOOL_BITWISE[fn](frame), [a, b], {}, numpy_semantics=True,
                                       numpy_ref=fn)
             return self.call_real(fn, [a, b], {}, numpy_semantics=True)
@@ -338,8 +339,6 @@ class InstructionTranslator:
         ``a``'s shape) only the elements where it is true are written.  The write
         is a side effect replayed on an input after the graph runs; ``a`` itself
         (the same object) is the result."""
-        import frame
-        from .autograd import after_inplace
         if not isinstance(result, TensorVariable):
             raise Unsupported("unsupported_object", f"writing {result!r} into a tensor")
         self.tr.written_in_place(a)
@@ -366,7 +365,6 @@ class InstructionTranslator:
         if isinstance(value, CONSTANT_TYPES) or isinstance(value, np.generic):
             return ConstantVariable(value)
         if type(value) is np.ndarray:  # a constant of the graph; each call gets a fresh copy
-            from frame.dtypes import from_numpy
             try:
                 from_numpy(value.dtype)
             except TypeError as e:
@@ -404,7 +402,6 @@ class InstructionTranslator:
         child = InstructionTranslator(self.tr, code, fn.__globals__, f_locals, cells,
                                       self.depth + 1, self)
         if code.co_flags & inspect.CO_GENERATOR:
-            from .variables.containers import GeneratorVariable
             return GeneratorVariable(child)  # runs lazily, one yield per next()
         return child.run()
 
@@ -480,8 +477,6 @@ class InstructionTranslator:
 
 def _untrackable(tx, args, kwargs) -> bool:
     """Is an argument an input tensor that requires grad but is not a leaf?"""
-    from .autograd import untrackable
-
     def check(v):
         return untrackable(tx, v) or any(check(i) for i in v.children())
     return any(check(a) for a in args) or any(check(v) for v in kwargs.values())

@@ -29,6 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from frame.dtypes import from_numpy
+from frame.tensor import Tensor
+
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import DataSource, Source
 from ..tracer import TracedTensor
@@ -160,6 +163,7 @@ class Variable:
 
     def get_iter(self, tx) -> "Variable":
         """``iter(self)``: an IteratorVariable."""
+        # cycle: base -> containers -> base
         from .containers import IteratorVariable
         return IteratorVariable(self.iterate(tx))
 
@@ -221,6 +225,7 @@ class ConstantVariable(Variable):
         return bool(self.value)
 
     def getattr(self, tx, name: str) -> Variable:
+        # cycle: base -> callables -> tensor_ops -> base
         from .callables import wrap_constant_attr
         return wrap_constant_attr(tx, self, name)
 
@@ -289,12 +294,10 @@ class TensorVariable(Variable):
 
     @property
     def dtype(self):
-        from frame.dtypes import from_numpy
         return from_numpy(self.meta.dtype)
 
     def python_type(self) -> type:
         if self.kind == TENSOR:
-            from frame.tensor import Tensor
             return self.pytype or Tensor
         if self.kind == NDARRAY:
             return np.ndarray
@@ -307,7 +310,6 @@ class TensorVariable(Variable):
     def as_python(self):
         """The object frame's API functions should see for this value."""
         if self.kind == TENSOR:
-            from frame.tensor import Tensor
             return Tensor._wrap(self.meta)
         return self.meta
 
@@ -318,23 +320,26 @@ class TensorVariable(Variable):
         return self.kind == TENSOR
 
     def getattr(self, tx, name: str) -> Variable:
+        # cycle: base -> tensor_ops -> base
         from .tensor_ops import tensor_getattr
         return tensor_getattr(tx, self, name)
 
     def setattr(self, tx, name: str, value: Variable) -> None:
         if self.kind == TENSOR and name == "grad":
+            # cycle: base -> autograd -> grad -> containers -> base
             from ..autograd import write_grad
             write_grad(tx, self, value)
             return
         super().setattr(tx, name, value)
 
     def getitem(self, tx, index: Variable) -> Variable:
+        # cycle: base -> tensor_ops -> base
         from .tensor_ops import tensor_getitem
         return tensor_getitem(tx, self, index)
 
     def setitem(self, tx, index: Variable, value: Variable) -> None:
         if self.kind == TENSOR:  # frame's functional setitem (a scatter), written back
-            from frame.tensor import Tensor
+            # cycle: base -> tensor_ops -> base
             from .tensor_ops import tensor_write
             tensor_write(tx, self, Tensor.__setitem__.__frame_inplace_of__, [index, value], {})
             return
@@ -344,6 +349,7 @@ class TensorVariable(Variable):
         """Tensors and ndarrays are updated in place (NumPy's same_kind
         casting, fixed shape); a NumPy scalar rebinds."""
         if self.kind in (TENSOR, NDARRAY):
+            # cycle: base -> autograd -> grad -> containers -> base
             from ..autograd import check_inplace
             check_inplace(tx, self, other)
             return tx.write_in_place(self, tx.binary_op(fn, self, other))
@@ -371,7 +377,9 @@ class TensorVariable(Variable):
         NumPy iterate lazily: an in-place update in the loop body shows)."""
         if not self.shape:
             raise UserCodeRaises("TypeError: iteration over a 0-d tensor")
+        # cycle: base -> containers -> base
         from .containers import LazyIteratorVariable
+        # cycle: base -> tensor_ops -> base
         from .tensor_ops import tensor_getitem
         position = [0]
         length = self.shape[0]

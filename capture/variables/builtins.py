@@ -15,7 +15,8 @@ from ..errors import Unsupported, UserCodeRaises
 from .base import ConstantVariable, TensorVariable, Variable
 from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyIteratorVariable,
                          ListVariable, SetVariable, SliceVariable, TupleVariable, constant_value,
-                         is_constant_value)
+                         is_constant_value, unpack_constant_key)
+from .objects import ObjectVariable
 
 __all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS"]
 
@@ -59,7 +60,6 @@ def _len(tx, args, kwargs):
         return ConstantVariable(x.shape[0])
     if x.is_constant():
         return _run_constant(tx, len, [x.as_constant()], {})
-    from .objects import ObjectVariable
     if isinstance(x, ObjectVariable) and isinstance(getattr(type(x.obj), "__len__", None),
                                                     types.FunctionType):
         return x.getattr(tx, "__len__").call(tx, [], {})  # a Python __len__: inlined
@@ -197,7 +197,6 @@ def _tuple(tx, args, kwargs):
 
 
 def _dict(tx, args, kwargs):
-    from .containers import unpack_constant_key
     items = {}
     if args:
         src = args[0]

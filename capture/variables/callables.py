@@ -6,9 +6,13 @@ import types
 
 import numpy as np
 
+from frame._numpy_interop import FUNCTION_OPS, UFUNC_OPS
+from frame.tensor import from_numpy, tensor
+
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import Source
 from .base import CONSTANT_TYPES, TENSOR, ConstantVariable, TensorVariable, Variable
+from .tensor_ops import construct_tensor, from_numpy_view
 
 __all__ = ["UserFunctionVariable", "FrameApiVariable", "NumpyFunctionVariable", "BuiltinVariable",
            "MethodVariable", "BoundBuiltinMethod", "wrap_constant_attr", "is_frame_api"]
@@ -91,12 +95,9 @@ class FrameApiVariable(CallableVariable):
         name = getattr(self.fn, "__name__", "")
         if name in _IMPURE_FRAME or getattr(self.fn, "__module__", None) == "frame.functions.random":
             raise Unsupported("unsupported_call", f"frame.{name} draws random numbers")
-        from frame.tensor import from_numpy, tensor
         if self.fn is tensor:
-            from .tensor_ops import construct_tensor
             return construct_tensor(tx, args, kwargs)
         if self.fn is from_numpy:
-            from .tensor_ops import from_numpy_view
             return from_numpy_view(tx, args, kwargs)
         return tx.call_real(self.fn, args, kwargs)
 
@@ -106,7 +107,6 @@ class FrameApiVariable(CallableVariable):
 
 # NumPy callables capture can model: the ones frame maps onto its ops
 def _numpy_tables():
-    from frame._numpy_interop import FUNCTION_OPS, UFUNC_OPS
     return UFUNC_OPS, FUNCTION_OPS
 
 
@@ -127,6 +127,7 @@ class NumpyFunctionVariable(CallableVariable):
         ufuncs, functions = _numpy_tables()
         if tx.contains_tensor(args, kwargs):
             if self.fn in ufuncs or self.fn in functions:
+                # cycle: callables -> numpy_calls -> containers -> callables
                 from .numpy_calls import numpy_call
                 result = numpy_call(tx, self.fn, args, kwargs)
                 if self.fn in _NUMPY_VIEW_FUNCTIONS and args and isinstance(args[0], TensorVariable) \
@@ -188,6 +189,7 @@ class BoundBuiltinMethod(Variable):
         self.name = name
 
     def call(self, tx, args, kwargs):
+        # cycle: callables -> container_methods -> numpy_calls -> containers -> callables
         from .container_methods import call_container_method
         return call_container_method(tx, self.obj, self.name, args, kwargs)
 
@@ -221,6 +223,7 @@ class BuiltinVariable(CallableVariable):
     __slots__ = ()
 
     def call(self, tx, args, kwargs):
+        # cycle: callables -> builtins -> objects -> containers -> callables
         from .builtins import call_builtin
         return call_builtin(tx, self.fn, args, kwargs)
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from ..errors import Unsupported, UserCodeRaises
 from .base import ConstantVariable, Variable
+from .callables import NumpyFunctionVariable
 from .containers import (DictViewVariable, DictVariable, ListVariable, SetVariable, TupleVariable,
                          constant_value, is_constant_value, unpack_constant_key)
+from .numpy_calls import numpy_call
 
 __all__ = ["call_container_method"]
 
@@ -153,8 +155,6 @@ def call_container_method(tx, obj: Variable, name: str, args, kwargs) -> Variabl
         except Exception as e:  # raised again by the native run
             raise UserCodeRaises(f"{name}() raises {type(e).__name__}: {e}") from e
         return tx.wrap_result(result)
-    from .callables import NumpyFunctionVariable
     if isinstance(obj, NumpyFunctionVariable) and name == "reduce":
-        from .numpy_calls import numpy_call
         return numpy_call(tx, obj.fn.reduce, args, kwargs)
     raise Unsupported("unsupported_call", f"method {name} of {obj!r}")

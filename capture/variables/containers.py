@@ -8,10 +8,12 @@ is written back to the real object after the graph runs.
 from __future__ import annotations
 
 import operator
+import types
 
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import Source
 from .base import ConstantVariable, TensorVariable, Variable, refuse_tensor_index
+from .callables import BoundBuiltinMethod
 
 __all__ = ["TupleVariable", "NamedTupleVariable", "ListVariable", "DictVariable", "SetVariable",
            "SliceVariable", "IteratorVariable", "ListIteratorVariable", "DictIteratorVariable",
@@ -95,7 +97,6 @@ class TupleVariable(_Sequence):
         return "".join(rb.expr(i) + ", " for i in self.items)
 
     def getattr(self, tx, name: str) -> Variable:
-        from .callables import BoundBuiltinMethod
         if name in ("index", "count"):
             return BoundBuiltinMethod(self, name)
         return super().getattr(tx, name)
@@ -200,7 +201,6 @@ class ListVariable(_Sequence):
         return ListIteratorVariable(self)
 
     def getattr(self, tx, name: str) -> Variable:
-        from .callables import BoundBuiltinMethod
         if name in ("append", "extend", "pop", "insert", "index", "count", "reverse", "clear",
                     "copy", "remove"):
             return BoundBuiltinMethod(self, name)
@@ -278,7 +278,6 @@ class DictVariable(Variable):
         return DictIteratorVariable(self)
 
     def getattr(self, tx, name: str) -> Variable:
-        from .callables import BoundBuiltinMethod
         if name in ("keys", "values", "items", "get", "pop", "update", "setdefault", "clear",
                     "copy"):
             return BoundBuiltinMethod(self, name)
@@ -322,7 +321,6 @@ class SetVariable(Variable):
         return [ConstantVariable(v) for v in self.values]
 
     def getattr(self, tx, name: str) -> Variable:
-        from .callables import BoundBuiltinMethod
         if name in ("add", "discard", "remove", "update", "union", "intersection", "difference",
                     "issubset", "issuperset", "isdisjoint", "copy", "clear"):
             return BoundBuiltinMethod(self, name)
@@ -545,7 +543,6 @@ class GeneratorVariable(IteratorVariable):
             raise e
 
     def python_type(self) -> type:
-        import types
         return types.GeneratorType
 
     # its state cannot be rebuilt in an entry

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import types
 
+from frame.autograd.functional import _argnums, grad, value_and_grad
+from frame.hal.errors import FrameError
+
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import AttrSource, ItemSource, Source
 from .base import ConstantVariable, Variable
@@ -51,8 +54,6 @@ class GradTransformVariable(CallableVariable):
     __slots__ = ()
 
     def call(self, tx, args, kwargs):
-        from frame.autograd.functional import _argnums, value_and_grad
-        from frame.hal.errors import FrameError
         name = self.fn.__name__
         names = ("fn", "argnums")
         if len(args) > 2 or set(kwargs) - set(names) or set(names[:len(args)]) & set(kwargs):
@@ -105,6 +106,7 @@ class GradFunctionVariable(Variable):
         return self.fn
 
     def call(self, tx, args, kwargs):
+        # cycle: grad -> autograd -> grad
         from ..autograd import grad_call
         return grad_call(tx, self, list(args), dict(kwargs))
 
@@ -134,7 +136,6 @@ def made_grad_function(value: types.FunctionType, source: Source | None
     closure cells are never rebound: the argnums are read as they are, the
     function through its cell (so it is guarded) when called."""
     if not _CODES:
-        from frame.autograd.functional import grad, value_and_grad
         _CODES["grad"] = grad(abs).__code__
         _CODES["value_and_grad"] = value_and_grad(abs).__code__
     code = value.__code__

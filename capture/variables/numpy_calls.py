@@ -27,6 +27,7 @@ import inspect
 
 import numpy as np
 
+from ..autograd import check_inplace
 from ..errors import Unsupported, UserCodeRaises
 from .base import NPSCALAR, TENSOR, TensorVariable, Variable, broadcasts_to
 from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
@@ -224,7 +225,6 @@ def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
         result = tx.call_real(fn, call.args, call.kwargs, numpy_semantics=True, numpy_ref=numpy_ref)
         if out is None:
             return result
-        from ..autograd import check_inplace
         check_inplace(tx, out, result)
         return tx.write_in_place(out, result)
     _convert_operands(tx, call, array_slots)
@@ -254,7 +254,6 @@ def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
                 raise UserCodeRaises(f"cannot cast {result.meta.dtype} to "
                                      f"{out.meta.dtype} (casting='same_kind')")
             return out
-    from ..autograd import check_inplace
     check_inplace(tx, out, result)
     return tx.write_in_place(out, result, None if mask is True else mask)
 

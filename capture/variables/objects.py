@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import types
 
+from frame.tensor import Tensor
+
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import AttrSource, ConstSource, Source
 from .base import Variable, refuse_tensor_index
+from .callables import MethodVariable
+from .containers import NamedTupleVariable, is_namedtuple_class
+from .tensor_ops import construct_tensor
 
 __all__ = ["ObjectVariable", "PythonModuleVariable", "ClassVariable", "ExceptionVariable"]
 
@@ -134,7 +139,6 @@ def guard_class_attr(tx, cls: type, name: str, static) -> None:
 
 
 def _bind(func: Variable, self_var: Variable) -> Variable:
-    from .callables import MethodVariable
     return MethodVariable(func, self_var)
 
 
@@ -223,7 +227,6 @@ class ClassVariable(Variable):
             return ExceptionVariable(self.cls, args, kwargs)
         if self.cls is super:
             return SuperVariable.from_call(tx, args, kwargs)
-        from .containers import NamedTupleVariable, is_namedtuple_class
         if is_namedtuple_class(self.cls) and self.cls.__new__.__module__.startswith("namedtuple_"):
             fields = self.cls._fields
             values = dict(zip(fields, args))
@@ -239,9 +242,7 @@ class ClassVariable(Variable):
         mod = getattr(self.cls, "__module__", "") or ""
         if mod == "numpy" or mod.startswith("numpy."):
             return tx.call_constant(self.cls, args, kwargs)
-        from frame.tensor import Tensor
         if self.cls is Tensor:
-            from .tensor_ops import construct_tensor
             return construct_tensor(tx, args, kwargs)
         raise Unsupported("unsupported_call", f"creating a {self.cls.__qualname__} object")
 

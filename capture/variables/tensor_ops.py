@@ -13,6 +13,9 @@ import operator
 
 import numpy as np
 
+import frame
+from frame.tensor import Tensor, from_numpy, tensor
+
 from ..errors import Unsupported, UserCodeRaises
 from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 
@@ -46,13 +49,13 @@ class TensorMethodVariable(Variable):
         if self.name == "backward":
             if t.kind != TENSOR:
                 raise UserCodeRaises("ndarray has no attribute 'backward'")
+            # cycle: tensor_ops -> autograd -> grad -> containers -> callables -> tensor_ops
             from ..autograd import backward
             return backward(tx, t, args, kwargs)
         if t.kind == TENSOR and self.name in _METADATA_METHODS and not args and not kwargs:
-            from frame.tensor import Tensor  # the meta array has the tensor's dtype and shape
+            # the meta array has the tensor's dtype and shape
             return ConstantVariable(getattr(Tensor, self.name)(Tensor._wrap(t.meta)))
         if t.kind == TENSOR:
-            from frame.tensor import Tensor
             functional = getattr(getattr(Tensor, self.name, None), "__frame_inplace_of__", None)
             if functional is not None:  # t.add_(y), t.__setitem__(i, v): the functional form, written back
                 return tensor_write(tx, t, functional, args, kwargs)
@@ -61,12 +64,10 @@ class TensorMethodVariable(Variable):
             raise Unsupported("side_effect", f"in-place tensor method .{self.name}()")
         if self.name == "detach" and t.kind == TENSOR and not args and not kwargs:
             # shares memory with the tensor (a view for in-place purposes)
-            from frame.tensor import Tensor
             t.check_fresh()
             # a fresh meta array for the same value: not tracked for autograd
             return tx.tr.mark_view(TensorVariable(_fresh_meta(tx, t), TENSOR), t, Tensor.detach)
         if t.kind == TENSOR:
-            from frame.tensor import Tensor
             method = getattr(Tensor, self.name, None)
             if method is None:
                 raise UserCodeRaises(f"'Tensor' object has no attribute {self.name!r}")
@@ -88,6 +89,7 @@ def tensor_write(tx, t: TensorVariable, functional, args, kwargs) -> TensorVaria
     capture: its functional form (``__frame_inplace_of__``) becomes graph nodes
     and its result is written into ``t`` (replayed on an input after the graph
     runs), with eager's autograd checks."""
+    # cycle: tensor_ops -> autograd -> grad -> containers -> callables -> tensor_ops
     from ..autograd import check_inplace
     tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, TensorVariable)]
     operand = next((a for a in tensors if a.requires_grad), tensors[0] if tensors else ConstantVariable(0))
@@ -96,9 +98,9 @@ def tensor_write(tx, t: TensorVariable, functional, args, kwargs) -> TensorVaria
 
 
 def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
-    import frame
     if name not in NDARRAY_METHODS:
         raise Unsupported("unsupported_call", f"ndarray.{name}() has no frame op")
+    # cycle: tensor_ops -> numpy_calls -> autograd -> grad -> containers -> callables -> tensor_ops
     from .numpy_calls import ndarray_method_function, numpy_call
     function = ndarray_method_function(name)
     if function is not None:  # x.sum(...) is np.sum(x, ...): NumPy's operands and out=
@@ -150,12 +152,12 @@ def tensor_getattr(tx, t: TensorVariable, name: str) -> Variable:
             return tx.wrap_static(t.dtype)
         return tx.wrap_static(t.meta.dtype)
     if name == "T":
-        import frame
         result = tx.call_real(frame.transpose, [t], {}, numpy_semantics=t.kind != TENSOR)
         return tx.tr.mark_view(result, t, np.transpose) if t.kind != TENSOR else result
     if name == "requires_grad" and t.kind == TENSOR:
         return ConstantVariable(t.requires_grad)
     if name == "grad" and t.kind == TENSOR:
+        # cycle: tensor_ops -> autograd -> grad -> containers -> callables -> tensor_ops
         from ..autograd import read_grad
         return read_grad(tx, t)
     if name in ("real", "imag", "flat", "data", "base", "strides", "flags", "ctypes", "itemsize",
@@ -196,6 +198,7 @@ def tensor_getitem(tx, t: TensorVariable, index: Variable) -> Variable:
 
 
 def _is_basic_index(index: Variable) -> bool:
+    # cycle: tensor_ops -> containers -> callables -> tensor_ops
     from .containers import SliceVariable, TupleVariable
     parts = index.items if isinstance(index, TupleVariable) else [index]
     for p in parts:
@@ -212,8 +215,6 @@ def _is_basic_index(index: Variable) -> bool:
 def construct_tensor(tx, args, kwargs) -> Variable:
     """``frame.tensor(data, dtype=None, requires_grad=False)`` / ``frame.Tensor(...)``:
     a copy of a traced tensor is a new variable on the same value."""
-    import frame
-    from frame.tensor import tensor
     names = ("data", "dtype", "requires_grad")
     bound = dict(zip(names, args))
     bound.update(kwargs)
@@ -241,7 +242,6 @@ def _fresh_meta(tx, t: TensorVariable):
 
 def from_numpy_view(tx, args, kwargs) -> Variable:
     """``frame.from_numpy(array)`` shares memory: a Tensor view of an input array."""
-    from frame.tensor import from_numpy
     (array,) = args if not kwargs else (kwargs.get("array"),)
     if not isinstance(array, TensorVariable) or array.kind != NDARRAY:
         return tx.call_real(from_numpy, args, kwargs)

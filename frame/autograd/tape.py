@@ -167,9 +167,11 @@ class _Ref(weakref.ref):
     __slots__ = ("key",)
 
 
-def _forget(ref: _Ref) -> None:
-    if _tracked.get(ref.key) is ref:
-        _tracked.pop(ref.key, None)
+def _forget(ref: _Ref, tracked: dict = _tracked) -> None:
+    # the registry is bound at definition: this callback also runs while the
+    # interpreter shuts down, after the module's globals are cleared
+    if tracked.get(ref.key) is ref:
+        tracked.pop(ref.key, None)
 
 
 def _track(t: Tensor) -> None:
