@@ -182,3 +182,18 @@ def test_large_update_run_in_parallel_chunks_into_the_donated_input():
     exe, mine, out, want = _run_donated(graph, inputs, ((0, 0),))
     assert out[0] is mine[0]
     assert_identical(out, want)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_a_where_over_the_donated_input_is_not_computed_into_it(fused):
+    # np.exp(x, out=o, where=x > 0): the update is where(x > 0, exp(x), o).
+    # where's bit select reads o again after its first write, so writing it
+    # into o's own array (the donation) would read its own partial result
+    b = GraphBuilder()
+    x, o = b.input("float32", (8, 16)), b.input("float32", (8, 16))
+    mask = b.op("greater", x, b.constant(np.array(0.0, np.float32)))
+    y = b.op("exp", x) if fused else x
+    graph = b.build(b.op("where", mask, y, o))
+    inputs = [_rand((8, 16), 0), np.full((8, 16), 7.0, np.float32)]
+    exe, mine, out, want = _run_donated(graph, inputs, ((0, 1),))
+    assert_identical(out, want)

@@ -175,7 +175,7 @@ from ...ir.types import TensorType
 from ...ops.nn import _cross_entropy_kernel, _softmax_kernel, softmax_cross_entropy
 from ...ops.registry import get_schema, lookup
 from .chunks import Split, chunk_allocator, parallel_split
-from .lowerings import Namespace, out_lowering
+from .lowerings import REREADS_ARGUMENTS, Namespace, out_lowering
 
 __all__ = ["CpuExecutable", "build_executable", "check_plan"]
 
@@ -442,6 +442,12 @@ class _Codegen:
             ops = [n.op for n in node.body.nodes] if node.body is not None else [node.op]
             if v.type.size <= 1 or not all(lookup(op) is not None and lookup(op).has("elementwise")
                                            for op in ops):
+                return None
+            # the node writing the output (a body's last) must not read the input
+            # again after writing: ``where``'s bit select reads its third argument
+            # after its first write, and sees the donated array under another name
+            last = node.body.nodes[-1] if node.body is not None else node
+            if out_lowering(last) in REREADS_ARGUMENTS:
                 return None
         return self.expr[id(src)]
 

@@ -28,7 +28,7 @@ from ...ir.graph import Node
 from ...ops.elementwise import BINARY_UFUNCS, UNARY_UFUNCS
 from ...ops.registry import lookup
 
-__all__ = ["Namespace", "Emitter", "out_lowering"]
+__all__ = ["Namespace", "Emitter", "REREADS_ARGUMENTS", "out_lowering"]
 
 
 class Namespace:
@@ -56,8 +56,13 @@ class Namespace:
 # (node, argument expressions, out expression, namespace) -> lines of code.
 # An emitter must stay exact when ``out`` is one of its arguments of the same
 # dtype and shape (the codegen writes fused intermediates in place): it may
-# read its arguments only in its first call, as rsqrt below does.
+# read its arguments only in its first call, as rsqrt below does.  An emitter
+# that recognises that case only by the expressions being equal (``where``:
+# it reads an argument again after writing ``out``) is marked
+# ``REREADS_ARGUMENTS``: the codegen never lets it write into an array that is
+# one of its arguments under another name (a donated input, ``codegen.donor``).
 Emitter = Callable[[Node, Sequence[str], str, Namespace], list[str]]
+REREADS_ARGUMENTS: set[Emitter] = set()
 
 
 def _ufunc_name(ns: Namespace, uf: np.ufunc) -> str:
@@ -132,6 +137,9 @@ def _where(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str
     return [f"{xor}({a}.view({u}), {bb}, out={ob})",
             f"{mul}({ob}, {c}, out={ob})",
             f"{xor}({ob}, {bb}, out={ob})"]
+
+
+REREADS_ARGUMENTS.add(_where)
 
 
 def _matmul(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
