@@ -169,8 +169,6 @@ class _RacingCore:
         return self._core.compile_model(model, device, config)
 
 
-@pytest.mark.skipif(__import__("importlib").util.find_spec("openvino") is None,
-                    reason="openvino not installed")
 def test_openvino_compile_failing_in_the_model_cache_compiles_without_it(tmp_path, monkeypatch,
                                                                          caplog):
     from frame.backends.openvino.backend import OpenVinoBackend
