@@ -16,8 +16,12 @@ them with the inputs they are called with:
 
 ``check`` runs the function natively and jitted (``assert_same_as_eager``:
 types, values, dtypes, argument and global mutation, identity, exceptions).
-Whether the call was captured is not checked here: the corpus is about what
-the caller sees (``python -m tests.capture.corpus_summary`` counts graphs).
+Whether the call was captured is checked only for a case registered with
+``graphs=N`` (the coverage corpus, ``test_coverage_*.py``): ``frame.explain``
+must show N graphs and exactly the breaks listed in ``breaks=`` (substrings
+of the reasons; ``graphs=1`` alone means one graph and no break).  Elsewhere
+the corpus is about what the caller sees (``python -m
+tests.capture.corpus_summary`` counts graphs).
 A case registered with ``observe=True`` also compares what the call reports on
 the side: its warnings (message, category, file, line) and its log records
 (logger, function name, module, file, line, message) outside frame's own
@@ -60,6 +64,8 @@ class Case:
     xfail: str | None
     xfail_on: str | None
     observe: bool = False
+    graphs: int | None = None
+    breaks: tuple[str, ...] = ()
 
     def args(self) -> tuple:
         return tuple(self.make_args())
@@ -74,6 +80,22 @@ class Case:
         if self.observe:
             capture.reset_caches()
             self.check_observed()
+        if self.graphs is not None:
+            self.check_captured()
+
+    def check_captured(self) -> None:
+        """The case's capture expectation: ``graphs`` graphs, and exactly the
+        breaks named by ``breaks`` (each a substring of one break's reason, in
+        order; no break when empty)."""
+        capture.reset_caches()
+        out = frame.explain(self.fn, backend=BACKEND)(*self.args(), **self.kwargs)
+        reasons = [f"{r.kind}: {r.reason}" for r in out.break_reasons]
+        shown = f"graphs={out.graph_count}, breaks={reasons}"
+        assert out.graph_count == self.graphs, f"{self.name}: expected {self.graphs} graph(s); {shown}"
+        assert len(reasons) == len(self.breaks), (
+            f"{self.name}: expected {len(self.breaks)} break(s) {list(self.breaks)}; {shown}")
+        for wanted, reason in zip(self.breaks, reasons):
+            assert wanted in reason, f"{self.name}: expected a break about {wanted!r}; {shown}"
 
 
     def check_observed(self) -> None:
@@ -124,20 +146,25 @@ class Corpus:
 
     def __call__(self, make_args: Callable[[], tuple] = tuple, *, kwargs: dict | None = None,
                  globals_to_check: tuple[str, ...] = (), xfail: str | None = None,
-                 xfail_on: str | None = None, name: str | None = None, observe: bool = False):
+                 xfail_on: str | None = None, name: str | None = None, observe: bool = False,
+                 graphs: int | None = None, breaks: tuple[str, ...] | str = ()):
         def register(fn):
             self.add(fn, make_args, kwargs=kwargs, globals_to_check=globals_to_check,
-                     xfail=xfail, xfail_on=xfail_on, name=name, observe=observe)
+                     xfail=xfail, xfail_on=xfail_on, name=name, observe=observe,
+                     graphs=graphs, breaks=breaks)
             return fn
         return register
 
     def add(self, fn, make_args: Callable[[], tuple] = tuple, *, kwargs: dict | None = None,
             globals_to_check: tuple[str, ...] = (), xfail: str | None = None,
-            xfail_on: str | None = None, name: str | None = None, observe: bool = False) -> None:
+            xfail_on: str | None = None, name: str | None = None, observe: bool = False,
+            graphs: int | None = None, breaks: tuple[str, ...] | str = ()) -> None:
         name = name or fn.__name__
         assert all(c.name != name for c in self.cases), f"two corpus cases named {name!r}"
+        breaks = (breaks,) if isinstance(breaks, str) else tuple(breaks)
+        assert not breaks or graphs is not None, f"{name}: breaks= needs graphs="
         self.cases.append(Case(fn, make_args, name, dict(kwargs or {}), tuple(globals_to_check),
-                               xfail, xfail_on, observe))
+                               xfail, xfail_on, observe, graphs, breaks))
 
     def params(self) -> list:
         params = []

@@ -1,4 +1,5 @@
-"""How the differential corpus (``test_corpus_*.py``) is captured: per case,
+"""How the differential corpus (``test_corpus_*.py``) and the coverage corpus
+(``test_coverage_*.py``) are captured: per case,
 ``frame.explain``'s graph and break counts, and a summary (cases, xfail
 marks, cases run as exactly one graph with no break).
 
@@ -20,12 +21,17 @@ os.environ.setdefault("FRAME_TIERED", "0")
 
 import frame  # noqa: E402
 
-from . import test_corpus_numpy, test_corpus_python, test_corpus_stdlib  # noqa: E402
+import importlib  # noqa: E402
+import pathlib  # noqa: E402
+
 from .corpus import effective_backend  # noqa: E402
 
 logging.getLogger("tests.corpus").addHandler(logging.NullHandler())  # the cases' own records
 
-MODULES = (test_corpus_python, test_corpus_numpy, test_corpus_stdlib)
+MODULES = tuple(
+    importlib.import_module(f"{__package__}.{path.stem}")
+    for pattern in ("test_corpus_*.py", "test_coverage_*.py")
+    for path in sorted(pathlib.Path(__file__).parent.glob(pattern)))
 
 
 def _explain(c):
