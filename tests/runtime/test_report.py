@@ -8,6 +8,7 @@ import os
 import pathlib
 import subprocess
 import sys
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -49,8 +50,12 @@ def _line_of(marker: str, path: pathlib.Path = pathlib.Path(__file__)) -> int:
 
 
 def _rendered(**kwargs) -> str:
+    """The report as a file gets it: 120 columns (a $COLUMNS of the test
+    runner's, e.g. pytest-xdist's workers, would narrow and wrap the tables)."""
     buf = io.StringIO()
-    frame.report(file=buf, **kwargs)
+    with mock.patch.dict(os.environ):
+        os.environ.pop("COLUMNS", None)
+        frame.report(file=buf, **kwargs)
     return buf.getvalue()
 
 
