@@ -77,4 +77,4 @@ def test_ci_runs_the_readmes_test_command():
     lines = [line for line in (ROOT / "README.md").read_text().splitlines()
              if re.search(pattern, line)]
     assert lines == ['python3.11 -m venv .venv && .venv/bin/pip install -e ".[test]" && '
-                     '.venv/bin/python -m pytest tests']
+                     '.venv/bin/python -m pytest -n auto tests']
