@@ -43,6 +43,7 @@ from numpy.lib.array_utils import byte_bounds as _byte_bounds
 from frame import config
 from frame.hal.options import CompileOptions
 from frame.runtime.eager import run_op
+from frame.functions.random import host_draws
 from frame.tensor import Tensor
 
 from .autograd import escaping_tracked
@@ -561,11 +562,16 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
     extract = []
     if exe is not None:
         for v in graph.inputs:
-            tv = tr.input_by_value[id(v)]
+            tv = tr.input_by_value.get(id(v))
+            if tv is None:   # a random draw (Tracer.draw)
+                extract.append(f"__r[{tr.tracer.draw_index(v)}]")
+                continue
             extract.append(rb.source(tv) + ("._data" if tv.kind == TENSOR else ""))
 
     params, _ = signature_source(fn.__code__, fn, pool)
     body = _guard_block(pool)
+    if tr.tracer.draws:   # all of them, used or not, as the plain function draws them
+        body.append(f"    __r = __draws({tuple(spec for spec, _ in tr.tracer.draws)!r})")
     body += rb.source_lines()           # every source is read before anything is replayed
     if exe is not None:
         body.append(f"    __o = __run(({''.join(e + ', ' for e in extract)}))")
@@ -591,7 +597,7 @@ def entry_helpers(run) -> dict:
     """The names a graph entry's code uses besides its constants (``__k<n>``);
     ``run`` is the executable's ``run`` (persist.py rebuilds entries with these)."""
     return {"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
-            "__disjoint": disjoint, "__run": run}
+            "__disjoint": disjoint, "__run": run, "__draws": host_draws}
 
 
 class _EagerExecutable:

@@ -219,6 +219,10 @@ def _bake_constants(graph, tr, names: dict[int, str]) -> list[tuple[str, object]
     constants = []
     for v in list(graph.inputs):
         tv = tr.input_by_value.get(id(v))
+        if tv is None and tr.tracer.draw_index(v) is not None:
+            raise ExportError("frame.export: the function draws random numbers (frame.rand, "
+                              "frame.randn, dropout in training mode); an exported model has "
+                              "no random generator: export it in eval mode")
         array = tr.input_arrays.get(id(tv)) if tv is not None else None
         if array is None:
             raise ExportError("frame.export: a graph input whose value is unknown (a bug of capture)")

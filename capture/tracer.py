@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from frame.autograd.tape import Tape, VersionCounter
-from frame.dtypes import from_numpy
+from frame.dtypes import as_dtype, from_numpy
 from frame.functions._core import OpLevel, push_level
 from frame.ir import GraphBuilder, TensorType, Value
 from frame.tensor import Tensor
@@ -49,7 +49,10 @@ class Tracer:
         self._consts: dict[int, Value] = {}
         # autograd (capture/autograd.py): the tape of the tracer's level
         self.tape = CaptureTape()
-        self.level = OpLevel(self.handle, self.tape, self.handle_gradient, self.fresh)
+        # random draws (frame.functions.random.draw): each a graph input that the
+        # entry draws on the host before the graph runs, in program order
+        self.draws: list[tuple[tuple, Value]] = []
+        self.level = OpLevel(self.handle, self.tape, self.handle_gradient, self.fresh, self.draw)
 
     @property
     def graph(self):
@@ -95,6 +98,17 @@ class Tracer:
 
     def input_for(self, array: np.ndarray, name: str | None = None) -> np.ndarray:
         return self.add_input(TensorType(from_numpy(array.dtype), array.shape), name)
+
+    def draw(self, method: str, shape: tuple[int, ...], dtype: str, param=None) -> np.ndarray:
+        """The level's random draws: a new graph input for the sample (see
+        ``draws``)."""
+        meta = self.add_input(TensorType(as_dtype(dtype), tuple(shape)), f"random{len(self.draws)}")
+        self.draws.append(((method, tuple(int(d) for d in shape), dtype, param), self.values[id(meta)]))
+        return meta
+
+    def draw_index(self, value: Value) -> int | None:
+        """The position in ``draws`` of the draw ``value`` is the input of, if any."""
+        return next((i for i, (_, v) in enumerate(self.draws) if v is value), None)
 
     def handle(self, op: str, arrays, attrs) -> list[np.ndarray]:
         """The kernels of the tracer's level: append a node, return meta arrays

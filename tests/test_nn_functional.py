@@ -380,7 +380,7 @@ def test_dropout_determinism_and_dtype(launched):
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a == 0, c == 0)
     assert a.dtype == np.float16
-    assert set(launched) == {"greater_equal", "mul", "where"}
+    assert set(launched) == {"mul", "where"}   # the keep mask is drawn on the host
 
 
 def test_dropout_errors():

@@ -18,7 +18,9 @@ __all__ = ["UserFunctionVariable", "FrameApiVariable", "NumpyFunctionVariable", 
            "MethodVariable", "BoundBuiltinMethod", "wrap_constant_attr", "is_frame_api"]
 
 # frame functions with effects capture must not run at trace time
-_IMPURE_FRAME = {"randn", "rand", "manual_seed", "dropout"}
+# frame functions that change state outside the graph (the random draws of
+# frame.functions.random are traced: the tracer's level makes them graph inputs)
+_IMPURE_FRAME = {"manual_seed", "generator"}
 _FRAME_API_MODULES = ("frame.functions.", "frame.nn.functional", "frame.fft", "frame.tensor",
                       "frame._tensor_methods")
 
@@ -93,8 +95,9 @@ class FrameApiVariable(CallableVariable):
 
     def call(self, tx, args, kwargs):
         name = getattr(self.fn, "__name__", "")
-        if name in _IMPURE_FRAME or getattr(self.fn, "__module__", None) == "frame.functions.random":
-            raise Unsupported("unsupported_call", f"frame.{name} draws random numbers")
+        if name in _IMPURE_FRAME and getattr(self.fn, "__module__", None) == "frame.functions.random":
+            raise Unsupported("unsupported_call", f"frame.{name} changes or hands out frame's "
+                                                  f"random generator")
         if self.fn is tensor:
             return construct_tensor(tx, args, kwargs)
         if self.fn is from_numpy:

@@ -165,14 +165,18 @@ class OpLevel:
     ``grad_run``, the kernels for the gradient nodes it evaluates (the graph
     builder marks the nodes it makes as backward ones), and ``copy(array)``, a
     fresh array of the same value (what it hands out instead of a recorded
-    value)."""
-    __slots__ = ("run", "tape", "grad_run", "copy")
+    value).  ``draw(method, shape, dtype, param) -> array``, when set, makes
+    the random draws of ``frame.functions.random`` (the tracer's: a graph
+    input drawn on the host when the graph runs); unset, they come from the
+    process-wide generator now."""
+    __slots__ = ("run", "tape", "grad_run", "copy", "draw")
 
-    def __init__(self, run, tape=None, grad_run=None, copy=None):
+    def __init__(self, run, tape=None, grad_run=None, copy=None, draw=None):
         self.run = run
         self.tape = tape
         self.grad_run = grad_run if grad_run is not None else run
         self.copy = copy if copy is not None else _copy
+        self.draw = draw
 
 
 # The base level: eager kernels, and the eager autograd tape, which

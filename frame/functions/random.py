@@ -2,6 +2,11 @@
 
 Random data is created on the host like ``frame.tensor`` data (a constructor,
 not an op), from one process-wide NumPy Generator that ``manual_seed`` resets.
+Every draw goes through ``draw`` and the op-handler stack
+(``_core.OpLevel.draw``): eagerly it is made now (``host_draw``); under
+capture the tracer makes it a graph input that the compiled entry draws with
+``host_draws`` just before the graph runs, in program order, so a jitted
+function consumes the generator exactly as the plain function does.
 """
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import numpy as np
 from ..dtypes import as_dtype, float32, from_numpy
 from ..errors import FrameTypeError
 from ..tensor import Tensor
+from ._core import current_level
 
 __all__ = ["manual_seed", "randn", "rand", "rand_like", "randn_like"]
 METHODS: list[str] = []
@@ -37,6 +43,38 @@ def manual_seed(seed: int) -> None:
         _generator = np.random.default_rng(int(seed))
 
 
+DRAW_METHODS = ("uniform", "normal", "keep")
+
+
+def host_draw(method: str, shape: tuple[int, ...], dtype: str, param=None) -> np.ndarray:
+    """One draw from the process-wide generator: ``uniform`` samples in [0, 1),
+    ``normal`` standard normal samples, ``keep`` a bool mask that is true where
+    a uniform float64 sample is at least ``param`` (dropout's keep mask)."""
+    with _lock:
+        if method == "uniform":
+            return _generator.random(shape).astype(dtype)
+        if method == "normal":
+            return _generator.standard_normal(shape).astype(dtype)
+        if method == "keep":
+            return _generator.random(shape) >= param
+    raise ValueError(f"unknown random draw {method!r}; expected one of {DRAW_METHODS}")
+
+
+def host_draws(specs: tuple) -> tuple:
+    """The draws ``specs`` (``(method, shape, dtype, param)`` each), in order:
+    what a compiled entry runs before its graph."""
+    return tuple(host_draw(*spec) for spec in specs)
+
+
+def draw(method: str, shape: tuple[int, ...], dtype: str, param=None) -> np.ndarray:
+    """A draw through the top level of the op-handler stack (see the module
+    docstring)."""
+    level_draw = current_level().draw
+    if level_draw is None:
+        return host_draw(method, shape, dtype, param)
+    return level_draw(method, shape, dtype, param)
+
+
 def _shape(shape) -> tuple[int, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
@@ -46,16 +84,14 @@ def _shape(shape) -> tuple[int, ...]:
 def randn(*shape, dtype=float32, requires_grad: bool = False):
     """Standard normal samples of the given shape (``frame.randn(2, 3)``)."""
     dt = as_dtype(dtype)
-    with _lock:
-        data = _generator.standard_normal(_shape(shape)).astype(dt.np)
+    data = draw("normal", _shape(shape), dt.np.name)
     return Tensor._wrap(data).requires_grad_(requires_grad) if requires_grad else Tensor._wrap(data)
 
 
 def rand(*shape, dtype=float32, requires_grad: bool = False):
     """Uniform samples in [0, 1) of the given shape."""
     dt = as_dtype(dtype)
-    with _lock:
-        data = _generator.random(_shape(shape)).astype(dt.np)
+    data = draw("uniform", _shape(shape), dt.np.name)
     return Tensor._wrap(data).requires_grad_(requires_grad) if requires_grad else Tensor._wrap(data)
 
 

@@ -17,12 +17,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..dtypes import float64
 from ..functions._core import apply1, as_array, bind_schema, schema_attrs
 from ..functions.elementwise import gelu, relu
 from ..functions.nn import log_softmax, softmax
 from ..errors import FrameTypeError, FrameValueError
-from ..functions import add, full, greater_equal, matmul, mul, rand, transpose, where
+from ..functions import add, full, matmul, mul, transpose, where
+from ..functions.random import draw
 
 __all__ = ["relu", "gelu", "softmax", "log_softmax", "linear", "cross_entropy", "mse_loss",
            "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "embedding", "dropout"]
@@ -221,6 +221,7 @@ def dropout(x, p: float = 0.5, training: bool = True):
         return x
     xa = as_array(x)
     _check_float_arg("dropout", xa, "the input")
-    # uniform draws in float64 whatever x's dtype, so keep-probability is exactly 1 - p
-    keep = greater_equal(rand(*xa.shape, dtype=float64), float(p))
+    # uniform draws in float64 whatever x's dtype, so keep-probability is exactly 1 - p;
+    # the mask is drawn on the host (a graph input under capture: random.draw)
+    keep = draw("keep", tuple(xa.shape), "bool", float(p))
     return where(keep, mul(x, 1.0 / (1.0 - float(p))), 0.0)
