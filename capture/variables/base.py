@@ -35,6 +35,7 @@ from frame.tensor import Tensor
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import DataSource, Source
 from ..tracer import TracedTensor
+from .registry import HOOKS
 
 __all__ = ["Variable", "ConstantVariable", "NullVariable", "NULL", "TensorVariable",
            "CONSTANT_TYPES", "TensorKind", "TENSOR", "NDARRAY", "NPSCALAR", "refuse_tensor_index"]
@@ -163,9 +164,7 @@ class Variable:
 
     def get_iter(self, tx) -> "Variable":
         """``iter(self)``: an IteratorVariable."""
-        # cycle: base -> containers -> base
-        from .containers import IteratorVariable
-        return IteratorVariable(self.iterate(tx))
+        return HOOKS.IteratorVariable(self.iterate(tx))
 
     def next(self, tx) -> "Variable | None":
         """``next(self)`` of an iterator (FOR_ITER): the item, or None when exhausted."""
@@ -225,9 +224,7 @@ class ConstantVariable(Variable):
         return bool(self.value)
 
     def getattr(self, tx, name: str) -> Variable:
-        # cycle: base -> callables -> tensor_ops -> base
-        from .callables import wrap_constant_attr
-        return wrap_constant_attr(tx, self, name)
+        return HOOKS.wrap_constant_attr(tx, self, name)
 
     def iterate(self, tx) -> list[Variable]:
         if isinstance(self.value, (str, bytes, range, tuple, frozenset)):
@@ -320,28 +317,20 @@ class TensorVariable(Variable):
         return self.kind == TENSOR
 
     def getattr(self, tx, name: str) -> Variable:
-        # cycle: base -> tensor_ops -> base
-        from .tensor_ops import tensor_getattr
-        return tensor_getattr(tx, self, name)
+        return HOOKS.tensor_getattr(tx, self, name)
 
     def setattr(self, tx, name: str, value: Variable) -> None:
         if self.kind == TENSOR and name == "grad":
-            # cycle: base -> autograd -> grad -> containers -> base
-            from ..autograd import write_grad
-            write_grad(tx, self, value)
+            HOOKS.write_grad(tx, self, value)
             return
         super().setattr(tx, name, value)
 
     def getitem(self, tx, index: Variable) -> Variable:
-        # cycle: base -> tensor_ops -> base
-        from .tensor_ops import tensor_getitem
-        return tensor_getitem(tx, self, index)
+        return HOOKS.tensor_getitem(tx, self, index)
 
     def setitem(self, tx, index: Variable, value: Variable) -> None:
         if self.kind == TENSOR:  # frame's functional setitem (a scatter), written back
-            # cycle: base -> tensor_ops -> base
-            from .tensor_ops import tensor_write
-            tensor_write(tx, self, Tensor.__setitem__.__frame_inplace_of__, [index, value], {})
+            HOOKS.tensor_write(tx, self, Tensor.__setitem__.__frame_inplace_of__, [index, value], {})
             return
         raise Unsupported("side_effect", "item assignment into a tensor")
 
@@ -349,9 +338,7 @@ class TensorVariable(Variable):
         """Tensors and ndarrays are updated in place (NumPy's same_kind
         casting, fixed shape); a NumPy scalar rebinds."""
         if self.kind in (TENSOR, NDARRAY):
-            # cycle: base -> autograd -> grad -> containers -> base
-            from ..autograd import check_inplace
-            check_inplace(tx, self, other)
+            HOOKS.check_inplace(tx, self, other)
             return tx.write_in_place(self, tx.binary_op(fn, self, other))
         return super().inplace_op(tx, fn, other)
 
@@ -377,10 +364,6 @@ class TensorVariable(Variable):
         NumPy iterate lazily: an in-place update in the loop body shows)."""
         if not self.shape:
             raise UserCodeRaises("TypeError: iteration over a 0-d tensor")
-        # cycle: base -> containers -> base
-        from .containers import LazyIteratorVariable
-        # cycle: base -> tensor_ops -> base
-        from .tensor_ops import tensor_getitem
         position = [0]
         length = self.shape[0]
 
@@ -388,8 +371,8 @@ class TensorVariable(Variable):
             if position[0] >= length:
                 return None
             position[0] += 1
-            return tensor_getitem(tx, self, ConstantVariable(position[0] - 1))
-        return LazyIteratorVariable(row, type(iter(())))
+            return HOOKS.tensor_getitem(tx, self, ConstantVariable(position[0] - 1))
+        return HOOKS.LazyIteratorVariable(row, type(iter(())))
 
     def __repr__(self) -> str:
         return f"Tensor({self.kind} {self.meta.dtype}{list(self.shape)})"

@@ -12,6 +12,7 @@ from frame.tensor import from_numpy, tensor
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import Source
 from .base import CONSTANT_TYPES, TENSOR, ConstantVariable, TensorVariable, Variable
+from .registry import HOOKS
 from .tensor_ops import construct_tensor, from_numpy_view
 
 __all__ = ["UserFunctionVariable", "FrameApiVariable", "NumpyFunctionVariable", "BuiltinVariable",
@@ -130,9 +131,7 @@ class NumpyFunctionVariable(CallableVariable):
         ufuncs, functions = _numpy_tables()
         if tx.contains_tensor(args, kwargs):
             if self.fn in ufuncs or self.fn in functions:
-                # cycle: callables -> numpy_calls -> containers -> callables
-                from .numpy_calls import numpy_call
-                result = numpy_call(tx, self.fn, args, kwargs)
+                result = HOOKS.numpy_call(tx, self.fn, args, kwargs)
                 if self.fn in _NUMPY_VIEW_FUNCTIONS and args and isinstance(args[0], TensorVariable) \
                         and args[0].kind != TENSOR:
                     tx.tr.mark_view(result, args[0], self.fn, args[1:], kwargs)
@@ -192,9 +191,7 @@ class BoundBuiltinMethod(Variable):
         self.name = name
 
     def call(self, tx, args, kwargs):
-        # cycle: callables -> container_methods -> numpy_calls -> containers -> callables
-        from .container_methods import call_container_method
-        return call_container_method(tx, self.obj, self.name, args, kwargs)
+        return HOOKS.call_container_method(tx, self.obj, self.name, args, kwargs)
 
     def rebuilt_from(self) -> list[Variable]:
         return [self.obj]
@@ -206,6 +203,7 @@ class BoundBuiltinMethod(Variable):
         return f"Method({self.obj!r}.{self.name})"
 
 
+@HOOKS.provide
 def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> Variable:
     """Attributes of immutable constants: data attributes fold; methods of
     str/int/float/tuple... become bound methods run at trace time."""
@@ -226,9 +224,7 @@ class BuiltinVariable(CallableVariable):
     __slots__ = ()
 
     def call(self, tx, args, kwargs):
-        # cycle: callables -> builtins -> objects -> containers -> callables
-        from .builtins import call_builtin
-        return call_builtin(tx, self.fn, args, kwargs)
+        return HOOKS.call_builtin(tx, self.fn, args, kwargs)
 
     def __repr__(self) -> str:
         return f"Builtin({getattr(self.fn, '__name__', self.fn)})"

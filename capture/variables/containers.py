@@ -10,10 +10,13 @@ from __future__ import annotations
 import operator
 import types
 
+import numpy as np
+
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import Source
 from .base import ConstantVariable, TensorVariable, Variable, refuse_tensor_index
 from .callables import BoundBuiltinMethod
+from .registry import HOOKS
 
 __all__ = ["TupleVariable", "NamedTupleVariable", "ListVariable", "DictVariable", "SetVariable",
            "SliceVariable", "IteratorVariable", "ListIteratorVariable", "DictIteratorVariable",
@@ -330,6 +333,7 @@ class SetVariable(Variable):
         return f"Set{self.values!r}"
 
 
+@HOOKS.provide
 class IteratorVariable(Variable):
     """An iterator over items known when it is made (tuples, ranges, strings,
     a tensor's first axis).  ``next(tx)`` returns the next item, or None when
@@ -471,6 +475,7 @@ class DictViewVariable(Variable):
         return type(getattr({}, self.mode)())
 
 
+@HOOKS.provide
 class LazyIteratorVariable(IteratorVariable):
     """An iterator computed on demand: ``gen(tx)`` returns the next Variable or
     None.  ``enumerate``, ``zip`` and ``map`` over other iterators stay lazy,
@@ -576,6 +581,22 @@ class SliceVariable(Variable):
         if self.is_constant():
             return rb.const(self.as_constant())
         return super().reconstruct(rb)
+
+
+@HOOKS.provide
+def is_basic_index(index: Variable) -> bool:
+    """Is ``index`` NumPy basic indexing (ints, slices, None, Ellipsis): its
+    result is a view (``tensor_ops.tensor_getitem``)?"""
+    parts = index.items if isinstance(index, TupleVariable) else [index]
+    for p in parts:
+        if isinstance(p, SliceVariable):
+            continue
+        if not p.is_constant():
+            return False
+        v = p.as_constant()
+        if not (v is None or v is Ellipsis or isinstance(v, (int, slice, np.integer))) or isinstance(v, bool):
+            return False
+    return True
 
 
 def constant_value(var: Variable):
