@@ -69,7 +69,7 @@ from .variables.base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorV
 from .variables.containers import TupleVariable
 from .variables.grad import GradFunctionVariable, GradTransformVariable, made_grad_function
 from .variables.objects import ClassVariable
-from .variables.registry import HOOKS
+from .variables.registry import HOOKS, wrap_rule
 
 __all__ = ["GradModeVariable", "grad_mode_static", "read_grad", "write_grad", "backward",
            "check_inplace", "after_inplace", "escaping_tracked", "grad_call"]
@@ -136,6 +136,21 @@ class IsGradEnabledVariable(Variable):
 
     def __repr__(self) -> str:
         return "is_grad_enabled"
+
+
+@wrap_rule(74, static=True)
+def _wrap_grad_mode(tr, value, source):
+    """frame's autograd API (``grad_mode_static``), guarded by identity."""
+    return grad_mode_static(value, source)
+
+
+@wrap_rule(90)
+def _refuse_grad_mode_state(tr, value, source):
+    """frame's grad-mode state object: read through ``is_grad_enabled()``
+    (symbolic), never directly."""
+    if value is tape._mode:
+        raise Unsupported("unsupported_object", "frame's grad-mode state object")
+    return None
 
 
 def grad_mode_static(value, source):

@@ -29,16 +29,17 @@ from typing import Any
 
 import numpy as np
 
-from frame.dtypes import from_numpy
+from frame.dtypes import DType, from_numpy
 from frame.tensor import Tensor
 
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import DataSource, Source
 from ..tracer import TracedTensor
-from .registry import HOOKS
+from .registry import HOOKS, wrap_rule
 
 __all__ = ["Variable", "ConstantVariable", "NullVariable", "NULL", "TensorVariable",
-           "CONSTANT_TYPES", "TensorKind", "TENSOR", "NDARRAY", "NPSCALAR", "refuse_tensor_index"]
+           "CONSTANT_TYPES", "TensorKind", "TENSOR", "NDARRAY", "NPSCALAR", "refuse_tensor_index",
+           "plain_tensor_subclass"]
 
 CONSTANT_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis),
                   type(NotImplemented), range, slice)
@@ -241,6 +242,32 @@ class ConstantVariable(Variable):
         return f"Constant({self.value!r})"
 
 
+@wrap_rule(20)
+def _wrap_constant(tr, value, source: Source) -> Variable | None:
+    """NumPy scalars and Python scalars (guarded by value), ranges, slices and
+    Ellipsis (guarded equal to a pooled copy)."""
+    t = type(value)
+    if isinstance(value, np.generic) or t in (int, float, bool, str, bytes, complex, type(None)):
+        tr.guards.constant(source, value)
+        return ConstantVariable(value, source)
+    if t in (range, slice, type(Ellipsis)):
+        tr.guards.pooled_equal(source, value)
+        return ConstantVariable(value, source)
+    return None
+
+
+@wrap_rule(72, static=True)
+def _wrap_frame_dtype(tr, value, source: Source | None) -> Variable | None:
+    """``frame.float32`` and the other DTypes (guarded by identity)."""
+    return ConstantVariable(value, source) if isinstance(value, DType) else None
+
+
+@wrap_rule(86, static=True)
+def _wrap_numpy_dtype(tr, value, source: Source | None) -> Variable | None:
+    """A ``numpy.dtype`` object (guarded by identity)."""
+    return ConstantVariable(value, source) if isinstance(value, np.dtype) else None
+
+
 class NullVariable(Variable):
     """The NULL marker CPython pushes below (or above) a callable."""
     __slots__ = ()
@@ -376,6 +403,53 @@ class TensorVariable(Variable):
 
     def __repr__(self) -> str:
         return f"Tensor({self.kind} {self.meta.dtype}{list(self.shape)})"
+
+
+@wrap_rule(10)
+def _wrap_tensor(tr, value, source: Source) -> Variable | None:
+    """A frame Tensor (or a plain subclass: ``frame.nn.Parameter``) or an
+    ndarray of the frame: a graph input, guarded by type, shape and dtype."""
+    t = type(value)
+    if not (t is Tensor or t is np.ndarray or plain_tensor_subclass(t)):
+        return None
+    is_tensor = t is not np.ndarray
+    data = value._data if is_tensor else value
+    try:
+        from_numpy(data.dtype)
+    except TypeError as e:
+        raise Unsupported("unsupported_object", str(e)) from e
+    tr.guards.tensor(source, value)
+    meta = tr.tracer.input_for(data, source.text())
+    var = TensorVariable(meta, TENSOR if is_tensor else NDARRAY, source,
+                         requires_grad=value._requires_grad if is_tensor else False)
+    tr.input_arrays[id(var)] = data
+    if is_tensor:
+        tr.tensor_objects[id(var)] = value
+        if value._rg and value._grad_fn is None:  # a leaf: ops on it are recorded
+            tr.tracer.tape.leaf(meta)
+            tr.leaves[id(meta)] = var
+    if t is not Tensor and is_tensor:
+        var.pytype = t
+    tr.input_by_value[id(tr.tracer.values[id(meta)])] = var
+    return var
+
+
+# what a Tensor subclass may define and still behave as a Tensor under capture
+_PLAIN_SUBCLASS_NAMES = {"__module__", "__qualname__", "__doc__", "__slots__", "__init__", "__repr__",
+                         "__str__", "__reduce__", "__reduce_ex__", "__deepcopy__", "__copy__",
+                         "__annotations__", "__firstlineno__", "__static_attributes__", "__dict__",
+                         "__weakref__"}
+
+
+def plain_tensor_subclass(t: type) -> bool:
+    """A Tensor subclass that changes no operator or method (``frame.nn.Parameter``):
+    ops on it are the Tensor's ops."""
+    if not (isinstance(t, type) and issubclass(t, Tensor)) or t is Tensor:
+        return False
+    for klass in t.__mro__[:t.__mro__.index(Tensor)]:
+        if set(vars(klass)) - _PLAIN_SUBCLASS_NAMES:
+            return False
+    return True
 
 
 def refuse_tensor_index(index: Variable) -> None:

@@ -13,10 +13,10 @@ import types
 import numpy as np
 
 from ..errors import Unsupported, UserCodeRaises
-from ..sources import Source
+from ..sources import ItemSource, Source, is_safe_key
 from .base import ConstantVariable, TensorVariable, Variable, refuse_tensor_index
 from .callables import BoundBuiltinMethod
-from .registry import HOOKS
+from .registry import HOOKS, wrap_rule
 
 __all__ = ["TupleVariable", "NamedTupleVariable", "ListVariable", "DictVariable", "SetVariable",
            "SliceVariable", "IteratorVariable", "ListIteratorVariable", "DictIteratorVariable",
@@ -581,6 +581,43 @@ class SliceVariable(Variable):
         if self.is_constant():
             return rb.const(self.as_constant())
         return super().reconstruct(rb)
+
+
+def _wrap_items(tr, value, source: Source) -> list[Variable]:
+    tr.guards.type_and_len(source, value)
+    return [tr.wrap(v, ItemSource(source, i)) for i, v in enumerate(value)]
+
+
+@wrap_rule(30)
+def _wrap_tuple(tr, value, source: Source) -> Variable | None:
+    """A tuple: its items, guarded by type and length."""
+    return TupleVariable(_wrap_items(tr, value, source), source) if type(value) is tuple else None
+
+
+@wrap_rule(40)
+def _wrap_namedtuple(tr, value, source: Source) -> Variable | None:
+    """A namedtuple: its items, guarded by type and length."""
+    t = type(value)
+    if not is_namedtuple_class(t):
+        return None
+    return NamedTupleVariable(t, _wrap_items(tr, value, source), source)
+
+
+@wrap_rule(50)
+def _wrap_list(tr, value, source: Source) -> Variable | None:
+    """A list: its items, guarded by type and length (mutations are replayed)."""
+    return ListVariable(_wrap_items(tr, value, source), source) if type(value) is list else None
+
+
+@wrap_rule(60)
+def _wrap_dict(tr, value, source: Source) -> Variable | None:
+    """A dict with str/int/tuple keys: its values, guarded by its keys."""
+    if type(value) is not dict:
+        return None
+    if not all(is_safe_key(k) for k in value):
+        raise Unsupported("unsupported_object", "dict with keys that are not str/int/tuple")
+    tr.guards.dict_keys(source, value)
+    return DictVariable({k: tr.wrap(v, ItemSource(source, k)) for k, v in value.items()}, source)
 
 
 @HOOKS.provide
