@@ -69,6 +69,7 @@ from .variables.base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorV
 from .variables.containers import TupleVariable
 from .variables.grad import GradFunctionVariable, GradTransformVariable, made_grad_function
 from .variables.objects import ClassVariable
+from .variables.registry import HOOKS, wrap_rule
 
 __all__ = ["GradModeVariable", "grad_mode_static", "read_grad", "write_grad", "backward",
            "check_inplace", "after_inplace", "escaping_tracked", "grad_call"]
@@ -137,6 +138,21 @@ class IsGradEnabledVariable(Variable):
         return "is_grad_enabled"
 
 
+@wrap_rule(74, static=True)
+def _wrap_grad_mode(tr, value, source):
+    """frame's autograd API (``grad_mode_static``), guarded by identity."""
+    return grad_mode_static(value, source)
+
+
+@wrap_rule(90)
+def _refuse_grad_mode_state(tr, value, source):
+    """frame's grad-mode state object: read through ``is_grad_enabled()``
+    (symbolic), never directly."""
+    if value is tape._mode:
+        raise Unsupported("unsupported_object", "frame's grad-mode state object")
+    return None
+
+
 def grad_mode_static(value, source):
     """Variables for frame's autograd API: grad mode, ``frame.grad`` /
     ``frame.value_and_grad`` and the functions they return (None for anything
@@ -165,6 +181,7 @@ def untrackable(tx, v: Variable) -> bool:
         and not is_tracked(tx, v)
 
 
+@HOOKS.provide
 def check_inplace(tx, target: TensorVariable, operand: Variable) -> None:
     """Before ``target op= operand``: with grad mode on, an in-place update that
     involves a tensor that requires grad is eager's business (it raises for a
@@ -215,6 +232,7 @@ def escaping_tracked(tr, tensors) -> TensorVariable | None:
 
 # --------------------------------------------------------------------------- .grad
 
+@HOOKS.provide
 def read_grad(tx, t: TensorVariable) -> Variable:
     se = tx.side_effects
     entry = se.grads.get(id(t))
@@ -230,6 +248,7 @@ def read_grad(tx, t: TensorVariable) -> Variable:
     return var
 
 
+@HOOKS.provide
 def write_grad(tx, t: TensorVariable, value: Variable) -> None:
     if t.source is None or id(t) not in tx.tr.tensor_objects:
         raise Unsupported("side_effect", "setting .grad of a tensor made in the function")
@@ -274,6 +293,7 @@ class _PendingGrads(GradSlots):
         self.tx.side_effects.grads[id(var)] = (var, TensorVariable(meta, TENSOR))
 
 
+@HOOKS.provide
 def backward(tx, t: TensorVariable, args, kwargs) -> Variable:
     """``t.backward()``: eager's ``backward`` on the tape's record, its gradient
     nodes issued through the tracer's level (so they are appended to the graph),
@@ -376,6 +396,7 @@ def _calls(tr) -> _GradCalls:
     return state
 
 
+@HOOKS.provide
 def grad_call(tx, gv: GradFunctionVariable, args: list, kwargs: dict) -> Variable:
     """A call of what ``frame.grad`` / ``frame.value_and_grad`` returned, traced
     as ``frame.autograd.functional.value_and_grad`` runs it eagerly:

@@ -14,24 +14,20 @@ import types
 
 import numpy as np
 
-from frame.autograd import tape
 from frame.autograd.tape import is_grad_enabled
-from frame.dtypes import DType, from_numpy
-from frame.tensor import Tensor
 
-from .autograd import grad_mode_static
+from . import autograd  # noqa: F401  (its HOOKS and wrap rules: grad mode, frame.grad)
 from .errors import Unsupported, UserCodeRaises
 from .guards import GuardSet
 from .side_effects import SideEffects
-from .sources import AttrSource, ConstSource, ItemSource, Source, is_safe_key
+from .sources import ConstSource, Source
 from .tracer import Tracer
-from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable,
-                             TensorVariable, Variable)
-from .variables.callables import (BuiltinVariable, FrameApiVariable, MethodVariable,
-                                  NumpyFunctionVariable, UserFunctionVariable, is_frame_api)
-from .variables.containers import (DictVariable, ListVariable, NamedTupleVariable, TupleVariable,
-                                   is_namedtuple_class)
-from .variables.objects import ClassVariable, ObjectVariable, PythonModuleVariable
+from .variables.base import (CONSTANT_TYPES, NPSCALAR, ConstantVariable, TensorVariable, Variable,
+                             plain_tensor_subclass)
+from .variables.callables import is_frame_api
+from .variables.containers import TupleVariable
+from .variables.objects import ClassVariable
+from .variables.registry import STATIC_RULES, WRAP_RULES
 
 __all__ = ["Translation", "Cell", "plain_tensor_subclass"]
 
@@ -152,97 +148,24 @@ class Translation:
         return var
 
     def _build(self, value, source: Source) -> Variable:
-        g = self.guards
-        t = type(value)
-        if t is Tensor or t is np.ndarray or plain_tensor_subclass(t):
-            is_tensor = t is not np.ndarray
-            data = value._data if is_tensor else value
-            try:
-                from_numpy(data.dtype)
-            except TypeError as e:
-                raise Unsupported("unsupported_object", str(e)) from e
-            g.tensor(source, value)
-            meta = self.tracer.input_for(data, source.text())
-            var = TensorVariable(meta, TENSOR if is_tensor else NDARRAY, source,
-                                 requires_grad=value._requires_grad if is_tensor else False)
-            self.input_arrays[id(var)] = data
-            if is_tensor:
-                self.tensor_objects[id(var)] = value
-                if value._rg and value._grad_fn is None:  # a leaf: ops on it are recorded
-                    self.tracer.tape.leaf(meta)
-                    self.leaves[id(meta)] = var
-            if t is not Tensor and is_tensor:
-                var.pytype = t
-            self.input_by_value[id(self.tracer.values[id(meta)])] = var
-            return var
-        if isinstance(value, np.generic):
-            g.constant(source, value)
-            return ConstantVariable(value, source)
-        if t in (int, float, bool, str, bytes, complex, type(None)):
-            g.constant(source, value)
-            return ConstantVariable(value, source)
-        if t in (range, slice, type(Ellipsis)):
-            g.pooled_equal(source, value)
-            return ConstantVariable(value, source)
-        if t is tuple:
-            g.type_and_len(source, value)
-            return TupleVariable([self.wrap(v, ItemSource(source, i)) for i, v in enumerate(value)], source)
-        if is_namedtuple_class(t):
-            g.type_and_len(source, value)
-            return NamedTupleVariable(t, [self.wrap(v, ItemSource(source, i)) for i, v in enumerate(value)],
-                                      source)
-        if t is list:
-            g.type_and_len(source, value)
-            return ListVariable([self.wrap(v, ItemSource(source, i)) for i, v in enumerate(value)], source)
-        if t is dict:
-            if not all(is_safe_key(k) for k in value):
-                raise Unsupported("unsupported_object", "dict with keys that are not str/int/tuple")
-            g.dict_keys(source, value)
-            return DictVariable({k: self.wrap(v, ItemSource(source, k)) for k, v in value.items()}, source)
-        static = self._static(value, source)
-        if static is not None:
-            g.identity(source, value)
-            return static
-        if value is tape._mode:  # read through is_grad_enabled() (symbolic), never directly
-            raise Unsupported("unsupported_object", "frame's grad-mode state object")
-        if t is types.MethodType:  # a bound method: its function and its object, each guarded
-            g.type_is(source, value)
-            return MethodVariable(self.wrap(value.__func__, AttrSource(source, "__func__")),
-                                  self.wrap(value.__self__, AttrSource(source, "__self__")), source)
-        if isinstance(value, type):
-            g.identity(source, value)
-            return ClassVariable(value, source)
-        g.type_is(source, value)
-        return ObjectVariable(value, source)
+        """The first Variable the wrap rules of the kinds make for ``value``
+        (``capture/variables/registry.py``: each kind registers its rules, in an
+        explicit order); a static rule's object is guarded by identity."""
+        for rule in WRAP_RULES:
+            var = rule.build(self, value, source)
+            if var is not None:
+                if rule.static:
+                    self.guards.identity(source, value)
+                return var
+        raise Unsupported("unsupported_object", f"{source.text()}: no wrap rule for "
+                                                f"{type(value).__name__}")
 
     def _static(self, value, source: Source | None) -> Variable | None:
         """Variables for functions, modules and other objects guarded by identity."""
-        if isinstance(value, types.FunctionType) and getattr(value, "__frame_jit__", False):
-            # another jitted function: inline what it wraps (guarded through it)
-            inner = value.__wrapped__
-            if source is None:
-                return self.wrap_static(inner)
-            return self.wrap(inner, AttrSource(source, "__wrapped__"))
-        if isinstance(value, DType):
-            return ConstantVariable(value, source)
-        known = grad_mode_static(value, source)
-        if known is not None:
-            return known
-        if isinstance(value, types.ModuleType):
-            return PythonModuleVariable(value, source)
-        if isinstance(value, (np.ufunc,)) or (callable(value) and _is_numpy(value)):
-            if isinstance(value, type):
-                return None
-            return NumpyFunctionVariable(value, source)
-        if isinstance(value, types.FunctionType):
-            if is_frame_api(value):
-                return FrameApiVariable(value, source)
-            return UserFunctionVariable(value, source)
-        if isinstance(value, types.BuiltinFunctionType) or (isinstance(value, type)
-                                                            and value in _BUILTIN_CALLABLES):
-            return BuiltinVariable(value, source)
-        if isinstance(value, np.dtype):
-            return ConstantVariable(value, source)
+        for rule in STATIC_RULES:
+            var = rule.build(self, value, source)
+            if var is not None:
+                return var
         return None
 
     def wrap_static(self, value) -> Variable:
@@ -265,30 +188,3 @@ class Translation:
         raise Unsupported("unsupported_object", f"object {value!r} without a source")
 
 
-_BUILTIN_CALLABLES = {len, isinstance, range, enumerate, zip, reversed, iter, next, list, tuple,
-                      dict, min, max, sum, abs, int, float, str, repr, round, bool, getattr,
-                      hasattr, sorted, all, any, slice, callable, divmod, pow, type, print,
-                      chr, ord, issubclass, set, frozenset, map, filter, id, hash, open, input}
-
-
-# what a Tensor subclass may define and still behave as a Tensor under capture
-_PLAIN_SUBCLASS_NAMES = {"__module__", "__qualname__", "__doc__", "__slots__", "__init__", "__repr__",
-                         "__str__", "__reduce__", "__reduce_ex__", "__deepcopy__", "__copy__",
-                         "__annotations__", "__firstlineno__", "__static_attributes__", "__dict__",
-                         "__weakref__"}
-
-
-def plain_tensor_subclass(t: type) -> bool:
-    """A Tensor subclass that changes no operator or method (``frame.nn.Parameter``):
-    ops on it are the Tensor's ops."""
-    if not (isinstance(t, type) and issubclass(t, Tensor)) or t is Tensor:
-        return False
-    for klass in t.__mro__[:t.__mro__.index(Tensor)]:
-        if set(vars(klass)) - _PLAIN_SUBCLASS_NAMES:
-            return False
-    return True
-
-
-def _is_numpy(value) -> bool:
-    mod = getattr(value, "__module__", None) or ""
-    return mod == "numpy" or mod.startswith("numpy.")

@@ -29,15 +29,17 @@ from typing import Any
 
 import numpy as np
 
-from frame.dtypes import from_numpy
+from frame.dtypes import DType, from_numpy
 from frame.tensor import Tensor
 
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import DataSource, Source
 from ..tracer import TracedTensor
+from .registry import HOOKS, wrap_rule
 
 __all__ = ["Variable", "ConstantVariable", "NullVariable", "NULL", "TensorVariable",
-           "CONSTANT_TYPES", "TensorKind", "TENSOR", "NDARRAY", "NPSCALAR", "refuse_tensor_index"]
+           "CONSTANT_TYPES", "TensorKind", "TENSOR", "NDARRAY", "NPSCALAR", "refuse_tensor_index",
+           "plain_tensor_subclass"]
 
 CONSTANT_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis),
                   type(NotImplemented), range, slice)
@@ -163,9 +165,7 @@ class Variable:
 
     def get_iter(self, tx) -> "Variable":
         """``iter(self)``: an IteratorVariable."""
-        # cycle: base -> containers -> base
-        from .containers import IteratorVariable
-        return IteratorVariable(self.iterate(tx))
+        return HOOKS.IteratorVariable(self.iterate(tx))
 
     def next(self, tx) -> "Variable | None":
         """``next(self)`` of an iterator (FOR_ITER): the item, or None when exhausted."""
@@ -225,9 +225,7 @@ class ConstantVariable(Variable):
         return bool(self.value)
 
     def getattr(self, tx, name: str) -> Variable:
-        # cycle: base -> callables -> tensor_ops -> base
-        from .callables import wrap_constant_attr
-        return wrap_constant_attr(tx, self, name)
+        return HOOKS.wrap_constant_attr(tx, self, name)
 
     def iterate(self, tx) -> list[Variable]:
         if isinstance(self.value, (str, bytes, range, tuple, frozenset)):
@@ -242,6 +240,32 @@ class ConstantVariable(Variable):
 
     def __repr__(self) -> str:
         return f"Constant({self.value!r})"
+
+
+@wrap_rule(20)
+def _wrap_constant(tr, value, source: Source) -> Variable | None:
+    """NumPy scalars and Python scalars (guarded by value), ranges, slices and
+    Ellipsis (guarded equal to a pooled copy)."""
+    t = type(value)
+    if isinstance(value, np.generic) or t in (int, float, bool, str, bytes, complex, type(None)):
+        tr.guards.constant(source, value)
+        return ConstantVariable(value, source)
+    if t in (range, slice, type(Ellipsis)):
+        tr.guards.pooled_equal(source, value)
+        return ConstantVariable(value, source)
+    return None
+
+
+@wrap_rule(72, static=True)
+def _wrap_frame_dtype(tr, value, source: Source | None) -> Variable | None:
+    """``frame.float32`` and the other DTypes (guarded by identity)."""
+    return ConstantVariable(value, source) if isinstance(value, DType) else None
+
+
+@wrap_rule(86, static=True)
+def _wrap_numpy_dtype(tr, value, source: Source | None) -> Variable | None:
+    """A ``numpy.dtype`` object (guarded by identity)."""
+    return ConstantVariable(value, source) if isinstance(value, np.dtype) else None
 
 
 class NullVariable(Variable):
@@ -320,28 +344,20 @@ class TensorVariable(Variable):
         return self.kind == TENSOR
 
     def getattr(self, tx, name: str) -> Variable:
-        # cycle: base -> tensor_ops -> base
-        from .tensor_ops import tensor_getattr
-        return tensor_getattr(tx, self, name)
+        return HOOKS.tensor_getattr(tx, self, name)
 
     def setattr(self, tx, name: str, value: Variable) -> None:
         if self.kind == TENSOR and name == "grad":
-            # cycle: base -> autograd -> grad -> containers -> base
-            from ..autograd import write_grad
-            write_grad(tx, self, value)
+            HOOKS.write_grad(tx, self, value)
             return
         super().setattr(tx, name, value)
 
     def getitem(self, tx, index: Variable) -> Variable:
-        # cycle: base -> tensor_ops -> base
-        from .tensor_ops import tensor_getitem
-        return tensor_getitem(tx, self, index)
+        return HOOKS.tensor_getitem(tx, self, index)
 
     def setitem(self, tx, index: Variable, value: Variable) -> None:
         if self.kind == TENSOR:  # frame's functional setitem (a scatter), written back
-            # cycle: base -> tensor_ops -> base
-            from .tensor_ops import tensor_write
-            tensor_write(tx, self, Tensor.__setitem__.__frame_inplace_of__, [index, value], {})
+            HOOKS.tensor_write(tx, self, Tensor.__setitem__.__frame_inplace_of__, [index, value], {})
             return
         raise Unsupported("side_effect", "item assignment into a tensor")
 
@@ -349,9 +365,7 @@ class TensorVariable(Variable):
         """Tensors and ndarrays are updated in place (NumPy's same_kind
         casting, fixed shape); a NumPy scalar rebinds."""
         if self.kind in (TENSOR, NDARRAY):
-            # cycle: base -> autograd -> grad -> containers -> base
-            from ..autograd import check_inplace
-            check_inplace(tx, self, other)
+            HOOKS.check_inplace(tx, self, other)
             return tx.write_in_place(self, tx.binary_op(fn, self, other))
         return super().inplace_op(tx, fn, other)
 
@@ -377,10 +391,6 @@ class TensorVariable(Variable):
         NumPy iterate lazily: an in-place update in the loop body shows)."""
         if not self.shape:
             raise UserCodeRaises("TypeError: iteration over a 0-d tensor")
-        # cycle: base -> containers -> base
-        from .containers import LazyIteratorVariable
-        # cycle: base -> tensor_ops -> base
-        from .tensor_ops import tensor_getitem
         position = [0]
         length = self.shape[0]
 
@@ -388,11 +398,58 @@ class TensorVariable(Variable):
             if position[0] >= length:
                 return None
             position[0] += 1
-            return tensor_getitem(tx, self, ConstantVariable(position[0] - 1))
-        return LazyIteratorVariable(row, type(iter(())))
+            return HOOKS.tensor_getitem(tx, self, ConstantVariable(position[0] - 1))
+        return HOOKS.LazyIteratorVariable(row, type(iter(())))
 
     def __repr__(self) -> str:
         return f"Tensor({self.kind} {self.meta.dtype}{list(self.shape)})"
+
+
+@wrap_rule(10)
+def _wrap_tensor(tr, value, source: Source) -> Variable | None:
+    """A frame Tensor (or a plain subclass: ``frame.nn.Parameter``) or an
+    ndarray of the frame: a graph input, guarded by type, shape and dtype."""
+    t = type(value)
+    if not (t is Tensor or t is np.ndarray or plain_tensor_subclass(t)):
+        return None
+    is_tensor = t is not np.ndarray
+    data = value._data if is_tensor else value
+    try:
+        from_numpy(data.dtype)
+    except TypeError as e:
+        raise Unsupported("unsupported_object", str(e)) from e
+    tr.guards.tensor(source, value)
+    meta = tr.tracer.input_for(data, source.text())
+    var = TensorVariable(meta, TENSOR if is_tensor else NDARRAY, source,
+                         requires_grad=value._requires_grad if is_tensor else False)
+    tr.input_arrays[id(var)] = data
+    if is_tensor:
+        tr.tensor_objects[id(var)] = value
+        if value._rg and value._grad_fn is None:  # a leaf: ops on it are recorded
+            tr.tracer.tape.leaf(meta)
+            tr.leaves[id(meta)] = var
+    if t is not Tensor and is_tensor:
+        var.pytype = t
+    tr.input_by_value[id(tr.tracer.values[id(meta)])] = var
+    return var
+
+
+# what a Tensor subclass may define and still behave as a Tensor under capture
+_PLAIN_SUBCLASS_NAMES = {"__module__", "__qualname__", "__doc__", "__slots__", "__init__", "__repr__",
+                         "__str__", "__reduce__", "__reduce_ex__", "__deepcopy__", "__copy__",
+                         "__annotations__", "__firstlineno__", "__static_attributes__", "__dict__",
+                         "__weakref__"}
+
+
+def plain_tensor_subclass(t: type) -> bool:
+    """A Tensor subclass that changes no operator or method (``frame.nn.Parameter``):
+    ops on it are the Tensor's ops."""
+    if not (isinstance(t, type) and issubclass(t, Tensor)) or t is Tensor:
+        return False
+    for klass in t.__mro__[:t.__mro__.index(Tensor)]:
+        if set(vars(klass)) - _PLAIN_SUBCLASS_NAMES:
+            return False
+    return True
 
 
 def refuse_tensor_index(index: Variable) -> None:

@@ -17,6 +17,7 @@ from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyI
                          ListVariable, SetVariable, SliceVariable, TupleVariable, constant_value,
                          is_constant_value, unpack_constant_key)
 from .objects import ObjectVariable
+from .registry import HOOKS
 
 __all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS"]
 
@@ -335,6 +336,7 @@ SUPPORTED_BUILTINS = {
 }
 
 
+@HOOKS.provide
 def call_builtin(tx, fn, args, kwargs) -> Variable:
     handler = SUPPORTED_BUILTINS.get(fn)
     if handler is not None:

@@ -10,8 +10,9 @@ from frame._numpy_interop import FUNCTION_OPS, UFUNC_OPS
 from frame.tensor import from_numpy, tensor
 
 from ..errors import Unsupported, UserCodeRaises
-from ..sources import Source
+from ..sources import AttrSource, Source
 from .base import CONSTANT_TYPES, TENSOR, ConstantVariable, TensorVariable, Variable
+from .registry import HOOKS, wrap_rule
 from .tensor_ops import construct_tensor, from_numpy_view
 
 __all__ = ["UserFunctionVariable", "FrameApiVariable", "NumpyFunctionVariable", "BuiltinVariable",
@@ -130,9 +131,7 @@ class NumpyFunctionVariable(CallableVariable):
         ufuncs, functions = _numpy_tables()
         if tx.contains_tensor(args, kwargs):
             if self.fn in ufuncs or self.fn in functions:
-                # cycle: callables -> numpy_calls -> containers -> callables
-                from .numpy_calls import numpy_call
-                result = numpy_call(tx, self.fn, args, kwargs)
+                result = HOOKS.numpy_call(tx, self.fn, args, kwargs)
                 if self.fn in _NUMPY_VIEW_FUNCTIONS and args and isinstance(args[0], TensorVariable) \
                         and args[0].kind != TENSOR:
                     tx.tr.mark_view(result, args[0], self.fn, args[1:], kwargs)
@@ -192,9 +191,7 @@ class BoundBuiltinMethod(Variable):
         self.name = name
 
     def call(self, tx, args, kwargs):
-        # cycle: callables -> container_methods -> numpy_calls -> containers -> callables
-        from .container_methods import call_container_method
-        return call_container_method(tx, self.obj, self.name, args, kwargs)
+        return HOOKS.call_container_method(tx, self.obj, self.name, args, kwargs)
 
     def rebuilt_from(self) -> list[Variable]:
         return [self.obj]
@@ -206,6 +203,7 @@ class BoundBuiltinMethod(Variable):
         return f"Method({self.obj!r}.{self.name})"
 
 
+@HOOKS.provide
 def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> Variable:
     """Attributes of immutable constants: data attributes fold; methods of
     str/int/float/tuple... become bound methods run at trace time."""
@@ -226,9 +224,75 @@ class BuiltinVariable(CallableVariable):
     __slots__ = ()
 
     def call(self, tx, args, kwargs):
-        # cycle: callables -> builtins -> objects -> containers -> callables
-        from .builtins import call_builtin
-        return call_builtin(tx, self.fn, args, kwargs)
+        return HOOKS.call_builtin(tx, self.fn, args, kwargs)
 
     def __repr__(self) -> str:
         return f"Builtin({getattr(self.fn, '__name__', self.fn)})"
+
+
+# -- wrapping existing callables (capture/variables/registry.py) ----------------------------
+
+_BUILTIN_CALLABLES = {len, isinstance, range, enumerate, zip, reversed, iter, next, list, tuple,
+                      dict, min, max, sum, abs, int, float, str, repr, round, bool, getattr,
+                      hasattr, sorted, all, any, slice, callable, divmod, pow, type, print,
+                      chr, ord, issubclass, set, frozenset, map, filter, id, hash, open, input}
+
+
+def _is_numpy(value) -> bool:
+    mod = getattr(value, "__module__", None) or ""
+    return mod == "numpy" or mod.startswith("numpy.")
+
+
+@wrap_rule(70, static=True)
+def _wrap_jitted(tr, value, source: Source | None) -> Variable | None:
+    """Another jitted function: inline what it wraps (guarded through it)."""
+    if not (isinstance(value, types.FunctionType) and getattr(value, "__frame_jit__", False)):
+        return None
+    inner = value.__wrapped__
+    if source is None:
+        return tr.wrap_static(inner)
+    return tr.wrap(inner, AttrSource(source, "__wrapped__"))
+
+
+@wrap_rule(78, static=True)
+def _wrap_numpy_function(tr, value, source: Source | None) -> Variable | None:
+    """A NumPy function or ufunc (a NumPy class is not one: it is wrapped as a
+    class, no later static rule taking it)."""
+    if isinstance(value, (np.ufunc,)) or (callable(value) and _is_numpy(value)):
+        if isinstance(value, type):
+            return None
+        return NumpyFunctionVariable(value, source)
+    return None
+
+
+@wrap_rule(80, static=True)
+def _wrap_frame_api(tr, value, source: Source | None) -> Variable | None:
+    """A function of frame's op API."""
+    if isinstance(value, types.FunctionType) and is_frame_api(value):
+        return FrameApiVariable(value, source)
+    return None
+
+
+@wrap_rule(82, static=True)
+def _wrap_user_function(tr, value, source: Source | None) -> Variable | None:
+    """A Python function of the program (inlined when called)."""
+    return UserFunctionVariable(value, source) if isinstance(value, types.FunctionType) else None
+
+
+@wrap_rule(84, static=True)
+def _wrap_builtin(tr, value, source: Source | None) -> Variable | None:
+    """A builtin function, or a builtin type capture calls (``list``, ``int``...)."""
+    if isinstance(value, types.BuiltinFunctionType) or (isinstance(value, type)
+                                                        and value in _BUILTIN_CALLABLES):
+        return BuiltinVariable(value, source)
+    return None
+
+
+@wrap_rule(92)
+def _wrap_method(tr, value, source: Source) -> Variable | None:
+    """A bound method: its function and its object, each guarded."""
+    if type(value) is not types.MethodType:
+        return None
+    tr.guards.type_is(source, value)
+    return MethodVariable(tr.wrap(value.__func__, AttrSource(source, "__func__")),
+                          tr.wrap(value.__self__, AttrSource(source, "__self__")), source)

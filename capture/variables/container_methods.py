@@ -12,6 +12,7 @@ from .callables import NumpyFunctionVariable
 from .containers import (DictViewVariable, DictVariable, ListVariable, SetVariable, TupleVariable,
                          constant_value, is_constant_value, unpack_constant_key)
 from .numpy_calls import numpy_call
+from .registry import HOOKS
 
 __all__ = ["call_container_method"]
 
@@ -134,6 +135,7 @@ def _set_method(tx, st: SetVariable, name: str, args, kwargs) -> Variable:
     return ConstantVariable(None)
 
 
+@HOOKS.provide
 def call_container_method(tx, obj: Variable, name: str, args, kwargs) -> Variable:
     if isinstance(obj, SetVariable):
         return _set_method(tx, obj, name, args, kwargs)

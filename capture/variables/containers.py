@@ -10,10 +10,13 @@ from __future__ import annotations
 import operator
 import types
 
+import numpy as np
+
 from ..errors import Unsupported, UserCodeRaises
-from ..sources import Source
+from ..sources import ItemSource, Source, is_safe_key
 from .base import ConstantVariable, TensorVariable, Variable, refuse_tensor_index
 from .callables import BoundBuiltinMethod
+from .registry import HOOKS, wrap_rule
 
 __all__ = ["TupleVariable", "NamedTupleVariable", "ListVariable", "DictVariable", "SetVariable",
            "SliceVariable", "IteratorVariable", "ListIteratorVariable", "DictIteratorVariable",
@@ -330,6 +333,7 @@ class SetVariable(Variable):
         return f"Set{self.values!r}"
 
 
+@HOOKS.provide
 class IteratorVariable(Variable):
     """An iterator over items known when it is made (tuples, ranges, strings,
     a tensor's first axis).  ``next(tx)`` returns the next item, or None when
@@ -471,6 +475,7 @@ class DictViewVariable(Variable):
         return type(getattr({}, self.mode)())
 
 
+@HOOKS.provide
 class LazyIteratorVariable(IteratorVariable):
     """An iterator computed on demand: ``gen(tx)`` returns the next Variable or
     None.  ``enumerate``, ``zip`` and ``map`` over other iterators stay lazy,
@@ -576,6 +581,59 @@ class SliceVariable(Variable):
         if self.is_constant():
             return rb.const(self.as_constant())
         return super().reconstruct(rb)
+
+
+def _wrap_items(tr, value, source: Source) -> list[Variable]:
+    tr.guards.type_and_len(source, value)
+    return [tr.wrap(v, ItemSource(source, i)) for i, v in enumerate(value)]
+
+
+@wrap_rule(30)
+def _wrap_tuple(tr, value, source: Source) -> Variable | None:
+    """A tuple: its items, guarded by type and length."""
+    return TupleVariable(_wrap_items(tr, value, source), source) if type(value) is tuple else None
+
+
+@wrap_rule(40)
+def _wrap_namedtuple(tr, value, source: Source) -> Variable | None:
+    """A namedtuple: its items, guarded by type and length."""
+    t = type(value)
+    if not is_namedtuple_class(t):
+        return None
+    return NamedTupleVariable(t, _wrap_items(tr, value, source), source)
+
+
+@wrap_rule(50)
+def _wrap_list(tr, value, source: Source) -> Variable | None:
+    """A list: its items, guarded by type and length (mutations are replayed)."""
+    return ListVariable(_wrap_items(tr, value, source), source) if type(value) is list else None
+
+
+@wrap_rule(60)
+def _wrap_dict(tr, value, source: Source) -> Variable | None:
+    """A dict with str/int/tuple keys: its values, guarded by its keys."""
+    if type(value) is not dict:
+        return None
+    if not all(is_safe_key(k) for k in value):
+        raise Unsupported("unsupported_object", "dict with keys that are not str/int/tuple")
+    tr.guards.dict_keys(source, value)
+    return DictVariable({k: tr.wrap(v, ItemSource(source, k)) for k, v in value.items()}, source)
+
+
+@HOOKS.provide
+def is_basic_index(index: Variable) -> bool:
+    """Is ``index`` NumPy basic indexing (ints, slices, None, Ellipsis): its
+    result is a view (``tensor_ops.tensor_getitem``)?"""
+    parts = index.items if isinstance(index, TupleVariable) else [index]
+    for p in parts:
+        if isinstance(p, SliceVariable):
+            continue
+        if not p.is_constant():
+            return False
+        v = p.as_constant()
+        if not (v is None or v is Ellipsis or isinstance(v, (int, slice, np.integer))) or isinstance(v, bool):
+            return False
+    return True
 
 
 def constant_value(var: Variable):

@@ -21,6 +21,7 @@ from ..sources import AttrSource, ItemSource, Source
 from .base import ConstantVariable, Variable
 from .callables import CallableVariable
 from .containers import ListVariable, TupleVariable
+from .registry import HOOKS
 
 __all__ = ["GradTransformVariable", "GradFunctionVariable", "GradCallSource",
            "made_grad_function"]
@@ -106,9 +107,7 @@ class GradFunctionVariable(Variable):
         return self.fn
 
     def call(self, tx, args, kwargs):
-        # cycle: grad -> autograd -> grad
-        from ..autograd import grad_call
-        return grad_call(tx, self, list(args), dict(kwargs))
+        return HOOKS.grad_call(tx, self, list(args), dict(kwargs))
 
     def __repr__(self) -> str:
         what = "value_and_grad" if self.with_value else "grad"

@@ -27,10 +27,10 @@ import inspect
 
 import numpy as np
 
-from ..autograd import check_inplace
 from ..errors import Unsupported, UserCodeRaises
 from .base import NPSCALAR, TENSOR, TensorVariable, Variable, broadcasts_to
 from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
+from .registry import HOOKS
 
 __all__ = ["numpy_call", "ndarray_method_function", "as_array_operand"]
 
@@ -81,6 +81,7 @@ def _is_reduce(fn) -> bool:
                                                                      np.ufunc)
 
 
+@HOOKS.provide
 def ndarray_method_function(name: str):
     """The NumPy function ``np.f(x, *args)`` that ``x.name(*args)`` is, or None."""
     return _METHOD_FUNCTIONS.get(name)
@@ -204,6 +205,7 @@ def _convert_operands(tx, call: _Call, array_slots: dict[str, tuple]) -> None:
             call.put(slot, as_array_operand(tx, v))
 
 
+@HOOKS.provide
 def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
     """``fn(*args, **kwargs)`` for a NumPy function or ufunc (or ``ufunc.reduce``)
     with traced arrays among the arguments, as NumPy runs it."""
@@ -225,7 +227,7 @@ def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
         result = tx.call_real(fn, call.args, call.kwargs, numpy_semantics=True, numpy_ref=numpy_ref)
         if out is None:
             return result
-        check_inplace(tx, out, result)
+        HOOKS.check_inplace(tx, out, result)
         return tx.write_in_place(out, result)
     _convert_operands(tx, call, array_slots)
     if out is None:
@@ -254,7 +256,7 @@ def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
                 raise UserCodeRaises(f"cannot cast {result.meta.dtype} to "
                                      f"{out.meta.dtype} (casting='same_kind')")
             return out
-    check_inplace(tx, out, result)
+    HOOKS.check_inplace(tx, out, result)
     return tx.write_in_place(out, result, None if mask is True else mask)
 
 

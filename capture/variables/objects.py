@@ -16,6 +16,7 @@ from ..sources import AttrSource, ConstSource, Source
 from .base import Variable, refuse_tensor_index
 from .callables import MethodVariable
 from .containers import NamedTupleVariable, is_namedtuple_class
+from .registry import wrap_rule
 from .tensor_ops import construct_tensor
 
 __all__ = ["ObjectVariable", "PythonModuleVariable", "ClassVariable", "ExceptionVariable"]
@@ -320,3 +321,27 @@ class SuperVariable(Variable):
 
     def __repr__(self) -> str:
         return f"Super({self.cls_var!r}, {self.self_var!r})"
+
+
+# -- wrapping existing objects (capture/variables/registry.py) ------------------------------
+
+@wrap_rule(76, static=True)
+def _wrap_module(tr, value, source: Source | None) -> Variable | None:
+    """A Python module (guarded by identity)."""
+    return PythonModuleVariable(value, source) if isinstance(value, types.ModuleType) else None
+
+
+@wrap_rule(94)
+def _wrap_class(tr, value, source: Source) -> Variable | None:
+    """A class (guarded by identity)."""
+    if not isinstance(value, type):
+        return None
+    tr.guards.identity(source, value)
+    return ClassVariable(value, source)
+
+
+@wrap_rule(100)
+def _wrap_object(tr, value, source: Source) -> Variable:
+    """Any other object: its attributes are read through it (guarded by type)."""
+    tr.guards.type_is(source, value)
+    return ObjectVariable(value, source)

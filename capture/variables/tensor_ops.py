@@ -18,6 +18,7 @@ from frame.tensor import Tensor, from_numpy, tensor
 
 from ..errors import Unsupported, UserCodeRaises
 from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
+from .registry import HOOKS
 
 __all__ = ["tensor_getattr", "tensor_getitem", "tensor_write", "TensorMethodVariable",
            "NDARRAY_METHODS"]
@@ -49,9 +50,7 @@ class TensorMethodVariable(Variable):
         if self.name == "backward":
             if t.kind != TENSOR:
                 raise UserCodeRaises("ndarray has no attribute 'backward'")
-            # cycle: tensor_ops -> autograd -> grad -> containers -> callables -> tensor_ops
-            from ..autograd import backward
-            return backward(tx, t, args, kwargs)
+            return HOOKS.backward(tx, t, args, kwargs)
         if t.kind == TENSOR and self.name in _METADATA_METHODS and not args and not kwargs:
             # the meta array has the tensor's dtype and shape
             return ConstantVariable(getattr(Tensor, self.name)(Tensor._wrap(t.meta)))
@@ -84,27 +83,24 @@ class TensorMethodVariable(Variable):
         return f"TensorMethod({self.tensor!r}.{self.name})"
 
 
+@HOOKS.provide
 def tensor_write(tx, t: TensorVariable, functional, args, kwargs) -> TensorVariable:
     """An in-place Tensor method (``add_``, ``zero_``, ``__setitem__``, ...) under
     capture: its functional form (``__frame_inplace_of__``) becomes graph nodes
     and its result is written into ``t`` (replayed on an input after the graph
     runs), with eager's autograd checks."""
-    # cycle: tensor_ops -> autograd -> grad -> containers -> callables -> tensor_ops
-    from ..autograd import check_inplace
     tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, TensorVariable)]
     operand = next((a for a in tensors if a.requires_grad), tensors[0] if tensors else ConstantVariable(0))
-    check_inplace(tx, t, operand)
+    HOOKS.check_inplace(tx, t, operand)
     return tx.write_in_place(t, tx.call_real(functional, [t, *args], kwargs))
 
 
 def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
     if name not in NDARRAY_METHODS:
         raise Unsupported("unsupported_call", f"ndarray.{name}() has no frame op")
-    # cycle: tensor_ops -> numpy_calls -> autograd -> grad -> containers -> callables -> tensor_ops
-    from .numpy_calls import ndarray_method_function, numpy_call
-    function = ndarray_method_function(name)
+    function = HOOKS.ndarray_method_function(name)
     if function is not None:  # x.sum(...) is np.sum(x, ...): NumPy's operands and out=
-        return numpy_call(tx, function, [t, *args], kwargs, numpy_ref=getattr(np.ndarray, name))
+        return HOOKS.numpy_call(tx, function, [t, *args], kwargs, numpy_ref=getattr(np.ndarray, name))
     orig_args = args
     if name in ("flatten", "ravel", "swapaxes"):
         if kwargs or not all(a.is_constant() for a in args):
@@ -140,6 +136,7 @@ def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
     return result
 
 
+@HOOKS.provide
 def tensor_getattr(tx, t: TensorVariable, name: str) -> Variable:
     if name == "shape":
         return tx.wrap_static(tuple(t.shape))
@@ -157,9 +154,7 @@ def tensor_getattr(tx, t: TensorVariable, name: str) -> Variable:
     if name == "requires_grad" and t.kind == TENSOR:
         return ConstantVariable(t.requires_grad)
     if name == "grad" and t.kind == TENSOR:
-        # cycle: tensor_ops -> autograd -> grad -> containers -> callables -> tensor_ops
-        from ..autograd import read_grad
-        return read_grad(tx, t)
+        return HOOKS.read_grad(tx, t)
     if name in ("real", "imag", "flat", "data", "base", "strides", "flags", "ctypes", "itemsize",
                 "nbytes"):
         if name == "itemsize":
@@ -188,28 +183,14 @@ def _type_lookup(cls: type, name: str):
     return _MISSING
 
 
+@HOOKS.provide
 def tensor_getitem(tx, t: TensorVariable, index: Variable) -> Variable:
     """``t[index]`` through frame's indexing (the same lowering eager uses).
     NumPy basic indexing (ints, slices, None, ...) returns a view."""
     result = tx.call_real(operator.getitem, [t, index], {}, numpy_semantics=t.kind != TENSOR)
-    if t.kind != TENSOR and _is_basic_index(index):
+    if t.kind != TENSOR and HOOKS.is_basic_index(index):
         tx.tr.mark_view(result, t, operator.getitem, [index])
     return result
-
-
-def _is_basic_index(index: Variable) -> bool:
-    # cycle: tensor_ops -> containers -> callables -> tensor_ops
-    from .containers import SliceVariable, TupleVariable
-    parts = index.items if isinstance(index, TupleVariable) else [index]
-    for p in parts:
-        if isinstance(p, SliceVariable):
-            continue
-        if not p.is_constant():
-            return False
-        v = p.as_constant()
-        if not (v is None or v is Ellipsis or isinstance(v, (int, slice, np.integer))) or isinstance(v, bool):
-            return False
-    return True
 
 
 def construct_tensor(tx, args, kwargs) -> Variable:

@@ -20,7 +20,7 @@ import pytest
 
 import capture
 from capture.codegen import CacheEntry
-from capture.variables.base import Variable
+from capture.variables.base import ConstantVariable, Variable
 
 from .helpers import assert_captured, assert_same_as_eager
 
@@ -116,6 +116,93 @@ def test_no_isinstance_chain_over_variables_outside_capture_variables():
                 offenders.append(f"{rel}:{line} {name}(): isinstance over {', '.join(classes)}")
     assert not offenders, ("dispatch on Variable kinds belongs on the Variable classes "
                            "(capture/variables/base.py):\n" + "\n".join(offenders))
+
+
+# -- wrapping existing objects: each kind registers its own rules (issue 14) ------------------
+
+def _names_in(fn: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | \
+        {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)}
+
+
+def test_build_names_no_variable_class():
+    """``Translation._build`` consults the wrap rules the kinds register
+    (``capture/variables/registry.py``): a new kind that wraps existing objects
+    is added in its own file, not also in ``_build``."""
+    tree = ast.parse((ROOT / "capture" / "translation.py").read_text())
+    build = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_build")
+    named = sorted(_names_in(build) & (variable_class_names() - {"Variable"}))
+    assert named == [], f"Translation._build names Variable classes: {named}"
+
+
+def test_wrap_rules_are_the_documented_order():
+    """The table of ``capture/variables/registry.py`` is the order ``_build`` tries."""
+    from capture.variables import registry
+    variable_class_names()  # every module imported: every rule registered
+    documented = [int(line.split()[0]) for line in registry.__doc__.splitlines()
+                  if line[:1].isdigit()]
+    assert [r.order for r in registry.WRAP_RULES] == documented
+    assert [r.order for r in registry.STATIC_RULES] == \
+        [r.order for r in registry.WRAP_RULES if r.static]
+
+
+@dataclasses.dataclass(frozen=True)
+class Temperature:
+    """A user value type (immutable, compared by value)."""
+    kelvin: float
+
+
+class TemperatureVariable(Variable):
+    """A kind of its own for ``Temperature`` objects: guarded equal to the
+    object seen, its fields fold to constants (docs/capture.md, "How to add a
+    Variable")."""
+    __slots__ = ("value",)
+
+    def __init__(self, value: Temperature, source):
+        super().__init__(source)
+        self.value = value
+
+    def python_type(self) -> type:
+        return Temperature
+
+    def getattr(self, tx, name: str) -> Variable:
+        if name == "kelvin":
+            return ConstantVariable(self.value.kelvin)
+        return super().getattr(tx, name)
+
+    def to_python(self, passed=None):
+        return self.value
+
+
+def _wrap_temperature(tr, value, source):
+    if type(value) is not Temperature:
+        return None
+    tr.guards.pooled_equal(source, value)
+    return TemperatureVariable(value, source)
+
+
+@pytest.fixture
+def temperature_kind():
+    from capture.variables.registry import WRAP_RULES, wrap_rule
+    wrap_rule(93)(_wrap_temperature)
+    yield
+    WRAP_RULES[:] = [r for r in WRAP_RULES if r.build is not _wrap_temperature]
+
+
+def _in_kelvin_units(x, t):
+    return x * t.kelvin
+
+
+def test_a_wrapped_kind_is_added_in_one_place(temperature_kind):
+    from capture.sources import LocalSource
+    from capture.translation import Translation
+    var = Translation(_in_kelvin_units).wrap(Temperature(300.0), LocalSource("t"))
+    assert type(var) is TemperatureVariable
+    x = np.arange(3.0, dtype=np.float32)
+    jitted = assert_same_as_eager(_in_kelvin_units, x, Temperature(300.0))
+    assert_captured(_in_kelvin_units, x, Temperature(300.0))
+    # the guard: an unequal Temperature is a new entry with its own constant
+    np.testing.assert_array_equal(np.asarray(jitted(x, Temperature(2.0))), x * 2.0)
 
 
 def test_a_cache_entry_is_complete_when_made():
