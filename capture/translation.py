@@ -10,6 +10,7 @@ twice is one Variable (with an aliasing guard).
 """
 from __future__ import annotations
 
+import functools
 import types
 
 import numpy as np
@@ -31,6 +32,7 @@ from .variables.callables import (BuiltinVariable, FrameApiVariable, MethodVaria
                                   NumpyFunctionVariable, UserFunctionVariable, is_frame_api)
 from .variables.containers import (DictVariable, ListVariable, NamedTupleVariable, TupleVariable,
                                    is_namedtuple_class)
+from .variables.instances import wrap_partial
 from .variables.objects import ClassVariable, ObjectVariable, PythonModuleVariable
 
 __all__ = ["Translation", "Cell", "plain_tensor_subclass"]
@@ -181,7 +183,7 @@ class Translation:
         if t in (int, float, bool, str, bytes, complex, type(None)):
             g.constant(source, value)
             return ConstantVariable(value, source)
-        if t in (range, slice, type(Ellipsis)):
+        if t in (range, slice, type(Ellipsis), type(NotImplemented)):
             g.pooled_equal(source, value)
             return ConstantVariable(value, source)
         if t is tuple:
@@ -199,6 +201,9 @@ class Translation:
                 raise Unsupported("unsupported_object", "dict with keys that are not str/int/tuple")
             g.dict_keys(source, value)
             return DictVariable({k: self.wrap(v, ItemSource(source, k)) for k, v in value.items()}, source)
+        if t is functools.partial:  # its func, args and keywords, each guarded through it
+            g.type_is(source, value)
+            return wrap_partial(self, value, source)
         static = self._static(value, source)
         if static is not None:
             g.identity(source, value)

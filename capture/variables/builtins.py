@@ -18,7 +18,7 @@ from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyI
                          is_constant_value, unpack_constant_key)
 from .objects import ObjectVariable
 
-__all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS"]
+__all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS", "OBJECT_SLOTS"]
 
 EFFECTFUL_BUILTINS = {builtins.print, builtins.input, builtins.open, builtins.exec, builtins.eval,
                       builtins.breakpoint, builtins.globals, builtins.locals, builtins.vars,
@@ -321,6 +321,33 @@ def instances_callable(t: type) -> bool:
     return any("__call__" in vars(klass) for klass in t.__mro__)
 
 
+def _object_init(tx, args, kwargs):
+    """``object.__init__(self)`` (reached by ``super().__init__()``)."""
+    if len(args) != 1 or kwargs:
+        raise UserCodeRaises("TypeError: object.__init__() takes exactly one argument "
+                             "(the instance to initialize)")
+    return ConstantVariable(None)
+
+
+def _object_setattr(tx, args, kwargs):
+    """``object.__setattr__(obj, name, value)``: the store without the class's
+    ``__setattr__`` (frozen dataclasses' ``__init__``, a ``__setattr__`` calling
+    ``super().__setattr__``)."""
+    if len(args) != 3 or kwargs or not args[1].is_constant() or type(args[1].as_constant()) is not str:
+        raise Unsupported("unsupported_call", "object.__setattr__ with these arguments")
+    obj, name, value = args
+    store = getattr(obj, "store_attr", None)
+    if store is None:
+        obj.setattr(tx, name.as_constant(), value)   # an object of the frame: its own checks
+    else:
+        store(tx, name.as_constant(), value)
+    return ConstantVariable(None)
+
+
+# slot wrappers of ``object`` that capture models (``object.__init__``, ``super().__setattr__``)
+OBJECT_SLOTS = {object.__init__: _object_init, object.__setattr__: _object_setattr}
+
+
 SUPPORTED_BUILTINS = {
     len: _len, isinstance: _isinstance, type: _type, range: _range, enumerate: _enumerate,
     zip: _zip, reversed: _reversed, iter: _iter, next: _next, list: _list, tuple: _tuple,
@@ -332,6 +359,7 @@ SUPPORTED_BUILTINS = {
     pow: _scalar_conversion(pow), chr: _scalar_conversion(chr), ord: _scalar_conversion(ord),
     issubclass: lambda tx, args, kwargs: ConstantVariable(
         isinstance_of(_classes(tx, args[0]), _classes(tx, args[1]))),
+    **OBJECT_SLOTS,
 }
 
 
