@@ -28,7 +28,7 @@ from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable
 from .variables.callables import UserFunctionVariable
 from .variables.containers import (DictVariable, ListVariable, SetVariable, SliceVariable,
                                    TupleVariable, unpack_constant_key)
-from .variables.objects import SuperVariable
+from .variables.objects import ClassVariable, SuperVariable
 
 __all__ = ["HANDLERS", "ON_BREAK", "BINARY_OPS"]
 
@@ -326,7 +326,9 @@ def identity_of(v: Variable):
     distinct objects distinct Variables, and new objects new Variables)."""
     if isinstance(v, ConstantVariable):
         return v.value
-    for attr in ("cls", "module", "obj"):
+    if isinstance(v, ClassVariable):   # (a namedtuple or an instance made here also has a class)
+        return v.cls
+    for attr in ("module", "obj"):
         if hasattr(v, attr):
             return getattr(v, attr)
     fn = getattr(v, "fn", None)

@@ -127,30 +127,30 @@ def class_attribute(tx, cls: type, name: str, self_var: Variable | None):
 class UserObjectVariable(Variable):
     """An instance of a user class made during the trace: its class and its
     attributes (Variables, in assignment order), no real object."""
-    __slots__ = ("cls", "attrs")
+    __slots__ = ("user_cls", "attrs")
 
     def __init__(self, cls: type):
         super().__init__(None)
-        self.cls = cls
+        self.user_cls = cls
         self.attrs: dict[str, Variable] = {}
 
     def python_type(self) -> type:
-        return self.cls
+        return self.user_cls
 
     def is_mutable(self) -> bool:
         return True
 
     def describe(self) -> str:
-        return f"a {self.cls.__name__} object"
+        return f"a {self.user_cls.__name__} object"
 
     def rebuilt_from(self) -> list[Variable]:
         return list(self.attrs.values())
 
     def _dunder(self, tx, name: str):
         """The instance's ``name`` method when the class defines it in Python."""
-        static = _class_lookup(self.cls, name)
+        static = _class_lookup(self.user_cls, name)
         if isinstance(static, types.FunctionType):
-            return class_attribute(tx, self.cls, name, self)
+            return class_attribute(tx, self.user_cls, name, self)
         return None
 
     def truth(self, tx) -> bool:
@@ -161,64 +161,64 @@ class UserObjectVariable(Variable):
                 if name == "__len__":
                     return result.as_constant() != 0
                 return result.truth(tx)
-            if _class_lookup(self.cls, name) is not _MISSING:
-                raise Unsupported("unsupported_object", f"truth value of a {self.cls.__name__}")
+            if _class_lookup(self.user_cls, name) is not _MISSING:
+                raise Unsupported("unsupported_object", f"truth value of a {self.user_cls.__name__}")
         return True
 
     def getattr(self, tx, name: str) -> Variable:
-        static = _class_lookup(self.cls, name)
+        static = _class_lookup(self.user_cls, name)
         if isinstance(static, property):
-            return class_attribute(tx, self.cls, name, self)
+            return class_attribute(tx, self.user_cls, name, self)
         if name in self.attrs:
             return self.attrs[name]
         if isinstance(static, types.MemberDescriptorType):   # a __slots__ slot not yet set
-            raise UserCodeRaises(f"AttributeError: {name!r} (a slot of {self.cls.__name__}) is unset")
+            raise UserCodeRaises(f"AttributeError: {name!r} (a slot of {self.user_cls.__name__}) is unset")
         if name == "__class__":
-            return tx.wrap_static(self.cls)
+            return tx.wrap_static(self.user_cls)
         if name == "__dict__":
-            raise Unsupported("unsupported_object", f"__dict__ of a {self.cls.__name__} made in "
+            raise Unsupported("unsupported_object", f"__dict__ of a {self.user_cls.__name__} made in "
                                                     f"the function")
-        found = class_attribute(tx, self.cls, name, self)
+        found = class_attribute(tx, self.user_cls, name, self)
         if found is not _MISSING:
             return found
-        if _class_lookup(self.cls, "__getattr__") is not _MISSING:
-            raise Unsupported("unsupported_object", f"{self.cls.__qualname__} defines __getattr__")
-        raise UserCodeRaises(f"AttributeError: {self.cls.__name__!r} object has no attribute {name!r}")
+        if _class_lookup(self.user_cls, "__getattr__") is not _MISSING:
+            raise Unsupported("unsupported_object", f"{self.user_cls.__qualname__} defines __getattr__")
+        raise UserCodeRaises(f"AttributeError: {self.user_cls.__name__!r} object has no attribute {name!r}")
 
     def setattr(self, tx, name: str, value: Variable) -> None:
-        custom = _class_lookup(self.cls, "__setattr__")
+        custom = _class_lookup(self.user_cls, "__setattr__")
         if custom is object.__setattr__ or custom is _MISSING:
             self.store_attr(tx, name, value)
         elif isinstance(custom, types.FunctionType):   # a Python __setattr__ (frozen dataclasses)
             self._dunder(tx, "__setattr__").call(tx, [ConstantVariable(name), value], {})
         else:
-            raise Unsupported("side_effect", f"{self.cls.__qualname__} defines __setattr__")
+            raise Unsupported("side_effect", f"{self.user_cls.__qualname__} defines __setattr__")
 
     def store_attr(self, tx, name: str, value: Variable) -> None:
         """``object.__setattr__(self, name, value)``: properties' setters,
         slots, the instance dict."""
-        static = _class_lookup(self.cls, name)
+        static = _class_lookup(self.user_cls, name)
         if isinstance(static, property):
             if static.fset is None:
-                raise UserCodeRaises(f"AttributeError: property {name!r} of {self.cls.__name__!r} "
+                raise UserCodeRaises(f"AttributeError: property {name!r} of {self.user_cls.__name__!r} "
                                      f"object has no setter")
-            guard_class_attr(tx, self.cls, name, static)
+            guard_class_attr(tx, self.user_cls, name, static)
             tx.wrap_static(static.fset).call(tx, [self, value], {})
             return
         if isinstance(static, types.MemberDescriptorType) or (
-                static is _MISSING or not hasattr(type(static), "__set__")) and _has_dict(self.cls):
+                static is _MISSING or not hasattr(type(static), "__set__")) and _has_dict(self.user_cls):
             self.attrs[name] = value
             return
         if static is not _MISSING and hasattr(type(static), "__set__"):
             raise Unsupported("side_effect", f"assignment through descriptor "
-                                             f"{self.cls.__qualname__}.{name}")
-        raise UserCodeRaises(f"AttributeError: {self.cls.__name__!r} object has no attribute "
+                                             f"{self.user_cls.__qualname__}.{name}")
+        raise UserCodeRaises(f"AttributeError: {self.user_cls.__name__!r} object has no attribute "
                              f"{name!r} (it has __slots__)")
 
     def call(self, tx, args, kwargs):
         method = self._dunder(tx, "__call__")
         if method is None:
-            raise UserCodeRaises(f"TypeError: {self.cls.__name__!r} object is not callable")
+            raise UserCodeRaises(f"TypeError: {self.user_cls.__name__!r} object is not callable")
         return method.call(tx, args, kwargs)
 
     def get_iter(self, tx) -> Variable:
@@ -236,14 +236,14 @@ class UserObjectVariable(Variable):
     def getitem(self, tx, index: Variable) -> Variable:
         method = self._dunder(tx, "__getitem__")
         if method is None:
-            raise UserCodeRaises(f"TypeError: {self.cls.__name__!r} object is not subscriptable")
+            raise UserCodeRaises(f"TypeError: {self.user_cls.__name__!r} object is not subscriptable")
         return method.call(tx, [index], {})
 
     def reconstruct(self, rb) -> str:
         name = rb.named(self)
         if name is None:
             name = rb.new_name(self)   # named first: an attribute may refer back to the object
-            rb.emit(f"{name} = {rb.const(object.__new__)}({rb.const(self.cls)})")
+            rb.emit(f"{name} = {rb.const(object.__new__)}({rb.const(self.user_cls)})")
             setter = rb.const(object.__setattr__)
             for key, value in self.attrs.items():
                 expr = rb.expr(value)
@@ -251,7 +251,7 @@ class UserObjectVariable(Variable):
         return name
 
     def __repr__(self) -> str:
-        return f"New({self.cls.__qualname__})"
+        return f"New({self.user_cls.__qualname__})"
 
 
 # -- functools.partial --------------------------------------------------------------------------

@@ -397,6 +397,13 @@ def unsupported_operand_raises(x):
     return Counter() + 1.5
 
 
+@case(lambda: (array(),), graphs=1)
+def identity_of_distinct_instances(x):
+    p, q = Counter(), Counter()
+    a, b = Point(x, 1), Point(x, 1)
+    return x + 1, p is q, p is p, a is b, p is not q
+
+
 # -- dataclasses ---------------------------------------------------------------------------------
 
 @dataclasses.dataclass
