@@ -22,7 +22,7 @@ __all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS", "OBJECT_S
 
 EFFECTFUL_BUILTINS = {builtins.print, builtins.input, builtins.open, builtins.exec, builtins.eval,
                       builtins.breakpoint, builtins.globals, builtins.locals, builtins.vars,
-                      builtins.id, builtins.hash, builtins.setattr, builtins.delattr}
+                      builtins.id, builtins.hash, builtins.delattr}
 
 
 def _const_args(args, kwargs):
@@ -63,6 +63,9 @@ def _len(tx, args, kwargs):
     if isinstance(x, ObjectVariable) and isinstance(getattr(type(x.obj), "__len__", None),
                                                     types.FunctionType):
         return x.getattr(tx, "__len__").call(tx, [], {})  # a Python __len__: inlined
+    length = getattr(x, "length", None)   # an instance made in the function (instances.py)
+    if length is not None:
+        return length(tx)
     raise Unsupported("unsupported_object", f"len() of {x!r}")
 
 
@@ -270,6 +273,17 @@ def _getattr(tx, args, kwargs):
         raise
 
 
+def _setattr(tx, args, kwargs):
+    """``setattr(obj, name, value)`` is ``obj.name = value`` (STORE_ATTR)."""
+    if len(args) != 3 or kwargs:
+        raise UserCodeRaises(f"TypeError: setattr expected 3 arguments, got {len(args)}")
+    obj, name, value = args
+    if not name.is_constant() or type(name.as_constant()) is not str:
+        raise UserCodeRaises("TypeError: attribute name must be string")
+    obj.setattr(tx, name.as_constant(), value)
+    return ConstantVariable(None)
+
+
 def _hasattr(tx, args, kwargs):
     obj, name = args[0], args[1].as_constant()
     try:
@@ -354,7 +368,7 @@ SUPPORTED_BUILTINS = {
     dict: _dict, min: _minmax(min), max: _minmax(max), sum: _sum, abs: _abs,
     int: _scalar_conversion(int), float: _scalar_conversion(float), str: _scalar_conversion(str),
     repr: _scalar_conversion(repr), round: _scalar_conversion(round), bool: _bool,
-    getattr: _getattr, hasattr: _hasattr, sorted: _sorted, all: _all_any(all), any: _all_any(any),
+    getattr: _getattr, hasattr: _hasattr, setattr: _setattr, sorted: _sorted, all: _all_any(all), any: _all_any(any),
     slice: _slice, callable: _callable, map: _map, filter: _filter, set: _set, divmod: _scalar_conversion(divmod),
     pow: _scalar_conversion(pow), chr: _scalar_conversion(chr), ord: _scalar_conversion(ord),
     issubclass: lambda tx, args, kwargs: ConstantVariable(

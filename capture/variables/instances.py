@@ -29,7 +29,7 @@ from .containers import DictVariable, NamedTupleVariable, TupleVariable
 from .objects import ObjectVariable, _class_lookup, _MISSING, guard_class_attr
 
 __all__ = ["UserObjectVariable", "PartialVariable", "construct_instance", "make_partial",
-           "user_binary_op", "class_attribute", "namedtuple_attr", "wrap_partial"]
+           "user_binary_op", "class_attribute", "namedtuple_attr", "namedtuple_class_attr", "wrap_partial"]
 
 _HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 # what a class of modelled instances may not define (anywhere in its MRO but object)
@@ -214,6 +214,13 @@ class UserObjectVariable(Variable):
                                              f"{self.user_cls.__qualname__}.{name}")
         raise UserCodeRaises(f"AttributeError: {self.user_cls.__name__!r} object has no attribute "
                              f"{name!r} (it has __slots__)")
+
+    def length(self, tx) -> Variable:
+        """``len(obj)``: a Python ``__len__``, inlined."""
+        method = self._dunder(tx, "__len__")
+        if method is None:
+            raise UserCodeRaises(f"TypeError: object of type {self.user_cls.__name__!r} has no len()")
+        return method.call(tx, [], {})
 
     def call(self, tx, args, kwargs):
         method = self._dunder(tx, "__call__")
@@ -452,26 +459,37 @@ def namedtuple_attr(tx, nt: NamedTupleVariable, name: str):
     return class_attribute(tx, cls, name, nt)
 
 
-class _NamedTupleMethod(Variable):
-    """``nt._replace`` / ``nt._asdict`` / ``nt._make`` bound to a namedtuple."""
-    __slots__ = ("nt", "name")
+def namedtuple_class_attr(tx, cls: type, name: str):
+    """``Cls._make`` of a namedtuple class; None for anything else."""
+    if name == "_make" and _generated(cls, name):
+        guard_class_attr(tx, cls, name, _class_lookup(cls, name))
+        return _NamedTupleMethod(None, name, cls)
+    return None
 
-    def __init__(self, nt: NamedTupleVariable, name: str):
+
+class _NamedTupleMethod(Variable):
+    """``nt._replace`` / ``nt._asdict`` / ``nt._make`` bound to a namedtuple
+    (``Cls._make``: ``nt`` is None)."""
+    __slots__ = ("nt", "name", "cls")
+
+    def __init__(self, nt: NamedTupleVariable | None, name: str, cls: type | None = None):
         super().__init__(None)
         self.nt = nt
         self.name = name
+        self.cls = nt.cls if nt is not None else cls
 
     def python_type(self) -> type:
         return types.MethodType
 
     def rebuilt_from(self) -> list[Variable]:
-        return [self.nt]
+        return [self.nt] if self.nt is not None else []
 
     def reconstruct(self, rb) -> str:
-        return f"{rb.expr(self.nt)}.{self.name}"
+        owner = rb.expr(self.nt) if self.nt is not None else rb.const(self.cls)
+        return f"{owner}.{self.name}"
 
     def call(self, tx, args, kwargs):
-        cls, fields = self.nt.cls, self.nt.cls._fields
+        cls, fields = self.cls, self.cls._fields
         if self.name == "_asdict":
             if args or kwargs:
                 raise UserCodeRaises("TypeError: _asdict() takes 1 positional argument")

@@ -218,6 +218,12 @@ class ClassVariable(Variable):
                 raise Unsupported("unsupported_object", f"attribute {name!r} of the metaclass of "
                                                         f"{self.cls.__qualname__}")
             raise UserCodeRaises(f"type object {self.cls.__name__!r} has no attribute {name!r}")
+        if is_namedtuple_class(self.cls):
+            # cycle: objects -> instances -> objects
+            from .instances import namedtuple_class_attr
+            found = namedtuple_class_attr(tx, self.cls, name)   # Point._make(iterable)
+            if found is not None:
+                return found
         if isinstance(static, (types.FunctionType, staticmethod, classmethod)):
             guard_class_attr(tx, self.cls, name, static)
             if isinstance(static, staticmethod):

@@ -219,6 +219,48 @@ def calling_non_callable_instance_raises(x):
     return s(x)
 
 
+class Namespace:
+    pass
+
+
+class Options:
+    def __init__(self, **kwargs):
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+
+
+class Pipeline:
+    def __init__(self, x):
+        self.x = x
+        self.build()
+
+    def build(self):
+        self.stages = [self.x * 2, self.x + 1]
+
+    def __len__(self):
+        return len(self.stages)
+
+
+@case(lambda: (array(),), graphs=1)
+def empty_class_used_as_namespace(x):
+    ns = Namespace()
+    ns.value = x + 1
+    ns.name = type(ns).__name__
+    return ns.value, ns.name, ns.__class__ is Namespace
+
+
+@case(lambda: (array(),), graphs=1)
+def setattr_from_kwargs_in_init(x):
+    opts = Options(scale=2.0, shift=x.mean())
+    return x * opts.scale + opts.shift, getattr(opts, "missing", None)
+
+
+@case(lambda: (array(),), graphs=1)
+def init_calls_another_method_and_len(x):
+    p = Pipeline(x)
+    return p.stages[0] - p.stages[1], len(p)
+
+
 # -- inheritance ---------------------------------------------------------------------------------
 
 class Base:
@@ -494,6 +536,13 @@ def dataclass_inheritance(x):
     return x * (1 - p.decay) - p.lr * x, p.momentum
 
 
+@case(lambda: (array(),), graphs=1)
+def dataclass_replace(x):
+    cfg = Config(0.1)
+    fast = dataclasses.replace(cfg, lr=1.0)
+    return x * fast.lr + cfg.lr, fast.momentum
+
+
 @case(lambda: (array(),), graphs=0, breaks="missing required argument 'lr'")
 def dataclass_missing_argument_raises(x):
     cfg = Config()
@@ -578,7 +627,8 @@ def typing_namedtuple_property(x):
 @case(lambda: (array(),), graphs=1)
 def namedtuple_make_and_fields(x):
     p = Point(*[x, x + 1])
-    return p._fields, p.x * p.y, len(p)
+    q = Point._make([x * 2, 1.0])
+    return p._fields, p.x * p.y, len(p), q, q._make((1, 2))
 
 
 @case(lambda: (Point(array(), array(seed=1)),), graphs=1)
