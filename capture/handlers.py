@@ -28,7 +28,7 @@ from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable
 from .variables.callables import UserFunctionVariable
 from .variables.containers import (DictVariable, ListVariable, SetVariable, SliceVariable,
                                    TupleVariable, unpack_constant_key)
-from .variables.objects import ClassVariable, SuperVariable
+from .variables.objects import SuperVariable
 
 __all__ = ["HANDLERS", "ON_BREAK", "BINARY_OPS"]
 
@@ -326,8 +326,9 @@ def identity_of(v: Variable):
     distinct objects distinct Variables, and new objects new Variables)."""
     if isinstance(v, ConstantVariable):
         return v.value
-    if isinstance(v, ClassVariable):   # (a namedtuple or an instance made here also has a class)
-        return v.cls
+    cls = getattr(v, "cls", None)
+    if isinstance(cls, type) and v.python_type() is type(cls):  # the class itself (a namedtuple
+        return cls                                                # made here has a class too)
     for attr in ("module", "obj"):
         if hasattr(v, attr):
             return getattr(v, attr)
