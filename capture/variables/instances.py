@@ -387,7 +387,8 @@ def _call_dunder(tx, self_var: Variable, name: str, other: Variable):
     static = _class_lookup(cls, name)
     if static is _MISSING or static is getattr(object, name, None):
         if name == "__eq__":   # object's: identity
-            return ConstantVariable(True) if _same(self_var, other) else ConstantVariable(NotImplemented)
+            same = _same(tx, self_var, other)
+            return ConstantVariable(True) if same else ConstantVariable(NotImplemented)
         if name == "__ne__":   # object's: the inverse of __eq__
             eq = _call_dunder(tx, self_var, "__eq__", other)
             return eq if _not_implemented(eq) else ConstantVariable(not eq.truth(tx))
@@ -398,10 +399,14 @@ def _call_dunder(tx, self_var: Variable, name: str, other: Variable):
     return class_attribute(tx, cls, name, self_var).call(tx, [other], {})
 
 
-def _same(a: Variable, b: Variable) -> bool:
+def _same(tx, a: Variable, b: Variable) -> bool:
+    """``a is b`` (objects of the frame: guarded, as IS_OP does)."""
     if a is b:
         return True
-    return isinstance(a, ObjectVariable) and isinstance(b, ObjectVariable) and a.obj is b.obj
+    same = isinstance(a, ObjectVariable) and isinstance(b, ObjectVariable) and a.obj is b.obj
+    if a.source is not None and b.source is not None:
+        tx.tr.guards.same_outcome(a.source, b.source, same)
+    return same
 
 
 def user_binary_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
@@ -429,7 +434,7 @@ def user_binary_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
         if not _not_implemented(result):
             return result
     if fn is operator.eq or fn is operator.ne:
-        return ConstantVariable(_same(a, b) == (fn is operator.eq))
+        return ConstantVariable(_same(tx, a, b) == (fn is operator.eq))
     raise UserCodeRaises(f"TypeError: unsupported operand type(s) for {_SYMBOLS[fn]}: "
                          f"{ta.__name__!r} and {tb.__name__!r}")
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import abc
 import collections
 import dataclasses
+import enum
 import functools
-from typing import NamedTuple
+from typing import Generic, NamedTuple, TypeVar
 
 import numpy as np
 import pytest
@@ -343,6 +344,43 @@ def abc_subclass(x):
 def abstract_class_raises(x):
     s = Shape()
     return s.scaled(x)
+
+
+T = TypeVar("T")
+
+
+class Box(Generic[T]):
+    def __init__(self, item: T):
+        self.item = item
+
+    def get(self) -> T:
+        return self.item
+
+
+class Mode(enum.Enum):
+    TRAIN = "train"
+    EVAL = "eval"
+
+
+class Runner:
+    def __init__(self, mode):
+        self.mode = mode
+
+    def run(self, x):
+        if self.mode == Mode.TRAIN:
+            return x * 2
+        return x
+
+
+@case(lambda: (array(),), graphs=1)
+def generic_class_instance(x):
+    box = Box(x + 1)
+    return Box(box.get() * 2).get()
+
+
+@case(lambda: (array(), Mode.EVAL), graphs=1)
+def enum_member_compared_in_method(x, mode):
+    return Runner(mode).run(x + 1), Runner(Mode.TRAIN).run(x)
 
 
 # -- __slots__ -----------------------------------------------------------------------------------

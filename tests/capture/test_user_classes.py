@@ -317,3 +317,16 @@ def test_unmodelled_classes_break_with_a_reason_naming_the_class(make, reason):
     assert_same_as_eager(f, array(), captured=None)
     graphs, breaks = _explain(f, array())
     assert graphs == 1 and any(reason in b for b in breaks), breaks
+
+
+def test_equality_by_identity_of_objects_of_the_frame_is_guarded():
+    def f(x, a, b):
+        return x + 1 if a == b else x - 1
+
+    jitted = frame.jit(f)
+    x = array()
+    one, other = Holder(), Holder()
+    np.testing.assert_allclose(jitted(x, one, other), x - 1, rtol=1e-6)
+    np.testing.assert_allclose(jitted(x, one, one), x + 1, rtol=1e-6)
+    np.testing.assert_allclose(jitted(x, other, one), x - 1, rtol=1e-6)
+    assert _explain(f, x, one, other) == (1, [])
