@@ -29,7 +29,7 @@ from .containers import DictVariable, NamedTupleVariable, TupleVariable
 from .objects import ObjectVariable, _class_lookup, _MISSING, guard_class_attr
 
 __all__ = ["UserObjectVariable", "PartialVariable", "construct_instance", "make_partial",
-           "user_binary_op", "class_attribute", "namedtuple_attr", "namedtuple_class_attr", "wrap_partial"]
+           "user_binary_op", "user_inplace_op", "class_attribute", "namedtuple_attr", "namedtuple_class_attr", "wrap_partial"]
 
 _HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 # what a class of modelled instances may not define (anywhere in its MRO but object)
@@ -221,6 +221,9 @@ class UserObjectVariable(Variable):
         if method is None:
             raise UserCodeRaises(f"TypeError: object of type {self.user_cls.__name__!r} has no len()")
         return method.call(tx, [], {})
+
+    def inplace_op(self, tx, fn, other: Variable) -> Variable:
+        return user_inplace_op(tx, self, fn, other)
 
     def call(self, tx, args, kwargs):
         method = self._dunder(tx, "__call__")
@@ -437,6 +440,25 @@ def user_binary_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
         return ConstantVariable(_same(tx, a, b) == (fn is operator.eq))
     raise UserCodeRaises(f"TypeError: unsupported operand type(s) for {_SYMBOLS[fn]}: "
                          f"{ta.__name__!r} and {tb.__name__!r}")
+
+
+def user_inplace_op(tx, a: Variable, fn, b: Variable) -> Variable:
+    """``a op= b`` of a user object: its Python ``__iop__`` (``__iadd__``...)
+    when the class defines one and it does not return NotImplemented, else
+    ``a op b``."""
+    pair = _REFLECTED.get(fn)
+    if pair is not None:
+        name = "__i" + pair[0][2:]
+        cls = _cls(a)
+        static = _class_lookup(cls, name)
+        if isinstance(static, types.FunctionType):
+            result = class_attribute(tx, cls, name, a).call(tx, [b], {})
+            if not _not_implemented(result):
+                return result
+        elif static is not _MISSING:
+            raise Unsupported("unsupported_object", f"{cls.__qualname__}.{name} is a "
+                                                    f"{type(static).__name__}")
+    return tx.binary_op(fn, a, b)
 
 
 # -- namedtuple methods -------------------------------------------------------------------------

@@ -130,6 +130,12 @@ class ObjectVariable(Variable):
             raise Unsupported("resume_loop", "next() of a loop's iterator")
         return super().next(tx)
 
+    def inplace_op(self, tx, fn, other: Variable) -> Variable:
+        """``obj op= other``: the class's Python ``__iadd__``... first."""
+        # cycle: objects -> instances -> objects
+        from .instances import user_inplace_op
+        return user_inplace_op(tx, self, fn, other)
+
     def call(self, tx, args, kwargs):
         call = _class_lookup(type(self.obj), "__call__")
         if isinstance(call, types.FunctionType):

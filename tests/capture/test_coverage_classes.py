@@ -466,6 +466,44 @@ def custom_eq_and_not_implemented(x):
     return x + 1, v == v, v == Vec2(x, 1.0), v == 3, v != v
 
 
+class RunningSum:
+    def __init__(self, value):
+        self.value = value
+        self.steps = 0
+
+    def __iadd__(self, other):
+        self.value = self.value + other
+        self.steps += 1
+        return self
+
+    def __add__(self, other):
+        return RunningSum(self.value + other)
+
+
+@case(lambda: (array(),), graphs=1)
+def inplace_operator_mutates_instance(x):
+    acc = RunningSum(x)
+    alias = acc
+    acc += x
+    acc += 1.0
+    return acc is alias, acc.value, acc.steps
+
+
+@case(lambda: (array(), RunningSum(array(seed=2))), graphs=1)
+def inplace_operator_on_argument(x, acc):
+    acc += x * 2
+    total = acc + 1.0
+    return total.value, total.steps
+
+
+@case(lambda: (array(), array(seed=1)), graphs=1)
+def inplace_add_without_iadd_rebinds(x, y):
+    v = Vec2(x, y)
+    w = v
+    v += Vec2(y, x)
+    return v is w, v.a, w.a
+
+
 @case(lambda: (array(),), graphs=1)
 def truth_from_len(x):
     v = Vec2(1.0, 2.0)
