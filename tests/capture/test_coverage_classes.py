@@ -817,6 +817,23 @@ def partial_argument_of_frame_op(t, reduce):
     return reduce(t * 2)
 
 
+class Tracked:
+    created = 0
+
+    def __init__(self, x):
+        Tracked.created += 1
+        self.x = x
+
+
+@case(lambda: (array(),), graphs=1,
+      xfail="an assignment to a class attribute (Tracked.created += 1) is a graph break: "
+            "ClassVariable has no setattr (class attributes are guarded by value)")
+def class_attribute_counter_in_init(x):
+    before = Tracked.created
+    t = Tracked(x * 2)
+    return t.x + (Tracked.created - before)
+
+
 # -- what breaks, with a reason naming the class -------------------------------------------------
 
 class WithNew:
