@@ -330,3 +330,14 @@ def test_equality_by_identity_of_objects_of_the_frame_is_guarded():
     np.testing.assert_allclose(jitted(x, one, one), x + 1, rtol=1e-6)
     np.testing.assert_allclose(jitted(x, other, one), x - 1, rtol=1e-6)
     assert _explain(f, x, one, other) == (1, [])
+
+
+def test_two_namedtuples_made_in_the_function_are_distinct_objects():
+    import collections
+    point = collections.namedtuple("point", "x y")
+
+    def f(x):
+        a, b = point(x, 1), point(x, 1)
+        return x + 1, a is b, a is a, a == b
+
+    assert_same_as_eager(f, array())
