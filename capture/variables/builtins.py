@@ -368,7 +368,8 @@ SUPPORTED_BUILTINS = {
     dict: _dict, min: _minmax(min), max: _minmax(max), sum: _sum, abs: _abs,
     int: _scalar_conversion(int), float: _scalar_conversion(float), str: _scalar_conversion(str),
     repr: _scalar_conversion(repr), round: _scalar_conversion(round), bool: _bool,
-    getattr: _getattr, hasattr: _hasattr, setattr: _setattr, sorted: _sorted, all: _all_any(all), any: _all_any(any),
+    getattr: _getattr, hasattr: _hasattr, setattr: _setattr, sorted: _sorted, all: _all_any(all),
+    any: _all_any(any),
     slice: _slice, callable: _callable, map: _map, filter: _filter, set: _set, divmod: _scalar_conversion(divmod),
     pow: _scalar_conversion(pow), chr: _scalar_conversion(chr), ord: _scalar_conversion(ord),
     issubclass: lambda tx, args, kwargs: ConstantVariable(

@@ -29,7 +29,8 @@ from .containers import DictVariable, NamedTupleVariable, TupleVariable
 from .objects import ObjectVariable, _class_lookup, _MISSING, guard_class_attr
 
 __all__ = ["UserObjectVariable", "PartialVariable", "construct_instance", "make_partial",
-           "user_binary_op", "user_inplace_op", "class_attribute", "namedtuple_attr", "namedtuple_class_attr", "wrap_partial"]
+           "user_binary_op", "user_inplace_op", "class_attribute", "namedtuple_attr",
+           "namedtuple_class_attr", "wrap_partial"]
 
 _HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 # what a class of modelled instances may not define (anywhere in its MRO but object)

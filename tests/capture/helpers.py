@@ -141,7 +141,8 @@ def _slot_names(cls: type) -> list[str]:
     names = []
     for klass in cls.__mro__:
         slots = klass.__dict__.get("__slots__", ())
-        names += [slots] if isinstance(slots, str) else [n for n in slots if n not in ("__dict__", "__weakref__")]
+        names += [slots] if isinstance(slots, str) else [n for n in slots
+                                                          if n not in ("__dict__", "__weakref__")]
     return names
 
 
