@@ -326,7 +326,10 @@ def identity_of(v: Variable):
     distinct objects distinct Variables, and new objects new Variables)."""
     if isinstance(v, ConstantVariable):
         return v.value
-    for attr in ("cls", "module", "obj"):
+    cls = getattr(v, "cls", None)
+    if isinstance(cls, type) and v.python_type() is type(cls):  # the class itself (a namedtuple
+        return cls                                                # made here has a class too)
+    for attr in ("module", "obj"):
         if hasattr(v, attr):
             return getattr(v, attr)
     fn = getattr(v, "fn", None)

@@ -36,6 +36,7 @@ from .variables.callables import UserFunctionVariable
 from .variables.containers import (DictVariable, GeneratorVariable, ListVariable, TupleVariable,
                                    constant_value, is_constant_value, sequence_op,
                                    structurally_equal)
+from .variables.instances import user_binary_op
 from .variables.numpy_calls import as_array_operand
 
 __all__ = ["Translation", "InstructionTranslator", "Cell", "bind_arguments"]
@@ -302,6 +303,9 @@ class InstructionTranslator:
                 return self.wrap_result(fn(a.as_constant(), b.as_constant()))
             except Exception as e:
                 raise UserCodeRaises(f"{fn.__name__} raises {type(e).__name__}: {e}") from e
+        result = user_binary_op(self, fn, a, b)   # __add__, __eq__... of user classes, inlined
+        if result is not None:
+            return result
         return self._sequence_op(fn, a, b)
 
     def _sequence_op(self, fn, a, b) -> Variable:
@@ -421,7 +425,13 @@ class InstructionTranslator:
             raise Unsupported("unsupported_object", "a tensor as a parameter default")
         if type(value) in (list, dict):
             raise Unsupported("unsupported_object", "a mutable parameter default")
-        return self.wrap_static(value)
+        try:
+            return self.wrap_static(value)
+        except Unsupported:
+            # another object (dataclasses' default-factory marker, a sentinel): the guard on
+            # __defaults__ fixes it; read from the pool
+            return self.wrap(value, ConstSource(self.tr.guards.const(value),
+                                                f"<default {type(value).__name__}>"))
 
     def _cells_for(self, fn_var: UserFunctionVariable) -> dict[str, Cell]:
         code = fn_var.fn.__code__

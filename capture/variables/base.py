@@ -244,13 +244,13 @@ class ConstantVariable(Variable):
 
 @wrap_rule(20)
 def _wrap_constant(tr, value, source: Source) -> Variable | None:
-    """NumPy scalars and Python scalars (guarded by value), ranges, slices and
-    Ellipsis (guarded equal to a pooled copy)."""
+    """NumPy scalars and Python scalars (guarded by value), ranges, slices,
+    Ellipsis and NotImplemented (guarded equal to a pooled copy)."""
     t = type(value)
     if isinstance(value, np.generic) or t in (int, float, bool, str, bytes, complex, type(None)):
         tr.guards.constant(source, value)
         return ConstantVariable(value, source)
-    if t in (range, slice, type(Ellipsis)):
+    if t in (range, slice, type(Ellipsis), type(NotImplemented)):
         tr.guards.pooled_equal(source, value)
         return ConstantVariable(value, source)
     return None

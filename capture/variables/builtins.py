@@ -19,11 +19,11 @@ from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyI
 from .objects import ObjectVariable
 from .registry import HOOKS
 
-__all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS"]
+__all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS", "OBJECT_SLOTS"]
 
 EFFECTFUL_BUILTINS = {builtins.print, builtins.input, builtins.open, builtins.exec, builtins.eval,
                       builtins.breakpoint, builtins.globals, builtins.locals, builtins.vars,
-                      builtins.id, builtins.hash, builtins.setattr, builtins.delattr}
+                      builtins.id, builtins.hash, builtins.delattr}
 
 
 def _const_args(args, kwargs):
@@ -64,6 +64,9 @@ def _len(tx, args, kwargs):
     if isinstance(x, ObjectVariable) and isinstance(getattr(type(x.obj), "__len__", None),
                                                     types.FunctionType):
         return x.getattr(tx, "__len__").call(tx, [], {})  # a Python __len__: inlined
+    length = getattr(x, "length", None)   # an instance made in the function (instances.py)
+    if length is not None:
+        return length(tx)
     raise Unsupported("unsupported_object", f"len() of {x!r}")
 
 
@@ -271,6 +274,17 @@ def _getattr(tx, args, kwargs):
         raise
 
 
+def _setattr(tx, args, kwargs):
+    """``setattr(obj, name, value)`` is ``obj.name = value`` (STORE_ATTR)."""
+    if len(args) != 3 or kwargs:
+        raise UserCodeRaises(f"TypeError: setattr expected 3 arguments, got {len(args)}")
+    obj, name, value = args
+    if not name.is_constant() or type(name.as_constant()) is not str:
+        raise UserCodeRaises("TypeError: attribute name must be string")
+    obj.setattr(tx, name.as_constant(), value)
+    return ConstantVariable(None)
+
+
 def _hasattr(tx, args, kwargs):
     obj, name = args[0], args[1].as_constant()
     try:
@@ -322,17 +336,46 @@ def instances_callable(t: type) -> bool:
     return any("__call__" in vars(klass) for klass in t.__mro__)
 
 
+def _object_init(tx, args, kwargs):
+    """``object.__init__(self)`` (reached by ``super().__init__()``)."""
+    if len(args) != 1 or kwargs:
+        raise UserCodeRaises("TypeError: object.__init__() takes exactly one argument "
+                             "(the instance to initialize)")
+    return ConstantVariable(None)
+
+
+def _object_setattr(tx, args, kwargs):
+    """``object.__setattr__(obj, name, value)``: the store without the class's
+    ``__setattr__`` (frozen dataclasses' ``__init__``, a ``__setattr__`` calling
+    ``super().__setattr__``)."""
+    if len(args) != 3 or kwargs or not args[1].is_constant() or type(args[1].as_constant()) is not str:
+        raise Unsupported("unsupported_call", "object.__setattr__ with these arguments")
+    obj, name, value = args
+    store = getattr(obj, "store_attr", None)
+    if store is None:
+        obj.setattr(tx, name.as_constant(), value)   # an object of the frame: its own checks
+    else:
+        store(tx, name.as_constant(), value)
+    return ConstantVariable(None)
+
+
+# slot wrappers of ``object`` that capture models (``object.__init__``, ``super().__setattr__``)
+OBJECT_SLOTS = {object.__init__: _object_init, object.__setattr__: _object_setattr}
+
+
 SUPPORTED_BUILTINS = {
     len: _len, isinstance: _isinstance, type: _type, range: _range, enumerate: _enumerate,
     zip: _zip, reversed: _reversed, iter: _iter, next: _next, list: _list, tuple: _tuple,
     dict: _dict, min: _minmax(min), max: _minmax(max), sum: _sum, abs: _abs,
     int: _scalar_conversion(int), float: _scalar_conversion(float), str: _scalar_conversion(str),
     repr: _scalar_conversion(repr), round: _scalar_conversion(round), bool: _bool,
-    getattr: _getattr, hasattr: _hasattr, sorted: _sorted, all: _all_any(all), any: _all_any(any),
+    getattr: _getattr, hasattr: _hasattr, setattr: _setattr, sorted: _sorted, all: _all_any(all),
+    any: _all_any(any),
     slice: _slice, callable: _callable, map: _map, filter: _filter, set: _set, divmod: _scalar_conversion(divmod),
     pow: _scalar_conversion(pow), chr: _scalar_conversion(chr), ord: _scalar_conversion(ord),
     issubclass: lambda tx, args, kwargs: ConstantVariable(
         isinstance_of(_classes(tx, args[0]), _classes(tx, args[1]))),
+    **OBJECT_SLOTS,
 }
 
 

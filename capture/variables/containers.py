@@ -126,6 +126,9 @@ class NamedTupleVariable(TupleVariable):
             return self.items[fields.index(name)]
         if name == "_fields":
             return TupleVariable([ConstantVariable(f) for f in fields])
+        found = HOOKS.namedtuple_attr(tx, self, name)   # _replace, _asdict, the class's own methods
+        if found is not None:
+            return found
         return super().getattr(tx, name)
 
     def build(self, rb, name: str) -> None:

@@ -7,6 +7,7 @@ bound; properties are inlined through their getter.
 """
 from __future__ import annotations
 
+import functools
 import types
 
 from frame.tensor import Tensor
@@ -14,9 +15,9 @@ from frame.tensor import Tensor
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import AttrSource, ConstSource, Source
 from .base import Variable, refuse_tensor_index
-from .callables import MethodVariable
+from .callables import BuiltinVariable, MethodVariable
 from .containers import NamedTupleVariable, is_namedtuple_class
-from .registry import wrap_rule
+from .registry import HOOKS, wrap_rule
 from .tensor_ops import construct_tensor
 
 __all__ = ["ObjectVariable", "PythonModuleVariable", "ClassVariable", "ExceptionVariable"]
@@ -85,6 +86,12 @@ class ObjectVariable(Variable):
                 if static.fget is None:
                     raise UserCodeRaises(f"unreadable property {name!r}")
                 return tx.wrap_static(static.fget).call(tx, [self], {})
+        elif isinstance(static, types.MemberDescriptorType):  # a __slots__ slot: read the object
+            try:
+                value = getattr(self.obj, name)
+            except AttributeError as e:
+                raise UserCodeRaises(f"AttributeError: {e}") from e
+            return tx.wrap(value, AttrSource(self.source, name))
         elif static is not _MISSING and hasattr(type(static), "__get__") and (
                 hasattr(type(static), "__set__") or hasattr(type(static), "__delete__")):
             raise Unsupported("unsupported_object", f"data descriptor {cls.__name__}.{name}")
@@ -103,6 +110,9 @@ class ObjectVariable(Variable):
         if _class_lookup(cls, "__setattr__") not in (_MISSING, object.__setattr__):
             raise Unsupported("side_effect", f"{cls.__name__} defines __setattr__")
         static = _class_lookup(cls, name)
+        if isinstance(static, types.MemberDescriptorType):  # a __slots__ slot: replayed by setattr
+            tx.side_effects.store_attr(self, name, value)
+            return
         if static is not _MISSING and hasattr(type(static), "__set__"):
             raise Unsupported("side_effect", f"assignment through descriptor {cls.__name__}.{name}")
         if not hasattr(self.obj, "__dict__"):
@@ -120,6 +130,10 @@ class ObjectVariable(Variable):
             # the graph): the entry advances it natively, one iteration at a time
             raise Unsupported("resume_loop", "next() of a loop's iterator")
         return super().next(tx)
+
+    def inplace_op(self, tx, fn, other: Variable) -> Variable:
+        """``obj op= other``: the class's Python ``__iadd__``... first."""
+        return HOOKS.user_inplace_op(tx, self, fn, other)
 
     def call(self, tx, args, kwargs):
         call = _class_lookup(type(self.obj), "__call__")
@@ -209,6 +223,10 @@ class ClassVariable(Variable):
                 raise Unsupported("unsupported_object", f"attribute {name!r} of the metaclass of "
                                                         f"{self.cls.__qualname__}")
             raise UserCodeRaises(f"type object {self.cls.__name__!r} has no attribute {name!r}")
+        if is_namedtuple_class(self.cls):
+            found = HOOKS.namedtuple_class_attr(tx, self.cls, name)   # Point._make(iterable)
+            if found is not None:
+                return found
         if isinstance(static, (types.FunctionType, staticmethod, classmethod)):
             guard_class_attr(tx, self.cls, name, static)
             if isinstance(static, staticmethod):
@@ -216,6 +234,8 @@ class ClassVariable(Variable):
             if isinstance(static, classmethod):
                 return _bind(tx.wrap_static(static.__func__), self)
             return tx.wrap_static(static)
+        if static is object.__init__ or static is object.__setattr__:  # object.__setattr__(self, ...)
+            return BuiltinVariable(static)
         if hasattr(type(static), "__get__"):
             raise Unsupported("unsupported_object", f"descriptor {self.cls.__qualname__}.{name}")
         base = self.source
@@ -224,8 +244,10 @@ class ClassVariable(Variable):
         return tx.wrap(getattr(self.cls, name), AttrSource(base, name))
 
     def call(self, tx, args, kwargs):
-        if issubclass(self.cls, BaseException) and self.cls.__module__ == "builtins":
-            return ExceptionVariable(self.cls, args, kwargs)
+        if issubclass(self.cls, BaseException) and (self.cls.__module__ == "builtins" or (
+                not isinstance(_class_lookup(self.cls, "__init__"), types.FunctionType)
+                and not isinstance(_class_lookup(self.cls, "__new__"), types.FunctionType))):
+            return ExceptionVariable(self.cls, args, kwargs)   # a user exception class too (raised)
         if self.cls is super:
             return SuperVariable.from_call(tx, args, kwargs)
         if is_namedtuple_class(self.cls) and self.cls.__new__.__module__.startswith("namedtuple_"):
@@ -245,6 +267,10 @@ class ClassVariable(Variable):
             return tx.call_constant(self.cls, args, kwargs)
         if self.cls is Tensor:
             return construct_tensor(tx, args, kwargs)
+        if self.cls is functools.partial:
+            return HOOKS.make_partial(tx, args, kwargs)
+        if isinstance(self.cls, type) and self.cls.__module__ != "builtins":
+            return HOOKS.construct_instance(tx, self, args, kwargs)
         raise Unsupported("unsupported_call", f"creating a {self.cls.__qualname__} object")
 
     def __repr__(self) -> str:
@@ -296,9 +322,9 @@ class SuperVariable(Variable):
 
     def getattr(self, tx, name: str) -> Variable:
         cls = self.cls_var.as_constant() if isinstance(self.cls_var, ClassVariable) else None
-        if not isinstance(self.self_var, ObjectVariable) or not isinstance(cls, type):
+        if not isinstance(self.self_var, (ObjectVariable, HOOKS.UserObjectVariable)) or not isinstance(cls, type):
             raise Unsupported("unsupported_object", f"super() of {self.self_var!r}")
-        mro = type(self.self_var.obj).__mro__
+        mro = self.self_var.python_type().__mro__
         if cls not in mro:
             raise UserCodeRaises("TypeError: super(type, obj): obj must be an instance "
                                  "or subtype of type")
@@ -316,7 +342,9 @@ class SuperVariable(Variable):
             return tx.wrap_static(static.__func__)
         if isinstance(static, classmethod):
             guard_class_attr(tx, klass, name, static)
-            return _bind(tx.wrap_static(static.__func__), tx.wrap_static(type(self.self_var.obj)))
+            return _bind(tx.wrap_static(static.__func__), tx.wrap_static(self.self_var.python_type()))
+        if static is object.__init__ or static is object.__setattr__:
+            return _bind(BuiltinVariable(static), self.self_var)
         raise Unsupported("unsupported_object", f"super().{name} is a {type(static).__name__}")
 
     def __repr__(self) -> str:

@@ -24,11 +24,13 @@ where its objects must be recognised):
 ====  ==============================  =====================================
 10    base.TensorVariable             Tensor, ndarray, plain Tensor subclass
 20    base.ConstantVariable           NumPy scalar, int/float/.../None,
-                                      range/slice/Ellipsis
+                                      range/slice/Ellipsis/NotImplemented
 30    containers.TupleVariable        tuple
 40    containers.NamedTupleVariable   a namedtuple
 50    containers.ListVariable         list
 60    containers.DictVariable         dict
+65    instances.PartialVariable       functools.partial (func/args/keywords
+                                      guarded through it)
 70    callables (static)              a jitted function: what it wraps
 72    base.ConstantVariable (static)  frame.DType
 74    autograd (static)               grad-mode functions and classes
@@ -66,6 +68,9 @@ class _Hooks:
         "call_container_method",
         # builtins.py
         "call_builtin",
+        # instances.py
+        "namedtuple_attr", "namedtuple_class_attr", "user_inplace_op", "construct_instance",
+        "make_partial", "UserObjectVariable",
         # capture/autograd.py
         "backward", "read_grad", "write_grad", "check_inplace", "grad_call",
     )

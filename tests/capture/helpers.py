@@ -21,6 +21,7 @@ not share).
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import types
 
@@ -123,10 +124,30 @@ def assert_same(native, jitted, path: str = "result", _seen: set | None = None, 
             assert_same(native[k], jitted[k], f"{path}[{k!r}]", seen, backend=backend)
     elif isinstance(native, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)):
         assert native is jitted, f"{path}: {jitted!r} (jitted) is not {native!r} (native)"
+    elif tn is functools.partial:
+        assert_same((native.func, native.args, native.keywords),
+                    (jitted.func, jitted.args, jitted.keywords), f"{path}.<func, args, keywords>",
+                    seen, backend=backend)
     elif hasattr(native, "__dict__") and not isinstance(native, (int, str, bytes)):
         assert_same(vars(native), vars(jitted), f"{path}.__dict__", seen, backend=backend)
+    elif _slot_names(tn):
+        assert_same(_slot_values(native), _slot_values(jitted), f"{path}.<slots>", seen, backend=backend)
     else:
         assert native == jitted, f"{path}: {jitted!r} (jitted) != {native!r} (native)"
+
+
+def _slot_names(cls: type) -> list[str]:
+    """The ``__slots__`` names of a Python class (empty for builtins)."""
+    names = []
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else [n for n in slots
+                                                          if n not in ("__dict__", "__weakref__")]
+    return names
+
+
+def _slot_values(obj) -> dict:
+    return {n: getattr(obj, n) for n in _slot_names(type(obj)) if hasattr(obj, n)}
 
 
 def _reachable(obj, path: str, out: dict[int, str], seen: set[int]) -> None:
