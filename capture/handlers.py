@@ -330,8 +330,9 @@ def identity_of(v: Variable):
     if isinstance(cls, type) and v.python_type() is type(cls):  # the class itself (a namedtuple
         return cls                                                # made here has a class too)
     for attr in ("module", "obj"):
-        if hasattr(v, attr):
-            return getattr(v, attr)
+        value = getattr(v, attr, None)
+        if value is not None and not isinstance(value, Variable):
+            return value   # (``lst.append``'s receiver is a Variable: each access is a new method)
     fn = getattr(v, "fn", None)
     if fn is not None and getattr(v, "closure", None) is None and getattr(v, "made_defaults", None) is None:
         return fn

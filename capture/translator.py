@@ -175,11 +175,16 @@ class InstructionTranslator:
         return obj.getattr(self, name)
 
     def real_value(self, v: Variable):
+        """The Python object ``v`` stands for, when it is one known at trace time."""
         if v.is_constant():
             return v.as_constant()
-        for attr in ("cls", "fn", "module", "obj"):
-            if hasattr(v, attr):
-                return getattr(v, attr)
+        cls = getattr(v, "cls", None)
+        if isinstance(cls, type) and v.python_type() is type(cls):   # the class itself, not an
+            return cls                                                 # instance made of it
+        for attr in ("fn", "module", "obj"):
+            value = getattr(v, attr, None)
+            if value is not None and not isinstance(value, Variable):   # (a bound method's
+                return value                                              # receiver is a Variable)
         raise Unsupported("unsupported_object", f"{v!r} has no Python value at trace time")
 
     def contains_tensor(self, args, kwargs=None) -> bool:
