@@ -17,17 +17,18 @@ without a declaration gets no break (``breaks.can_break_at``).
 """
 from __future__ import annotations
 
+import inspect
 import operator
 import sys
 import types
 
-from .autograd import GradModeVariable
 from .errors import Unsupported, UserCodeRaises
 from .sources import GlobalSource
 from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable, Variable
 from .variables.callables import UserFunctionVariable
 from .variables.containers import (DictVariable, ListVariable, SetVariable, SliceVariable,
                                    TupleVariable, unpack_constant_key)
+from .variables.flow import ExceptionVariable, TracebackVariable, exception_classes, raise_exception
 from .variables.objects import SuperVariable
 
 __all__ = ["HANDLERS", "ON_BREAK", "BINARY_OPS"]
@@ -713,24 +714,79 @@ def YIELD_VALUE(tx, instr):
 
 @handler("RAISE_VARARGS")
 def RAISE_VARARGS(tx, instr):
-    shown = " (re-raise)"
-    if instr.arg:
-        shown = f" {tx.stack[-instr.arg].describe()}"
-    raise UserCodeRaises(f"the function raises{shown}")
+    """``raise`` (the exception being handled again), ``raise exc`` and
+    ``raise exc from cause``: a modelled exception can be caught by a ``try``
+    of the traced code (``InstructionTranslator.unwind``); one that leaves the
+    function runs it natively, which raises the real exception."""
+    if not instr.arg:
+        exc = tx.current_exception()
+        if exc is None:
+            raise UserCodeRaises("the function raises (re-raise)")
+        raise UserCodeRaises(f"the function raises {exc.describe()} (re-raise)", exc=exc)
+    cause = tx.pop() if instr.arg == 2 else None
+    raise_exception(tx, tx.pop(), cause)
+
+
+@handler("RERAISE")
+def RERAISE(tx, instr):
+    exc = tx.pop()
+    raise UserCodeRaises(f"the function raises {exc.describe()}", exc=exc)
+
+
+@handler("PUSH_EXC_INFO")
+def PUSH_EXC_INFO(tx, instr):
+    exc = tx.pop()
+    prev = tx.exc_info[-1] if tx.exc_info else ConstantVariable(None)
+    tx.push(prev)
+    tx.exc_info.append(exc)
+    tx.push(exc)
+
+
+@handler("POP_EXCEPT")
+def POP_EXCEPT(tx, instr):
+    tx.pop()  # the exception handled before this one, restored
+    if tx.exc_info:
+        tx.exc_info.pop()
+
+
+@handler("CHECK_EXC_MATCH")
+def CHECK_EXC_MATCH(tx, instr):
+    classes = exception_classes(tx, tx.pop())
+    exc = tx.stack[-1]
+    tx.push(ConstantVariable(issubclass(exc.python_type(), classes)))
+
+
+@handler("WITH_EXCEPT_START")
+def WITH_EXCEPT_START(tx, instr):
+    """``__exit__(type, value, traceback)`` of a ``with`` block that raised."""
+    exc = tx.stack[-1]
+    exit_fn = tx.stack[-4]
+    tx.push(tx.call(exit_fn, [tx.wrap_static(exc.python_type()), exc, TracebackVariable()], {}))
 
 
 @handler("BEFORE_WITH")
 def BEFORE_WITH(tx, instr):
-    """``with frame.no_grad():`` / ``with frame.enable_grad():`` (the normal
-    path: the block's exception handler is never simulated, an exception in it
-    ends the trace).  Any other context manager is not modelled."""
+    """``with mgr:``: the manager's Variable enters (``enter_context``: grad
+    mode, a user class's ``__enter__`` inlined, ``contextlib``'s managers) and
+    gives the ``__exit__`` that the block's end calls, with three Nones on the
+    normal path or through ``WITH_EXCEPT_START`` when the block raised."""
     mgr = tx.pop()
-    if not isinstance(mgr, GradModeVariable):
-        raise Unsupported("unsupported_opcode", f"BEFORE_WITH on {mgr!r}")
-    tx.push(mgr.enter(tx))               # __exit__, called with three Nones at the end
-    tx.push(ConstantVariable(None))      # what __enter__ returned
+    exit_fn, value = mgr.enter_context(tx)
+    tx.push(exit_fn)
+    tx.push(value)
+
+
+_INTRINSIC_STOPITERATION_ERROR = 3
 
 
 @handler("CALL_INTRINSIC_1")
 def CALL_INTRINSIC_1(tx, instr):
+    """3.12+: the handler around a generator's body turns a ``StopIteration``
+    leaving it into ``RuntimeError`` (PEP 479); other intrinsics are not modelled."""
+    if instr.arg == _INTRINSIC_STOPITERATION_ERROR and tx.code.co_flags & inspect.CO_GENERATOR:
+        exc = tx.pop()
+        if issubclass(exc.python_type(), StopIteration):
+            exc = ExceptionVariable(RuntimeError, [ConstantVariable("generator raised StopIteration")])
+        tx.push(exc)
+        return
     raise Unsupported("unsupported_opcode", f"CALL_INTRINSIC_1 {instr.argval}")

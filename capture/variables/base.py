@@ -125,6 +125,12 @@ class Variable:
     def call(self, tx, args: list["Variable"], kwargs: dict[str, "Variable"]) -> "Variable":
         raise Unsupported("unsupported_call", f"calling {self!r}")
 
+    def enter_context(self, tx) -> "tuple[Variable, Variable]":
+        """``with self:`` (``BEFORE_WITH``): the ``__exit__`` to call when the
+        block ends (a callable Variable taking type, value, traceback) and
+        what ``__enter__`` returned."""
+        raise Unsupported("unsupported_opcode", f"BEFORE_WITH on {self!r}")
+
     def user_function(self) -> "tuple[Variable, Variable | None] | None":
         """(function, bound self or None) when calling this calls a Python
         function of the program (not one made by the trace): at a graph break

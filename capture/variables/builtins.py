@@ -16,6 +16,7 @@ from .base import ConstantVariable, TensorVariable, Variable
 from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyIteratorVariable,
                          ListVariable, SetVariable, SliceVariable, TupleVariable, constant_value,
                          is_constant_value, unpack_constant_key)
+from .flow import ExceptionVariable
 from .objects import ObjectVariable
 
 __all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS"]
@@ -38,7 +39,7 @@ def _run_constant(tx, fn, args, kwargs):
         result = fn(*args, **kwargs)
     except Exception as e:  # the native run raises it again, at the user's line
         raise UserCodeRaises(f"{getattr(fn, '__name__', fn)}() raises "
-                             f"{type(e).__name__}: {e}") from e
+                             f"{type(e).__name__}: {e}", exc=e) from e
     return tx.wrap_result(result)
 
 
@@ -180,7 +181,8 @@ def _next(tx, args, kwargs):
     if item is None:
         if len(args) > 1:
             return args[1]
-        raise UserCodeRaises("next() on an exhausted iterator raises StopIteration")
+        raise UserCodeRaises("next() on an exhausted iterator raises StopIteration",
+                             exc=StopIteration())
     return item
 
 
@@ -247,6 +249,8 @@ def _scalar_conversion(fn):
     def handler(tx, args, kwargs):
         if args and isinstance(args[0], TensorVariable):
             raise Unsupported("data_dependent", f"{fn.__name__}() of a tensor reads its value")
+        if fn in (str, repr) and len(args) == 1 and not kwargs and isinstance(args[0], ExceptionVariable):
+            return ConstantVariable(args[0].text(fn))
         c = _const_args(args, kwargs)
         if c is None:
             raise Unsupported("unsupported_object", f"{fn.__name__}() of {args!r}")

@@ -47,12 +47,12 @@ def _list_method(tx, lst: ListVariable, name: str, args, kwargs) -> Variable:
         items.insert(_const(args[0]), args[1])
     elif name == "pop":
         if not items:
-            raise UserCodeRaises("pop from empty list")
+            raise UserCodeRaises("pop from empty list", exc=IndexError("pop from empty list"))
         idx = _const(args[0]) if args else -1
         try:
             return items.pop(idx)
         except IndexError as e:
-            raise UserCodeRaises(f"list.pop: {e}") from e
+            raise UserCodeRaises(f"list.pop: {e}", exc=e) from e
     elif name == "remove":
         i = _index_of(tx, items, args[0], name)
         if i < 0:
@@ -84,7 +84,7 @@ def _dict_method(tx, d: DictVariable, name: str, args, kwargs) -> Variable:
             return items.pop(key)
         if len(args) > 1:
             return args[1]
-        raise UserCodeRaises(f"KeyError: {key!r}")
+        raise UserCodeRaises(f"KeyError: {key!r}", exc=KeyError(key))
     if name == "setdefault":
         key = unpack_constant_key(args[0])
         if key not in items:
@@ -115,7 +115,7 @@ def _set_method(tx, st: SetVariable, name: str, args, kwargs) -> Variable:
     elif name in ("discard", "remove"):
         key = unpack_constant_key(args[0])
         if name == "remove" and key not in st.values:
-            raise UserCodeRaises(f"KeyError: {key!r}")
+            raise UserCodeRaises(f"KeyError: {key!r}", exc=KeyError(key))
         st.values.discard(key)
     elif name == "update":
         for other in args:
@@ -153,7 +153,7 @@ def call_container_method(tx, obj: Variable, name: str, args, kwargs) -> Variabl
             result = method(*[constant_value(a) for a in args],
                             **{k: constant_value(v) for k, v in kwargs.items()})
         except Exception as e:  # raised again by the native run
-            raise UserCodeRaises(f"{name}() raises {type(e).__name__}: {e}") from e
+            raise UserCodeRaises(f"{name}() raises {type(e).__name__}: {e}", exc=e) from e
         return tx.wrap_result(result)
     if isinstance(obj, NumpyFunctionVariable) and name == "reduce":
         return numpy_call(tx, obj.fn.reduce, args, kwargs)

@@ -7,6 +7,7 @@ bound; properties are inlined through their getter.
 """
 from __future__ import annotations
 
+import threading
 import types
 
 from frame.tensor import Tensor
@@ -16,6 +17,7 @@ from ..sources import AttrSource, ConstSource, Source
 from .base import Variable, refuse_tensor_index
 from .callables import MethodVariable
 from .containers import NamedTupleVariable, is_namedtuple_class
+from .flow import ExceptionVariable, make_context_manager, modelled_exception_class
 from .tensor_ops import construct_tensor
 
 __all__ = ["ObjectVariable", "PythonModuleVariable", "ClassVariable", "ExceptionVariable"]
@@ -108,6 +110,20 @@ class ObjectVariable(Variable):
             raise Unsupported("side_effect", f"{cls.__name__} objects have no __dict__")
         tx.side_effects.store_attr(self, name, value)
 
+    def enter_context(self, tx):
+        """``with obj:`` of a class whose ``__enter__`` and ``__exit__`` are
+        Python code: both inlined (looked up on the class, as ``with`` does)."""
+        cls = type(self.obj)
+        enter, exit_ = _class_lookup(cls, "__enter__"), _class_lookup(cls, "__exit__")
+        if not (isinstance(enter, types.FunctionType) and isinstance(exit_, types.FunctionType)):
+            what = ("a lock: its block must run while the lock is held, not as part of a graph"
+                    if _is_lock(self.obj) else "its __enter__/__exit__ are not Python code")
+            raise Unsupported("unsupported_object", f"with on a {cls.__name__} object ({what})")
+        guard_class_attr(tx, cls, "__enter__", enter)
+        guard_class_attr(tx, cls, "__exit__", exit_)
+        exit_fn = _bind(tx.wrap_static(exit_), self)
+        return exit_fn, _bind(tx.wrap_static(enter), self).call(tx, [], {})
+
     def getitem(self, tx, index: Variable) -> Variable:
         refuse_tensor_index(index)
         method = tx.getattr(self, "__getitem__")
@@ -129,6 +145,14 @@ class ObjectVariable(Variable):
 
     def __repr__(self) -> str:
         return f"Object({type(self.obj).__name__} from {self.source})"
+
+
+_LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()), threading.Semaphore,
+               threading.Condition)
+
+
+def _is_lock(obj) -> bool:
+    return isinstance(obj, _LOCK_TYPES)
 
 
 def guard_class_attr(tx, cls: type, name: str, static) -> None:
@@ -223,8 +247,13 @@ class ClassVariable(Variable):
         return tx.wrap(getattr(self.cls, name), AttrSource(base, name))
 
     def call(self, tx, args, kwargs):
+        if modelled_exception_class(self.cls) and not kwargs:
+            return ExceptionVariable(self.cls, args)
         if issubclass(self.cls, BaseException) and self.cls.__module__ == "builtins":
             return ExceptionVariable(self.cls, args, kwargs)
+        manager = make_context_manager(tx, self.cls, args, kwargs)
+        if manager is not None:
+            return manager
         if self.cls is super:
             return SuperVariable.from_call(tx, args, kwargs)
         if is_namedtuple_class(self.cls) and self.cls.__new__.__module__.startswith("namedtuple_"):
@@ -248,28 +277,6 @@ class ClassVariable(Variable):
 
     def __repr__(self) -> str:
         return f"Class({self.cls.__qualname__})"
-
-
-class ExceptionVariable(Variable):
-    """A builtin exception made during the trace; raising it ends the trace
-    (the native run raises the real one)."""
-    __slots__ = ("cls", "args", "kwargs")
-
-    def __init__(self, cls: type, args, kwargs):
-        super().__init__(None)
-        self.cls = cls
-        self.args = list(args)
-        self.kwargs = dict(kwargs)
-
-    def python_type(self) -> type:
-        return self.cls
-
-    def describe(self) -> str:
-        shown = ", ".join(repr(a.as_constant()) if a.is_constant() else "..." for a in self.args)
-        return f"{self.cls.__name__}({shown})"
-
-    def __repr__(self) -> str:
-        return f"Exception({self.describe()})"
 
 
 class SuperVariable(Variable):

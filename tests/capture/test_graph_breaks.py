@@ -70,9 +70,9 @@ def helper_raises(x):
 
 
 def helper_catches(x):
-    try:
-        raise KeyError("k")
-    except KeyError:
+    try:  # (OSError(errno, ...) is not modelled: a KeyError would be traced)
+        raise OSError(2, "k")
+    except FileNotFoundError:
         return x * 2
 
 
