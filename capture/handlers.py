@@ -764,7 +764,17 @@ def WITH_EXCEPT_START(tx, instr):
     tx.push(tx.call(exit_fn, [tx.wrap_static(exc.python_type()), exc, TracebackVariable()], {}))
 
 
-@handler("BEFORE_WITH")
+def _before_with_break(end, instr):
+    """The entry enters the manager natively (``breaks.enter_with``); the block
+    continues in a resume function, inside the ``with``: its graph runs while
+    the manager is entered (a lock held, ``np.errstate`` set), and the exit
+    call after the block is a break of its own where it is not modelled."""
+    (mgr,) = end.operands(1)
+    pair = end.run(f"__enter_with({end.expr(mgr)})")
+    end.resume(end.next, [end.item(pair, 0), end.item(pair, 1)])
+
+
+@handler("BEFORE_WITH", on_break=_before_with_break)
 def BEFORE_WITH(tx, instr):
     """``with mgr:``: the manager's Variable enters (``enter_context``: grad
     mode, a user class's ``__enter__`` inlined, ``contextlib``'s managers) and

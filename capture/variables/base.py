@@ -129,7 +129,8 @@ class Variable:
         """``with self:`` (``BEFORE_WITH``): the ``__exit__`` to call when the
         block ends (a callable Variable taking type, value, traceback) and
         what ``__enter__`` returned."""
-        raise Unsupported("unsupported_opcode", f"BEFORE_WITH on {self!r}")
+        raise Unsupported("unsupported_object", f"with on {self.describe()}: its __enter__ and "
+                                                f"__exit__ are not modelled")
 
     def user_function(self) -> "tuple[Variable, Variable | None] | None":
         """(function, bound self or None) when calling this calls a Python

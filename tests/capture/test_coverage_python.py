@@ -70,6 +70,10 @@ class Suppressing:
 
 
 _CTX = CustomCtx()
+_DOUBLE = Scale(2.0)
+_HALF = Scale(0.5)
+_TRIPLE = Scale(3.0)
+_SUPPRESSING = Suppressing()
 _LOCK = threading.Lock()
 _RLOCK = threading.RLock()
 
@@ -104,13 +108,13 @@ def ctx_user_class_argument(x, ctx):
 
 @case(lambda: (tensor(),), graphs=1)
 def ctx_enter_returns_value(x):
-    with Scale(3.0) as s:
+    with _TRIPLE as s:
         return x * s
 
 
 @case(lambda: (tensor(),), graphs=1)
 def ctx_nested_managers(x):
-    with Scale(2.0) as a, Scale(0.5) as b:
+    with _DOUBLE as a, _HALF as b:
         y = x * a * b
     return y
 
@@ -118,7 +122,7 @@ def ctx_nested_managers(x):
 @case(lambda: (tensor(),), graphs=1)
 def ctx_suppresses_value_error(x):
     y = x + 1
-    with Suppressing():
+    with _SUPPRESSING:
         raise ValueError("ignored")
     return y
 
@@ -161,20 +165,32 @@ def ctx_nullcontext(x):
 
 @case(lambda: (tensor(),), graphs=1)
 def ctx_no_grad_inside_user_ctx(x):
-    with Scale(2.0) as s, frame.no_grad():
+    with _DOUBLE as s, frame.no_grad():
         y = x * s
     return y
 
 
-@case(lambda: (tensor(),), graphs=1)
+# a lock is entered natively at a break: the block's graph runs while the lock is held,
+# and the lock's (C) __exit__ is called natively at a second break
+@case(lambda: (tensor(),), graphs=1, breaks=("a lock", "__exit__"))
 def ctx_lock(x):
     with _LOCK:
         y = x * 2
     return y
 
 
-@case(lambda: (tensor(),), graphs=1)
-def ctx_rlock(x):
+@case(lambda: (tensor(),), graphs=3, breaks=("a lock", "__exit__"))
+def ctx_rlock_between_ops(x):
+    y = x + 1
+    with _RLOCK:
+        y = y * 2
+    return y - 1
+
+
+@case(lambda: (tensor(),), graphs=1, breaks=("a lock", "__exit__"),
+      xfail="a break inside a with block (the inner lock) is not placed: the resume function "
+            "of the outer block runs natively")
+def ctx_rlock_nested(x):
     with _RLOCK:
         with _RLOCK:
             y = x - 1
