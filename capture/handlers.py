@@ -179,6 +179,11 @@ def LOAD_ATTR(tx, instr):
     _push_with_null(tx, instr, value, getattr(instr, "method", False))
 
 
+@handler("DELETE_ATTR")
+def DELETE_ATTR(tx, instr):
+    tx.pop().delattr(tx, instr.argval)
+
+
 @handler("STORE_ATTR")
 def STORE_ATTR(tx, instr):
     obj = tx.pop()

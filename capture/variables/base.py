@@ -122,6 +122,10 @@ class Variable:
     def setattr(self, tx, name: str, value: "Variable") -> None:
         raise Unsupported("side_effect", f"setting attribute {name!r} on {self!r}")
 
+    def delattr(self, tx, name: str) -> None:
+        """``del self.name`` (``DELETE_ATTR``)."""
+        raise Unsupported("side_effect", f"del of attribute {name!r} of {self!r}")
+
     def call(self, tx, args: list["Variable"], kwargs: dict[str, "Variable"]) -> "Variable":
         raise Unsupported("unsupported_call", f"calling {self!r}")
 

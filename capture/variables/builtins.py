@@ -16,6 +16,7 @@ from .base import ConstantVariable, TensorVariable, Variable
 from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyIteratorVariable,
                          ListVariable, SetVariable, SliceVariable, TupleVariable, constant_value,
                          is_constant_value, unpack_constant_key)
+from .container_methods import extreme_item, sort_items
 from .flow import ExceptionVariable
 from .objects import ObjectVariable
 
@@ -215,6 +216,13 @@ def _dict(tx, args, kwargs):
 def _minmax(fn):
     def handler(tx, args, kwargs):
         values = _items(tx, args[0]) if len(args) == 1 else list(args)
+        key = kwargs.get("key")
+        if key is not None and not key.is_none() and set(kwargs) <= {"key", "default"}:
+            if not values:
+                if "default" in kwargs and len(args) == 1:
+                    return kwargs["default"]
+                raise UserCodeRaises(f"{fn.__name__}() of an empty sequence")
+            return extreme_item(tx, values, key, fn)
         if all(v.is_constant() for v in values) and all(v.is_constant() for v in kwargs.values()):
             c_kwargs = {k: v.as_constant() for k, v in kwargs.items()}
             if len(args) == 1:
@@ -288,6 +296,11 @@ def _sorted(tx, args, kwargs):
     if all(is_constant_value(v) for v in values) and all(is_constant_value(v) for v in kwargs.values()):
         return _run_constant(tx, sorted, [[constant_value(v) for v in values]],
                              {k: constant_value(v) for k, v in kwargs.items()})
+    if set(kwargs) <= {"key", "reverse"} and len(args) == 1:
+        reverse = kwargs.get("reverse", ConstantVariable(False))
+        if reverse.is_constant():
+            return ListVariable(sort_items(tx, values, kwargs.get("key"), bool(reverse.as_constant()),
+                                           "sorted"))
     if any(isinstance(v, TensorVariable) for v in values):
         raise Unsupported("data_dependent", "sorted() over tensors compares their values")
     raise Unsupported("unsupported_call", "sorted() over non-constant values")

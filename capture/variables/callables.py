@@ -230,5 +230,10 @@ class BuiltinVariable(CallableVariable):
         from .builtins import call_builtin
         return call_builtin(tx, self.fn, args, kwargs)
 
+    def getattr(self, tx, name: str) -> Variable:
+        if self.fn is dict and name == "fromkeys":   # (container_methods.py)
+            return BoundBuiltinMethod(self, name)
+        return super().getattr(tx, name)
+
     def __repr__(self) -> str:
         return f"Builtin({getattr(self.fn, '__name__', self.fn)})"

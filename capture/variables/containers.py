@@ -202,7 +202,7 @@ class ListVariable(_Sequence):
 
     def getattr(self, tx, name: str) -> Variable:
         if name in ("append", "extend", "pop", "insert", "index", "count", "reverse", "clear",
-                    "copy", "remove"):
+                    "copy", "remove", "sort"):
             return BoundBuiltinMethod(self, name)
         return super().getattr(tx, name)
 
@@ -279,7 +279,7 @@ class DictVariable(Variable):
 
     def getattr(self, tx, name: str) -> Variable:
         if name in ("keys", "values", "items", "get", "pop", "update", "setdefault", "clear",
-                    "copy"):
+                    "copy", "popitem"):
             return BoundBuiltinMethod(self, name)
         return super().getattr(tx, name)
 

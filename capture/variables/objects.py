@@ -13,6 +13,7 @@ import types
 from frame.tensor import Tensor
 
 from ..errors import Unsupported, UserCodeRaises
+from ..side_effects import DELETED
 from ..sources import AttrSource, ConstSource, Source
 from .base import Variable, refuse_tensor_index
 from .callables import MethodVariable
@@ -66,6 +67,11 @@ class ObjectVariable(Variable):
 
     def getattr(self, tx, name: str) -> Variable:
         pending = tx.side_effects.pending_attr(self, name)
+        if pending is DELETED:
+            if _class_lookup(type(self.obj), name) is _MISSING and \
+                    _class_lookup(type(self.obj), "__getattr__") is _MISSING:
+                raise UserCodeRaises(f"{type(self.obj).__name__!r} object has no attribute {name!r}")
+            raise Unsupported("unsupported_object", f"attribute {name!r} read after its del")
         if pending is not None:
             return pending
         cls = type(self.obj)
@@ -123,6 +129,23 @@ class ObjectVariable(Variable):
         guard_class_attr(tx, cls, "__exit__", exit_)
         exit_fn = _bind(tx.wrap_static(exit_), self)
         return exit_fn, _bind(tx.wrap_static(enter), self).call(tx, [], {})
+
+    def delattr(self, tx, name: str) -> None:
+        """``del obj.name`` of an instance attribute: a pending deletion,
+        replayed with ``delattr`` after the graph runs."""
+        cls = type(self.obj)
+        if _class_lookup(cls, "__delattr__") not in (_MISSING, object.__delattr__):
+            raise Unsupported("side_effect", f"{cls.__name__} defines __delattr__")
+        static = _class_lookup(cls, name)
+        if static is not _MISSING:
+            raise Unsupported("side_effect", f"del {cls.__name__}.{name}, which the class also "
+                                             f"defines")
+        pending = tx.side_effects.pending_attr(self, name)
+        if pending is DELETED or (pending is None and name not in getattr(self.obj, "__dict__", {})):
+            raise UserCodeRaises(f"AttributeError: del of the missing attribute {name!r}")
+        if pending is None:
+            self.getattr(tx, name)  # guards the attribute the trace found
+        tx.side_effects.store_attr(self, name, DELETED)
 
     def getitem(self, tx, index: Variable) -> Variable:
         refuse_tensor_index(index)
