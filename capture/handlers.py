@@ -26,8 +26,8 @@ from .errors import Unsupported, UserCodeRaises
 from .sources import GlobalSource
 from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable, Variable
 from .variables.callables import UserFunctionVariable
-from .variables.containers import (DictVariable, ListVariable, SetVariable, SliceVariable,
-                                   TupleVariable, unpack_constant_key)
+from .variables.containers import (DictVariable, GeneratorVariable, ListVariable, SetVariable,
+                                   SliceVariable, TupleVariable, unpack_constant_key)
 from .variables.flow import ExceptionVariable, TracebackVariable, exception_classes, raise_exception
 from .variables.objects import SuperVariable
 
@@ -715,6 +715,43 @@ def RETURN_GENERATOR(tx, instr):
 def YIELD_VALUE(tx, instr):
     tx.yielded = tx.pop()
     tx.done = True  # paused: GeneratorVariable.next resumes the run loop
+
+
+@handler("GET_YIELD_FROM_ITER")
+def GET_YIELD_FROM_ITER(tx, instr):
+    value = tx.pop()
+    tx.push(value if isinstance(value, GeneratorVariable) else value.get_iter(tx))
+
+
+@handler("SEND")
+def SEND(tx, instr):
+    """``yield from``: the value sent on to the sub-iterator (its next item is
+    yielded by the following YIELD_VALUE); when it is exhausted, its return
+    value replaces the sent value (3.12+, END_SEND then drops the receiver)
+    or both (3.11), and the jump leaves the loop."""
+    sent = tx.pop()
+    receiver = tx.stack[-1]
+    if isinstance(receiver, GeneratorVariable):
+        item = receiver.resume(tx, sent)
+        returned = receiver.tx.result if item is None else None
+    elif sent.is_none():
+        item, returned = receiver.next(tx), None
+    else:
+        raise Unsupported("unsupported_call", f"yield from {receiver!r} with a sent value")
+    if item is not None:
+        tx.push(item)
+        return
+    if tx.instructions[instr.target].opname != "END_SEND":
+        tx.pop()   # 3.11
+    tx.push(returned if returned is not None else ConstantVariable(None))
+    tx.jump(instr)
+
+
+@handler("END_SEND")
+def END_SEND(tx, instr):
+    value = tx.pop()
+    tx.pop()
+    tx.push(value)
 
 
 @handler("RAISE_VARARGS")

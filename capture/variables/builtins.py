@@ -7,6 +7,7 @@ anything with effects (``print``, ``input``, ``open``) is unsupported.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 import types
@@ -19,6 +20,7 @@ from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyI
 from .container_methods import extreme_item, sort_items
 from .flow import ExceptionVariable
 from .objects import ObjectVariable
+from .stdlib import DequeVariable
 
 __all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS"]
 
@@ -56,6 +58,8 @@ def _len(tx, args, kwargs):
         return ConstantVariable(len(x.d.items))
     if isinstance(x, SetVariable):
         return ConstantVariable(len(x.values))
+    if isinstance(x, DequeVariable):
+        return ConstantVariable(x.length())
     if isinstance(x, TensorVariable):
         if not x.shape:
             raise UserCodeRaises("len() of a 0-d tensor")
@@ -350,6 +354,97 @@ SUPPORTED_BUILTINS = {
     issubclass: lambda tx, args, kwargs: ConstantVariable(
         isinstance_of(_classes(tx, args[0]), _classes(tx, args[1]))),
 }
+
+
+# -- operator and functools ---------------------------------------------------------------------
+
+_OPERATOR_BINARY = (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+                    operator.mod, operator.pow, operator.matmul, operator.and_, operator.or_,
+                    operator.xor, operator.lshift, operator.rshift, operator.lt, operator.le,
+                    operator.eq, operator.ne, operator.gt, operator.ge)
+_OPERATOR_UNARY = (operator.neg, operator.pos, operator.invert, operator.abs)
+_OPERATOR_INPLACE = {operator.iadd: operator.add, operator.isub: operator.sub,
+                     operator.imul: operator.mul, operator.itruediv: operator.truediv,
+                     operator.ifloordiv: operator.floordiv, operator.imod: operator.mod,
+                     operator.ipow: operator.pow, operator.imatmul: operator.matmul,
+                     operator.iand: operator.and_, operator.ior: operator.or_,
+                     operator.ixor: operator.xor, operator.ilshift: operator.lshift,
+                     operator.irshift: operator.rshift}
+
+
+def _arity(fn, n: int, args, kwargs) -> None:
+    if kwargs or len(args) != n:
+        raise UserCodeRaises(f"TypeError: {fn.__name__} expected {n} arguments, got {len(args)}")
+
+
+def _operator_binary(fn):
+    def handler(tx, args, kwargs):
+        _arity(fn, 2, args, kwargs)
+        return tx.binary_op(fn, *args)   # what ``a + b`` / ``a < b`` does
+    return handler
+
+
+def _operator_unary(fn):
+    def handler(tx, args, kwargs):
+        _arity(fn, 1, args, kwargs)
+        return tx.binary_or_unary(fn, args[0])
+    return handler
+
+
+def _operator_inplace(fn, base):
+    def handler(tx, args, kwargs):
+        _arity(fn, 2, args, kwargs)
+        return tx.inplace_op(base, *args)   # what ``a += b`` does
+    return handler
+
+
+def _operator_call(fn, n: int, body):
+    def handler(tx, args, kwargs):
+        _arity(fn, n, args, kwargs)
+        return body(tx, *args)
+    return handler
+
+
+def _setitem(tx, obj, index, value):
+    obj.setitem(tx, index, value)
+    return ConstantVariable(None)
+
+
+def _delitem(tx, obj, index):
+    obj.delitem(tx, index)
+    return ConstantVariable(None)
+
+
+def _reduce(tx, args, kwargs):
+    """``functools.reduce(fn, iterable[, initial])``, ``fn`` called (inlined) per item."""
+    if kwargs or len(args) not in (2, 3):
+        raise UserCodeRaises("TypeError: reduce expected 2 or 3 arguments")
+    fn, it = args[0], args[1].get_iter(tx)
+    acc = args[2] if len(args) > 2 else it.next(tx)
+    if acc is None:
+        raise UserCodeRaises("TypeError: reduce() of empty iterable with no initial value",
+                             exc=TypeError("reduce() of empty iterable with no initial value"))
+    while True:
+        item = it.next(tx)
+        if item is None:
+            return acc
+        acc = fn.call(tx, [acc, item], {})
+
+
+OPERATOR_FUNCTIONS = {
+    **{fn: _operator_binary(fn) for fn in _OPERATOR_BINARY},
+    **{fn: _operator_unary(fn) for fn in _OPERATOR_UNARY},
+    **{fn: _operator_inplace(fn, base) for fn, base in _OPERATOR_INPLACE.items()},
+    operator.truth: _operator_call(operator.truth, 1, lambda tx, a: ConstantVariable(tx.truth(a))),
+    operator.not_: _operator_call(operator.not_, 1, lambda tx, a: ConstantVariable(not tx.truth(a))),
+    operator.getitem: _operator_call(operator.getitem, 2, lambda tx, a, i: a.getitem(tx, i)),
+    operator.setitem: _operator_call(operator.setitem, 3, _setitem),
+    operator.delitem: _operator_call(operator.delitem, 2, _delitem),
+    operator.contains: _operator_call(operator.contains, 2,
+                                      lambda tx, a, b: ConstantVariable(a.contains(tx, b))),
+    functools.reduce: _reduce,
+}
+SUPPORTED_BUILTINS.update(OPERATOR_FUNCTIONS)
 
 
 def call_builtin(tx, fn, args, kwargs) -> Variable:

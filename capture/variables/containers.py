@@ -531,6 +531,10 @@ class GeneratorVariable(IteratorVariable):
             if not self.started:
                 self.started = self.finished = True
                 raise UserCodeRaises(f"the generator raises {exc.describe()}", exc=exc)
+            if child.ip >= 2 and child.instructions[child.ip - 2].opname == "SEND":
+                # CPython throws it into the generator it delegates to (yield from)
+                raise Unsupported("unsupported_call", "throw() into a generator paused in a "
+                                                      "yield from")
             child.current = child.instructions[child.ip - 1]  # the paused yield raises
             if not child.unwind(UserCodeRaises("thrown into the generator", exc=exc)):
                 self.finished = True
@@ -720,6 +724,10 @@ def structurally_equal(tx, a: Variable, b: Variable) -> bool:
     a, b = (tx.wrap_result(v.value) if isinstance(v, ConstantVariable) and type(v.value) is tuple
             else v for v in (a, b))
     if isinstance(a, containers) or isinstance(b, containers):
+        if isinstance(a, DictVariable) and isinstance(b, DictVariable) and \
+                not (type(a) is DictVariable and type(b) is DictVariable):
+            # OrderedDicts compare in order, a Counter's missing keys count 0...
+            raise Unsupported("unsupported_object", f"comparing {a!r} with {b!r}")
         kinds = [ListVariable if isinstance(v, ListVariable) else TupleVariable
                  if isinstance(v, TupleVariable) else type(v) for v in (a, b)]
         if kinds[0] is not kinds[1]:  # a namedtuple equals a tuple of equal items

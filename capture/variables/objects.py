@@ -18,7 +18,8 @@ from ..sources import AttrSource, ConstSource, Source
 from .base import Variable, refuse_tensor_index
 from .callables import MethodVariable
 from .containers import NamedTupleVariable, is_namedtuple_class
-from .flow import ExceptionVariable, make_context_manager, modelled_exception_class
+from .flow import ExceptionVariable, modelled_exception_class
+from .stdlib import make_instance
 from .tensor_ops import construct_tensor
 
 __all__ = ["ObjectVariable", "PythonModuleVariable", "ClassVariable", "ExceptionVariable"]
@@ -274,9 +275,9 @@ class ClassVariable(Variable):
             return ExceptionVariable(self.cls, args)
         if issubclass(self.cls, BaseException) and self.cls.__module__ == "builtins":
             return ExceptionVariable(self.cls, args, kwargs)
-        manager = make_context_manager(tx, self.cls, args, kwargs)
-        if manager is not None:
-            return manager
+        made = make_instance(tx, self.cls, args, kwargs)
+        if made is not None:
+            return made
         if self.cls is super:
             return SuperVariable.from_call(tx, args, kwargs)
         if is_namedtuple_class(self.cls) and self.cls.__new__.__module__.startswith("namedtuple_"):
