@@ -45,7 +45,9 @@ class _Sequence(Variable):
         try:
             got = self.items[key]
         except (IndexError, TypeError) as e:
-            raise UserCodeRaises(f"{type(e).__name__}: {e}", exc=e) from e
+            # the error of the real type (a tuple's message names the tuple)
+            exc = e if isinstance(self, ListVariable) else None
+            raise UserCodeRaises(f"{type(e).__name__}: {e}", exc=exc) from e
         return type(self)(got) if isinstance(key, slice) else got
 
     def contains(self, tx, item: Variable) -> bool:
@@ -553,6 +555,10 @@ class GeneratorVariable(IteratorVariable):
             if e.exc is not None:  # raised out of the generator: it is finished
                 self.finished = True
                 self.paused_in_try = False
+                raised = e.exc.python_type() if isinstance(e.exc, Variable) else type(e.exc)
+                if issubclass(raised, StopIteration):  # PEP 479 (3.11 does it in C)
+                    message = "generator raised StopIteration"
+                    raise UserCodeRaises(f"RuntimeError: {message}", exc=RuntimeError(message)) from e
             raise
         if child.yielded is not None:
             # user handlers start with PUSH_EXC_INFO (3.12+ wraps every generator

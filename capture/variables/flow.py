@@ -101,6 +101,13 @@ class ExceptionVariable(Variable):
                     "__notes__", "with_traceback", "add_note"):
             raise Unsupported("unsupported_object", f"{self.cls.__name__}.{name} of an exception "
                                                     f"raised in the traced code")
+        for klass in self.cls.__mro__:
+            if klass.__module__ == "builtins":
+                break
+            if name in vars(klass):  # a user class's attribute: read (and guarded) on the class
+                if not isinstance(vars(klass)[name], CONSTANT_TYPES):
+                    raise Unsupported("unsupported_object", f"attribute {name!r} of {self.describe()}")
+                return tx.wrap_static(self.cls).getattr(tx, name)
         if self.real is None:
             raise Unsupported("unsupported_object", f"attribute {name!r} of {self.describe()}")
         try:

@@ -41,7 +41,7 @@ class _DictKind(DictVariable):
             name = rb.new_name(self)
             rb.emit(f"{name} = {self.make_expr(rb)}")
             items = ", ".join(f"{rb.constant(k)}: {rb.expr(v)}" for k, v in self.items.items())
-            rb.emit(f"__dict.update({name}, {{{items}}})")
+            rb.emit(f"{name}.update({{{items}}})")   # (the class's own update keeps its order)
         return name
 
 
