@@ -212,12 +212,13 @@ def enter_with(mgr):
     """``BEFORE_WITH``, run natively at a break: (the bound ``__exit__``, what
     ``__enter__`` returned), both looked up on the type, ``__exit__`` first."""
     cls = type(mgr)
-    try:
-        enter = cls.__enter__
-        exit_ = cls.__exit__
-    except AttributeError:
-        raise TypeError(f"{cls.__name__!r} object does not support the context manager "
-                        f"protocol") from None
+    message = f"{cls.__name__!r} object does not support the context manager protocol"
+    enter = getattr(cls, "__enter__", _SENTINEL)
+    if enter is _SENTINEL:
+        raise TypeError(message)
+    exit_ = getattr(cls, "__exit__", _SENTINEL)
+    if exit_ is _SENTINEL:
+        raise TypeError(message + " (missed __exit__ method)")
     bound_exit = exit_.__get__(mgr, cls)
     return bound_exit, enter.__get__(mgr, cls)()
 

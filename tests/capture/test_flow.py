@@ -421,3 +421,22 @@ def test_dict_subclasses_made_inside_do_not_compare_as_dicts():
         b[2], b[1] = 2, 1
         return x, a == b, a == {1: 1, 2: 2}
     assert_same_as_eager(f, tensor(), captured=None)
+
+
+class _EnterOnly:
+    def __enter__(self):
+        return 1
+
+
+class _Plain:
+    pass
+
+
+def test_with_on_an_object_without_exit_raises_pythons_error():
+    def f(x, mgr):
+        y = x * 2
+        with mgr:
+            y = y + 1
+        return y
+    assert_same_as_eager(f, tensor(), _EnterOnly(), captured=None)
+    assert_same_as_eager(f, tensor(), _Plain(), captured=None)
