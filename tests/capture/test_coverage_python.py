@@ -838,6 +838,121 @@ def dict_comprehension_and_len(x):
     return x * len(inv) + inv[9], sq
 
 
+# -- more (Dynamo test_exceptions / test_ctx_manager / test_functions style) -----------------
+
+@contextlib.contextmanager
+def _ignoring(*classes):
+    try:
+        yield
+    except classes:
+        pass
+
+
+@case(lambda: (tensor(),), graphs=1)
+def ctx_contextmanager_swallows(x):
+    with _ignoring(ZeroDivisionError):
+        y = x * 2
+        1 / 0
+    return y
+
+
+@case(lambda: (tensor(), CustomCtx()), graphs=1)
+def ctx_in_loop(x, ctx):
+    for i in range(3):
+        with ctx:
+            x = x + i
+    return x, ctx.entered, ctx.exited
+
+
+@case(lambda: (tensor(),), graphs=1)
+def ctx_exit_not_suppressing_caught_outside(x):
+    try:
+        with _CTX:
+            raise KeyError("k")
+    except KeyError:
+        y = x - 1
+    return y
+
+
+class _CodedError(RuntimeError):
+    code = 7
+
+
+@case(lambda: (tensor(),), graphs=1)
+def caught_class_attribute(x):
+    try:
+        raise _CodedError("boom")
+    except RuntimeError as e:
+        return x * e.code, str(e), type(e).__name__
+
+
+@case(lambda: (tensor(),), graphs=1)
+def caught_zero_division(x):
+    def safe_div(a, b):
+        try:
+            return a / b
+        except ZeroDivisionError:
+            return float("inf")
+    return x * safe_div(6, 3), safe_div(1, 0)
+
+
+@case(lambda: (tensor(),), graphs=1)
+def generator_throw(x):
+    def gen():
+        try:
+            yield 1
+        except ValueError:
+            pass
+        yield 2
+    g = gen()
+    a = next(g)
+    b = g.throw(ValueError)
+    return x * (a + b)
+
+
+@case(lambda: (tensor(),), graphs=1)
+def operator_inplace_and_compare(x):
+    total = operator.iadd(1, 2)
+    return operator.mul(x, total), operator.lt(1, 2), operator.eq(x, x)
+
+
+@case(lambda: (tensor(),), graphs=1)
+def counter_update_and_total(x):
+    c = collections.Counter(["a", "b"])
+    c.update("aab")
+    return x * c["a"], c.total() if hasattr(c, "total") else sum(c.values())
+
+
+@case(lambda: (tensor(),), graphs=1)
+def deque_rotate_extendleft(x):
+    q = collections.deque(range(4))
+    q.rotate(-1)
+    q.extendleft([9, 8])
+    return x + q[0], list(q)
+
+
+@case(lambda: (tensor(),), graphs=1)
+def ordered_dict_popitem(x):
+    od = collections.OrderedDict()
+    for k in "abc":
+        od[k] = len(od)
+    last = od.popitem()
+    first = od.popitem(last=False)
+    return x * last[1], first, od
+
+
+@case(lambda: (tensor(), {"b": 2.0, "a": 3.0, "c": 1.0}), graphs=1)
+def sorted_items_by_value(x, weights):
+    ranked = sorted(weights.items(), key=lambda kv: kv[1], reverse=True)
+    return x * ranked[0][1], [k for k, _ in ranked]
+
+
+@case(lambda: (tensor(),), graphs=1)
+def min_with_default(x):
+    empty = min([], key=abs, default=0.5)
+    return x * empty + max([-3, 2], key=abs)
+
+
 @pytest.mark.parametrize("c", case.params())
 def test_coverage_python(c):
     c.check()
