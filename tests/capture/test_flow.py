@@ -440,3 +440,24 @@ def test_with_on_an_object_without_exit_raises_pythons_error():
         return y
     assert_same_as_eager(f, tensor(), _EnterOnly(), captured=None)
     assert_same_as_eager(f, tensor(), _Plain(), captured=None)
+
+
+def test_resume_function_starting_inside_a_try_block():
+    # a data-dependent break whose continuation starts a try block: the resume
+    # function enters it through its TryBegin and keeps the exception table
+    def f(x, d):
+        if x.sum() > 0:
+            try:
+                y = x * d["k"]
+            except KeyError:
+                y = x - 1
+        else:
+            y = -x
+        return y + 1
+    for d in ({}, {"k": 2.0}):
+        for x in (tensor(positive=True), -tensor(positive=True)):
+            j = assert_same_as_eager(f, x, d, captured=None)
+            assert_same(f(x, d), j(x, d))
+    out = _explain(f, tensor(positive=True), {})
+    assert [r.kind for r in out.break_reasons] == ["data_dependent"]
+    assert out.graph_count == 2
