@@ -332,7 +332,9 @@ def identity_of(v: Variable):
     distinct objects distinct Variables, and new objects new Variables)."""
     if isinstance(v, ConstantVariable):
         return v.value
-    for attr in ("cls", "module", "obj"):
+    if v.is_constant() and isinstance(v.as_constant(), type):   # a class
+        return v.as_constant()
+    for attr in ("module", "obj"):   # (a namedtuple's ``cls`` is its class, not its identity)
         if hasattr(v, attr):
             return getattr(v, attr)
     fn = getattr(v, "fn", None)

@@ -168,8 +168,11 @@ def _filter(tx, args, kwargs):
 
 def _reversed(tx, args, kwargs):
     (x,) = args
-    if isinstance(x, IteratorVariable):
-        raise UserCodeRaises(f"TypeError: '{x.python_type().__name__}' object is not reversible")
+    t = x.python_type()
+    if isinstance(x, IteratorVariable) or not (
+            hasattr(t, "__reversed__") or (hasattr(t, "__getitem__") and hasattr(t, "__len__"))):
+        message = f"'{t.__name__}' object is not reversible"   # a set, a generator...
+        raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
     return IteratorVariable(list(reversed(_items(tx, x))))
 
 

@@ -62,11 +62,11 @@ class ExceptionVariable(Variable):
     ``e.args`` and the class's constant attributes are read from it).  It never
     leaves the trace: an exception object returned or stored ends the capture
     (its ``__traceback__`` and ``__context__`` are the native run's)."""
-    __slots__ = ("cls", "args", "kwargs", "real", "cause")
+    __slots__ = ("exc_type", "args", "kwargs", "real", "cause")
 
     def __init__(self, cls: type, args, kwargs=None, real: BaseException | None = None):
         super().__init__(None)
-        self.cls = cls
+        self.exc_type = cls
         self.args = list(args)
         self.kwargs = dict(kwargs or {})
         self.cause = None
@@ -76,14 +76,14 @@ class ExceptionVariable(Variable):
         self.real = real
 
     def python_type(self) -> type:
-        return self.cls
+        return self.exc_type
 
     def truth(self, tx) -> bool:
         return True
 
     def describe(self) -> str:
         shown = ", ".join(repr(a.as_constant()) if a.is_constant() else "..." for a in self.args)
-        return f"{self.cls.__name__}({shown})"
+        return f"{self.exc_type.__name__}({shown})"
 
     def text(self, fn) -> str:
         """``str(e)`` / ``repr(e)`` (``fn``), read from the real instance."""
@@ -96,24 +96,24 @@ class ExceptionVariable(Variable):
         if name == "args":
             return TupleVariable(self.args)
         if name == "__class__":
-            return tx.wrap_static(self.cls)
+            return tx.wrap_static(self.exc_type)
         if name in ("__traceback__", "__context__", "__cause__", "__suppress_context__",
                     "__notes__", "with_traceback", "add_note"):
-            raise Unsupported("unsupported_object", f"{self.cls.__name__}.{name} of an exception "
+            raise Unsupported("unsupported_object", f"{self.exc_type.__name__}.{name} of an exception "
                                                     f"raised in the traced code")
-        for klass in self.cls.__mro__:
+        for klass in self.exc_type.__mro__:
             if klass.__module__ == "builtins":
                 break
             if name in vars(klass):  # a user class's attribute: read (and guarded) on the class
                 if not isinstance(vars(klass)[name], CONSTANT_TYPES):
                     raise Unsupported("unsupported_object", f"attribute {name!r} of {self.describe()}")
-                return tx.wrap_static(self.cls).getattr(tx, name)
+                return tx.wrap_static(self.exc_type).getattr(tx, name)
         if self.real is None:
             raise Unsupported("unsupported_object", f"attribute {name!r} of {self.describe()}")
         try:
             value = getattr(self.real, name)
         except AttributeError as e:
-            raise UserCodeRaises(f"{self.cls.__name__!r} object has no attribute {name!r}",
+            raise UserCodeRaises(f"{self.exc_type.__name__!r} object has no attribute {name!r}",
                                  exc=e) from e
         if isinstance(value, CONSTANT_TYPES):
             return ConstantVariable(value)
@@ -128,7 +128,7 @@ def exception_variable(exc) -> ExceptionVariable | None:
     ``ExceptionVariable``, or a real exception Python raised on the trace's
     constants), or None when the exception is not modelled exactly."""
     if isinstance(exc, ExceptionVariable):
-        return exc if modelled_exception_class(exc.cls) and not exc.kwargs else None
+        return exc if modelled_exception_class(exc.exc_type) and not exc.kwargs else None
     if isinstance(exc, BaseException) and modelled_exception_class(type(exc)) and \
             not getattr(exc, "__dict__", None) and \
             all(isinstance(a, CONSTANT_TYPES) for a in exc.args):
@@ -218,7 +218,7 @@ class SuppressVariable(Variable):
 
     def enter_context(self, tx):
         def on_exit(tx, exc):
-            return exc is not None and issubclass(exc.cls, self.classes)
+            return exc is not None and issubclass(exc.exc_type, self.classes)
         return ContextExitVariable(on_exit), ConstantVariable(None)
 
     def __repr__(self) -> str:

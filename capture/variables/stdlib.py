@@ -27,13 +27,13 @@ class _DictKind(DictVariable):
     """A ``dict`` subclass made in the function: a dict that rebuilds itself
     as its class (``rb.const(cls)(...)``)."""
     __slots__ = ()
-    cls: type = dict
+    dict_type: type = dict
 
     def python_type(self) -> type:
-        return self.cls
+        return self.dict_type
 
     def make_expr(self, rb) -> str:
-        return f"{rb.const(self.cls)}()"
+        return f"{rb.const(self.dict_type)}()"
 
     def reconstruct(self, rb) -> str:
         name = rb.named(self)
@@ -48,7 +48,7 @@ class _DictKind(DictVariable):
 class OrderedDictVariable(_DictKind):
     """``collections.OrderedDict()``, with ``move_to_end`` and ``popitem(last=)``."""
     __slots__ = ()
-    cls = collections.OrderedDict
+    dict_type = collections.OrderedDict
 
     def getattr(self, tx, name: str) -> Variable:
         if name in ("move_to_end", "popitem"):
@@ -80,7 +80,7 @@ class DefaultDictVariable(_DictKind):
     """``collections.defaultdict(factory)``: a missing key is the factory's
     call (inlined), stored."""
     __slots__ = ("factory",)
-    cls = collections.defaultdict
+    dict_type = collections.defaultdict
 
     def __init__(self, factory: Variable, items: dict):
         super().__init__(items)
@@ -90,7 +90,7 @@ class DefaultDictVariable(_DictKind):
         return [*self.items.values(), self.factory]
 
     def make_expr(self, rb) -> str:
-        return f"{rb.const(self.cls)}({rb.expr(self.factory)})"
+        return f"{rb.const(self.dict_type)}({rb.expr(self.factory)})"
 
     def getitem(self, tx, index: Variable) -> Variable:
         key = unpack_constant_key(index)
@@ -106,7 +106,7 @@ class CounterVariable(_DictKind):
     """``collections.Counter(iterable or mapping)`` of constant keys and counts:
     a missing key counts 0, ``most_common`` and ``update`` as ``Counter``'s."""
     __slots__ = ()
-    cls = collections.Counter
+    dict_type = collections.Counter
 
     def getitem(self, tx, index: Variable) -> Variable:
         key = unpack_constant_key(index)
@@ -264,25 +264,25 @@ class OperatorGetterVariable(Variable):
     """``operator.itemgetter(*items)``, ``attrgetter(*names)`` (dotted names
     too) and ``methodcaller(name, *args, **kwargs)``: calling it is the
     subscripts, attribute loads or method call it stands for."""
-    __slots__ = ("cls", "args", "kwargs")
+    __slots__ = ("getter", "args", "kwargs")
 
     def __init__(self, cls: type, args, kwargs):
         super().__init__(None)
-        self.cls = cls
+        self.getter = cls
         self.args = list(args)
         self.kwargs = dict(kwargs)
 
     def python_type(self) -> type:
-        return self.cls
+        return self.getter
 
     def call(self, tx, args, kwargs):
         if kwargs or len(args) != 1:
-            raise UserCodeRaises(f"TypeError: {self.cls.__name__} expected 1 argument")
+            raise UserCodeRaises(f"TypeError: {self.getter.__name__} expected 1 argument")
         (obj,) = args
-        if self.cls is operator.methodcaller:
+        if self.getter is operator.methodcaller:
             name = self.args[0].as_constant()
             return tx.getattr(obj, name).call(tx, self.args[1:], self.kwargs)
-        if self.cls is operator.itemgetter:
+        if self.getter is operator.itemgetter:
             got = [obj.getitem(tx, i) for i in self.args]
         else:
             got = []
@@ -294,7 +294,7 @@ class OperatorGetterVariable(Variable):
         return got[0] if len(got) == 1 else TupleVariable(got)
 
     def __repr__(self) -> str:
-        return f"{self.cls.__name__}{self.args!r}"
+        return f"{self.getter.__name__}{self.args!r}"
 
 
 class SentinelVariable(Variable):

@@ -953,6 +953,19 @@ def min_with_default(x):
     return x * empty + max([-3, 2], key=abs)
 
 
+
+@case(lambda: (tensor(), {"a": 1, "b": 2}), graphs=1)
+def reversed_dict_views_and_set_error(x, d):
+    keys = list(reversed(d))
+    vals = list(reversed(d.values()))
+    try:
+        reversed({1, 2})
+        ok = True
+    except TypeError as e:
+        ok = str(e)
+    return x + vals[0], keys, ok
+
+
 @pytest.mark.parametrize("c", case.params())
 def test_coverage_python(c):
     c.check()

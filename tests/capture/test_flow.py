@@ -461,3 +461,16 @@ def test_resume_function_starting_inside_a_try_block():
     out = _explain(f, tensor(positive=True), {})
     assert [r.kind for r in out.break_reasons] == ["data_dependent"]
     assert out.graph_count == 2
+
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+def test_identity_of_objects_made_in_the_function():
+    def f(x):
+        p, q = Pair(1, 2), Pair(1, 2)
+        g1, g2 = operator.itemgetter(0), operator.itemgetter(0)
+        o1, o2 = collections.OrderedDict(), collections.OrderedDict()
+        e1, e2 = ValueError("a"), ValueError("a")
+        return x * 2, p is q, p is p, g1 is g2, o1 is o2, o1 is o1, e1 is e2, type(p) is Pair
+    check(f, tensor())
