@@ -27,7 +27,7 @@ from ..errors import Unsupported, UserCodeRaises
 from .base import CONSTANT_TYPES, ConstantVariable, Variable
 from .containers import GeneratorVariable, TupleVariable, is_constant_value, constant_value
 
-__all__ = ["ExceptionVariable", "TracebackVariable", "modelled_exception_class", "exception_variable",
+__all__ = ["ExceptionVariable", "make_exception", "TracebackVariable", "modelled_exception_class", "exception_variable",
            "exception_classes", "GeneratorContextManagerVariable", "SuppressVariable",
            "NullContextVariable", "ContextExitVariable", "make_context_manager", "raise_exception"]
 
@@ -123,6 +123,16 @@ class ExceptionVariable(Variable):
         return f"Exception({self.describe()})"
 
 
+def make_exception(tx, cls: type, args) -> ExceptionVariable:
+    """``cls(*args)`` of a modelled exception class; a user class is guarded to
+    still add no code (its ``__init__``, ``__new__``, ``__str__``, ``__repr__``
+    are still the builtin base's: a class patched later is traced again)."""
+    if cls.__module__ != "builtins":
+        for name in ("__init__", "__new__", "__str__", "__repr__"):
+            tx.tr.guards.class_attr(cls, name, getattr(cls, name))
+    return ExceptionVariable(cls, args)
+
+
 def exception_variable(exc) -> ExceptionVariable | None:
     """The Variable of an exception a ``UserCodeRaises`` carries (an
     ``ExceptionVariable``, or a real exception Python raised on the trace's
@@ -155,7 +165,7 @@ def raise_exception(tx, value: Variable, cause: Variable | None = None):
     if not isinstance(exc, ExceptionVariable):
         cls = value.as_constant() if value.is_constant() else None
         if isinstance(cls, type) and issubclass(cls, BaseException) and modelled_exception_class(cls):
-            exc = ExceptionVariable(cls, [])
+            exc = make_exception(tx, cls, [])
         else:
             raise UserCodeRaises(f"the function raises {value.describe()}")
     if cause is not None:

@@ -18,7 +18,7 @@ from ..sources import AttrSource, ConstSource, Source
 from .base import Variable, refuse_tensor_index
 from .callables import MethodVariable
 from .containers import NamedTupleVariable, is_namedtuple_class
-from .flow import ExceptionVariable, modelled_exception_class
+from .flow import ExceptionVariable, make_exception, modelled_exception_class
 from .stdlib import make_instance
 from .tensor_ops import construct_tensor
 
@@ -272,7 +272,7 @@ class ClassVariable(Variable):
 
     def call(self, tx, args, kwargs):
         if modelled_exception_class(self.cls) and not kwargs:
-            return ExceptionVariable(self.cls, args)
+            return make_exception(tx, self.cls, args)
         if issubclass(self.cls, BaseException) and self.cls.__module__ == "builtins":
             return ExceptionVariable(self.cls, args, kwargs)
         made = make_instance(tx, self.cls, args, kwargs)

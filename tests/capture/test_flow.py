@@ -474,3 +474,20 @@ def test_identity_of_objects_made_in_the_function():
         e1, e2 = ValueError("a"), ValueError("a")
         return x * 2, p is q, p is p, g1 is g2, o1 is o2, o1 is o1, e1 is e2, type(p) is Pair
     check(f, tensor())
+
+
+def test_exception_class_patched_later_is_traced_again():
+    class Note(Exception):
+        pass
+
+    def f(x):
+        try:
+            raise Note("a")
+        except Note as e:
+            return x * 2, str(e)
+    j = check(f, tensor())
+    Note.__str__ = lambda self: "patched"
+    try:
+        assert_same(f(tensor()), j(tensor()))
+    finally:
+        del Note.__str__
