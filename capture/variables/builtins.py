@@ -279,12 +279,22 @@ def _bool(tx, args, kwargs):
     return ConstantVariable(tx.truth(args[0]))
 
 
+def _not_attribute_error(e: UserCodeRaises) -> bool:
+    """The attribute load raised an exception the trace knows, other than
+    ``AttributeError`` (a property raising ``ValueError``): ``getattr``'s
+    default and ``hasattr`` do not catch it."""
+    if e.exc is None:
+        return False
+    raised = e.exc.python_type() if isinstance(e.exc, Variable) else type(e.exc)
+    return not issubclass(raised, AttributeError)
+
+
 def _getattr(tx, args, kwargs):
     obj, name = args[0], args[1].as_constant()
     try:
         return tx.getattr(obj, name)
-    except UserCodeRaises:
-        if len(args) > 2:
+    except UserCodeRaises as e:
+        if len(args) > 2 and not _not_attribute_error(e):
             return args[2]
         raise
 
@@ -294,7 +304,9 @@ def _hasattr(tx, args, kwargs):
     try:
         tx.getattr(obj, name)
         return ConstantVariable(True)
-    except UserCodeRaises:
+    except UserCodeRaises as e:
+        if _not_attribute_error(e):
+            raise
         return ConstantVariable(False)
 
 

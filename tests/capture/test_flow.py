@@ -493,3 +493,26 @@ def test_exception_class_patched_later_is_traced_again():
         assert_same(f(tensor()), j(tensor()))
     finally:
         del Note.__str__
+
+
+class _Lazy:
+    @property
+    def value(self):
+        raise ValueError("not ready")
+
+    @property
+    def missing(self):
+        raise AttributeError("missing")
+
+
+def test_hasattr_and_getattr_default_catch_only_attribute_errors():
+    def f(x, obj):
+        has = hasattr(obj, "missing")
+        got = getattr(obj, "missing", 1.5)
+        try:
+            hasattr(obj, "value")
+            caught = None
+        except ValueError as e:
+            caught = str(e)
+        return x * got, has, caught
+    check(f, tensor(), _Lazy())
