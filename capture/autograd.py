@@ -92,6 +92,9 @@ class GradModeVariable(Variable):
         tx.tr.grad_mode = self.enabled
         return exit_var
 
+    def enter_context(self, tx):
+        return self.enter(tx), ConstantVariable(None)
+
     def __repr__(self) -> str:
         return f"GradMode({'enable_grad' if self.enabled else 'no_grad'})"
 
@@ -106,7 +109,10 @@ class GradModeExitVariable(Variable):
         self.done = False
 
     def call(self, tx, args, kwargs):
-        if kwargs or len(args) != 3 or not all(a.is_none() for a in args) or self.done:
+        """Normal exit (three Nones) or an exception leaving the block
+        (``WITH_EXCEPT_START``): the mode is restored, nothing suppressed."""
+        if kwargs or len(args) != 3 or self.done or (
+                not all(a.is_none() for a in args) and args[0].is_none()):
             raise Unsupported("unsupported_call", "leaving a grad-mode block other than normally")
         self.done = True
         tx.tr.grad_mode = self.restore

@@ -105,7 +105,8 @@ class BreakEnd:
         self.backend = backend
         self.stack = list(brk.stack)     # below the operands taken so far
         self.lines: list[str] = []
-        self.consts: dict = {"__Tail": Tail, "__icall": call_intercepted, "__SENTINEL": _SENTINEL}
+        self.consts: dict = {"__Tail": Tail, "__icall": call_intercepted, "__SENTINEL": _SENTINEL,
+                             "__enter_with": enter_with}
         self.ran = False
         self.ended = False               # an unconditional continuation was written
 
@@ -161,6 +162,10 @@ class BreakEnd:
         self.lines.append(f"    __r = {expr}")
         return _Raw("__r")
 
+    def item(self, value: _Raw, i: int) -> _Raw:
+        """Item ``i`` of the value of ``run`` (an instruction pushing two values)."""
+        return _Raw(f"{value.text}[{i}]")
+
     def compute(self, n: int, template: str) -> None:
         """The common declaration: take ``n`` operands, evaluate ``template``
         (``str.format``-ed with their expressions) and continue at the next
@@ -201,6 +206,21 @@ def break_lines(rb, brk: BreakPoint, fn, backend) -> tuple[list[str], dict]:
 
 
 _SENTINEL = object()
+
+
+def enter_with(mgr):
+    """``BEFORE_WITH``, run natively at a break: (the bound ``__exit__``, what
+    ``__enter__`` returned), both looked up on the type, ``__exit__`` first."""
+    cls = type(mgr)
+    message = f"{cls.__name__!r} object does not support the context manager protocol"
+    enter = getattr(cls, "__enter__", _SENTINEL)
+    if enter is _SENTINEL:
+        raise TypeError(message)
+    exit_ = getattr(cls, "__exit__", _SENTINEL)
+    if exit_ is _SENTINEL:
+        raise TypeError(message + " (missed __exit__ method)")
+    bound_exit = exit_.__get__(mgr, cls)
+    return bound_exit, enter.__get__(mgr, cls)()
 
 
 # builtins whose result depends on the calling frame's locals (or more): the
@@ -247,8 +267,8 @@ def _tail_expr(rb, brk: BreakPoint, fn, backend, target, items, consts) -> str:
     code = brk.code
     if target.part != 0:
         raise Unsupported("unsupported_opcode", "the continuation starts inside an instruction group")
-    if target.handler is not None:
-        raise Unsupported("unsupported_opcode", "the continuation is inside a try block")
+    # (a continuation inside a try or with block is fine: the resume function
+    # keeps the exception table, and the stack below is the handler's)
     layout = tuple(not isinstance(v, NullVariable) for v in items)
     cells = brk.cell_values()
     live = live_locals(code, target.index)

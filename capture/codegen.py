@@ -51,6 +51,7 @@ from .breaks import break_lines
 from .errors import Unsupported
 from .guards import Guard, GuardSet
 from .resume import original_code
+from .side_effects import DELETED
 from .sources import CLOSURE, FRAME_GLOBALS, FunctionSource, LocalSource
 from .translation import Cell
 from .translator import Translation
@@ -538,7 +539,10 @@ def _write_replay(tr: Translation, fn, rb: _Rebuilder, out_index: dict[int, int]
     for c in se.containers.values():
         lines += c.write_back(rb)
     for obj, name, value in se.attrs.values():
-        lines.append(f"    __setattr({rb.source(obj)}, {name!r}, {rb.expr(value)})")
+        if value is DELETED:
+            lines.append(f"    __delattr({rb.source(obj)}, {name!r})")
+        else:
+            lines.append(f"    __setattr({rb.source(obj)}, {name!r}, {rb.expr(value)})")
     writes_globals = False
     for f_globals, name, value in se.globals.values():  # (a frame's globals_ref: __G or pooled)
         writes_globals |= f_globals is fn.__globals__

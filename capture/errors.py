@@ -98,10 +98,16 @@ class Unsupported(Exception):
 class UserCodeRaises(Unsupported):
     """The traced code raises an exception (a ``TypeError`` of a bad call, an
     ``IndexError``, an explicit ``raise``): nothing capture cannot model, the
-    native run raises it.  Reported with kind ``USER_RAISES``."""
+    native run raises it.  Reported with kind ``USER_RAISES``.
 
-    def __init__(self, reason: str):
+    ``exc`` is the exception itself where the trace knows it exactly (an
+    ``ExceptionVariable``, or the real exception Python raised on the
+    trace's constants): a ``try`` of the traced code may then catch it
+    (``InstructionTranslator.unwind``, ``variables/flow.py``)."""
+
+    def __init__(self, reason: str, exc=None):
         super().__init__(USER_RAISES, reason)
+        self.exc = exc
 
 
 class GraphBreakError(FrameError):

@@ -17,17 +17,18 @@ without a declaration gets no break (``breaks.can_break_at``).
 """
 from __future__ import annotations
 
+import inspect
 import operator
 import sys
 import types
 
-from .autograd import GradModeVariable
 from .errors import Unsupported, UserCodeRaises
 from .sources import GlobalSource
 from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable, Variable
 from .variables.callables import UserFunctionVariable
-from .variables.containers import (DictVariable, ListVariable, SetVariable, SliceVariable,
-                                   TupleVariable, unpack_constant_key)
+from .variables.containers import (DictVariable, GeneratorVariable, ListVariable, SetVariable,
+                                   SliceVariable, TupleVariable, unpack_constant_key)
+from .variables.flow import ExceptionVariable, TracebackVariable, exception_classes, raise_exception
 from .variables.objects import SuperVariable
 
 __all__ = ["HANDLERS", "ON_BREAK", "BINARY_OPS"]
@@ -178,6 +179,11 @@ def LOAD_ATTR(tx, instr):
     _push_with_null(tx, instr, value, getattr(instr, "method", False))
 
 
+@handler("DELETE_ATTR")
+def DELETE_ATTR(tx, instr):
+    tx.pop().delattr(tx, instr.argval)
+
+
 @handler("STORE_ATTR")
 def STORE_ATTR(tx, instr):
     obj = tx.pop()
@@ -326,6 +332,8 @@ def identity_of(v: Variable):
     distinct objects distinct Variables, and new objects new Variables)."""
     if isinstance(v, ConstantVariable):
         return v.value
+    if v.is_constant() and isinstance(v.as_constant(), type):   # a class
+        return v.as_constant()
     cls = getattr(v, "cls", None)
     if isinstance(cls, type) and v.python_type() is type(cls):  # the class itself (a namedtuple
         return cls                                                # made here has a class too)
@@ -715,26 +723,128 @@ def YIELD_VALUE(tx, instr):
     tx.done = True  # paused: GeneratorVariable.next resumes the run loop
 
 
+@handler("GET_YIELD_FROM_ITER")
+def GET_YIELD_FROM_ITER(tx, instr):
+    value = tx.pop()
+    tx.push(value if isinstance(value, GeneratorVariable) else value.get_iter(tx))
+
+
+@handler("SEND")
+def SEND(tx, instr):
+    """``yield from``: the value sent on to the sub-iterator (its next item is
+    yielded by the following YIELD_VALUE); when it is exhausted, its return
+    value replaces the sent value (3.12+, END_SEND then drops the receiver)
+    or both (3.11), and the jump leaves the loop."""
+    sent = tx.pop()
+    receiver = tx.stack[-1]
+    if isinstance(receiver, GeneratorVariable):
+        item = receiver.resume(tx, sent)
+        returned = receiver.tx.result if item is None else None
+    elif sent.is_none():
+        item, returned = receiver.next(tx), None
+    else:
+        raise Unsupported("unsupported_call", f"yield from {receiver!r} with a sent value")
+    if item is not None:
+        tx.push(item)
+        return
+    if tx.instructions[instr.target].opname != "END_SEND":
+        tx.pop()   # 3.11
+    tx.push(returned if returned is not None else ConstantVariable(None))
+    tx.jump(instr)
+
+
+@handler("END_SEND")
+def END_SEND(tx, instr):
+    value = tx.pop()
+    tx.pop()
+    tx.push(value)
+
+
 @handler("RAISE_VARARGS")
 def RAISE_VARARGS(tx, instr):
-    shown = " (re-raise)"
-    if instr.arg:
-        shown = f" {tx.stack[-instr.arg].describe()}"
-    raise UserCodeRaises(f"the function raises{shown}")
+    """``raise`` (the exception being handled again), ``raise exc`` and
+    ``raise exc from cause``: a modelled exception can be caught by a ``try``
+    of the traced code (``InstructionTranslator.unwind``); one that leaves the
+    function runs it natively, which raises the real exception."""
+    if not instr.arg:
+        exc = tx.current_exception()
+        if exc is None:
+            raise UserCodeRaises("the function raises (re-raise)")
+        raise UserCodeRaises(f"the function raises {exc.describe()} (re-raise)", exc=exc)
+    cause = tx.pop() if instr.arg == 2 else None
+    raise_exception(tx, tx.pop(), cause)
 
 
-@handler("BEFORE_WITH")
+@handler("RERAISE")
+def RERAISE(tx, instr):
+    exc = tx.pop()
+    raise UserCodeRaises(f"the function raises {exc.describe()}", exc=exc)
+
+
+@handler("PUSH_EXC_INFO")
+def PUSH_EXC_INFO(tx, instr):
+    exc = tx.pop()
+    prev = tx.exc_info[-1] if tx.exc_info else ConstantVariable(None)
+    tx.push(prev)
+    tx.exc_info.append(exc)
+    tx.push(exc)
+
+
+@handler("POP_EXCEPT")
+def POP_EXCEPT(tx, instr):
+    tx.pop()  # the exception handled before this one, restored
+    if tx.exc_info:
+        tx.exc_info.pop()
+
+
+@handler("CHECK_EXC_MATCH")
+def CHECK_EXC_MATCH(tx, instr):
+    classes = exception_classes(tx, tx.pop())
+    exc = tx.stack[-1]
+    tx.push(ConstantVariable(issubclass(exc.python_type(), classes)))
+
+
+@handler("WITH_EXCEPT_START")
+def WITH_EXCEPT_START(tx, instr):
+    """``__exit__(type, value, traceback)`` of a ``with`` block that raised."""
+    exc = tx.stack[-1]
+    exit_fn = tx.stack[-4]
+    tx.push(tx.call(exit_fn, [tx.wrap_static(exc.python_type()), exc, TracebackVariable()], {}))
+
+
+def _before_with_break(end, instr):
+    """The entry enters the manager natively (``breaks.enter_with``); the block
+    continues in a resume function, inside the ``with``: its graph runs while
+    the manager is entered (a lock held, ``np.errstate`` set), and the exit
+    call after the block is a break of its own where it is not modelled."""
+    (mgr,) = end.operands(1)
+    pair = end.run(f"__enter_with({end.expr(mgr)})")
+    end.resume(end.next, [end.item(pair, 0), end.item(pair, 1)])
+
+
+@handler("BEFORE_WITH", on_break=_before_with_break)
 def BEFORE_WITH(tx, instr):
-    """``with frame.no_grad():`` / ``with frame.enable_grad():`` (the normal
-    path: the block's exception handler is never simulated, an exception in it
-    ends the trace).  Any other context manager is not modelled."""
+    """``with mgr:``: the manager's Variable enters (``enter_context``: grad
+    mode, a user class's ``__enter__`` inlined, ``contextlib``'s managers) and
+    gives the ``__exit__`` that the block's end calls, with three Nones on the
+    normal path or through ``WITH_EXCEPT_START`` when the block raised."""
     mgr = tx.pop()
-    if not isinstance(mgr, GradModeVariable):
-        raise Unsupported("unsupported_opcode", f"BEFORE_WITH on {mgr!r}")
-    tx.push(mgr.enter(tx))               # __exit__, called with three Nones at the end
-    tx.push(ConstantVariable(None))      # what __enter__ returned
+    exit_fn, value = mgr.enter_context(tx)
+    tx.push(exit_fn)
+    tx.push(value)
+
+
+_INTRINSIC_STOPITERATION_ERROR = 3
 
 
 @handler("CALL_INTRINSIC_1")
 def CALL_INTRINSIC_1(tx, instr):
+    """3.12+: the handler around a generator's body turns a ``StopIteration``
+    leaving it into ``RuntimeError`` (PEP 479); other intrinsics are not modelled."""
+    if instr.arg == _INTRINSIC_STOPITERATION_ERROR and tx.code.co_flags & inspect.CO_GENERATOR:
+        exc = tx.pop()
+        if issubclass(exc.python_type(), StopIteration):
+            exc = ExceptionVariable(RuntimeError, [ConstantVariable("generator raised StopIteration")])
+        tx.push(exc)
+        return
     raise Unsupported("unsupported_opcode", f"CALL_INTRINSIC_1 {instr.argval}")

@@ -174,7 +174,7 @@ def canonical(code: types.CodeType, offset: int) -> tuple[types.CodeType, int]:
 
 def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) -> types.CodeType:
     # lazy: bytecode (~20 ms to import) is needed only to build resume functions
-    from bytecode import Bytecode, CellVar, Instr, Label
+    from bytecode import Bytecode, CellVar, Instr, Label, SetLineno, TryBegin
 
     starts = _starts(code)
     try:
@@ -189,7 +189,13 @@ def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) 
     for item in bc:
         if isinstance(item, Instr):
             if k == wanted:
-                body.append(label)
+                # a continuation that starts a try (or with) block enters it
+                # through its TryBegin, so that the stack analysis of the
+                # exception table sees the block begin on the jump's path
+                at = len(body)
+                while at and isinstance(body[at - 1], (TryBegin, SetLineno)):
+                    at -= 1
+                body.insert(at, label)
             k += 1
         body.append(item)
     if k != len(starts):

@@ -9,7 +9,19 @@ from __future__ import annotations
 
 from .variables.base import TensorVariable, Variable
 
-__all__ = ["SideEffects"]
+__all__ = ["SideEffects", "DELETED"]
+
+
+class _Deleted(Variable):
+    """The pending value of an attribute ``del obj.name`` removed: replayed as
+    ``delattr``."""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<deleted>"
+
+
+DELETED = _Deleted()
 
 
 class SideEffects:

@@ -36,6 +36,7 @@ from .variables.callables import UserFunctionVariable
 from .variables.containers import (DictVariable, GeneratorVariable, ListVariable, TupleVariable,
                                    constant_value, is_constant_value, sequence_op,
                                    structurally_equal)
+from .variables.flow import exception_variable
 from .variables.instances import user_binary_op
 from .variables.numpy_calls import as_array_operand
 
@@ -74,6 +75,7 @@ class InstructionTranslator:
         self.result: Variable | None = None
         self.done = False
         self.yielded: Variable | None = None   # set by YIELD_VALUE (generator frames)
+        self.exc_info: list[Variable] = []     # exceptions being handled (PUSH_EXC_INFO)
         # graph breaks (the top frame only): instructions executed so far, and the
         # step to stop before (a re-translation up to a break; see jit.translate)
         self.steps = 0
@@ -102,11 +104,45 @@ class InstructionTranslator:
             try:
                 handler(self, instr)
             except Unsupported as e:
-                self._fail(e)
+                if not self.unwind(e):
+                    self._fail(e)
             except Exception as e:  # a bug of capture: never guess, run the function natively
                 log.debug("capture error in %s", self.location(), exc_info=True)
                 self._fail(Unsupported("capture_error", f"{instr.opname}: {type(e).__name__}: {e}"))
         return self.result
+
+    def unwind(self, e: Unsupported) -> bool:
+        """An exception the trace models (``e.exc``, ``variables/flow.py``)
+        raised by the current instruction: continue at its handler from the
+        exception table, as CPython does (the stack cut to the handler's depth,
+        the raising offset pushed when it asks for it, then the exception).
+        False when the exception is not modelled or this frame has no handler
+        here (it then leaves the frame: a caller's handler may take it)."""
+        exc = getattr(e, "exc", None)
+        h = self.current.handler if self.current is not None else None
+        if exc is None or h is None:
+            return False
+        exc = exception_variable(exc)
+        if exc is None:
+            e.exc = None
+            return False
+        e.exc = exc
+        del self.stack[h.depth:]
+        if h.lasti:
+            self.push(ConstantVariable(self.current.offset))
+        self.push(exc)
+        self.ip = h.target
+        return True
+
+    def current_exception(self) -> Variable | None:
+        """The exception being handled (``sys.exception()``): this frame's,
+        else its caller's."""
+        tx = self
+        while tx is not None:
+            if tx.exc_info:
+                return tx.exc_info[-1]
+            tx = tx.parent
+        return None
 
     def _fail(self, e: Unsupported):
         if e.location is None:
@@ -291,7 +327,7 @@ class InstructionTranslator:
                         **{k: constant_value(v) for k, v in kwargs.items()})
         except Exception as e:
             raise UserCodeRaises(f"{getattr(fn, '__name__', fn)}() raises "
-                                 f"{type(e).__name__}: {e}") from e
+                                 f"{type(e).__name__}: {e}", exc=e) from e
         return self.wrap_result(result)
 
     # -- operators ------------------------------------------------------------------------
@@ -307,7 +343,7 @@ class InstructionTranslator:
             try:
                 return self.wrap_result(fn(a.as_constant(), b.as_constant()))
             except Exception as e:
-                raise UserCodeRaises(f"{fn.__name__} raises {type(e).__name__}: {e}") from e
+                raise UserCodeRaises(f"{fn.__name__} raises {type(e).__name__}: {e}", exc=e) from e
         result = user_binary_op(self, fn, a, b)   # __add__, __eq__... of user classes, inlined
         if result is not None:
             return result
@@ -331,7 +367,7 @@ class InstructionTranslator:
             try:
                 return self.wrap_result(fn(*(a.as_constant() for a in args)))
             except Exception as e:
-                raise UserCodeRaises(f"{fn.__name__} raises {type(e).__name__}: {e}") from e
+                raise UserCodeRaises(f"{fn.__name__} raises {type(e).__name__}: {e}", exc=e) from e
         raise Unsupported("unsupported_object", f"{fn.__name__} on {args!r}")
 
     def inplace_op(self, fn, a: Variable, b: Variable) -> Variable:

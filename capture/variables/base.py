@@ -124,8 +124,19 @@ class Variable:
     def setattr(self, tx, name: str, value: "Variable") -> None:
         raise Unsupported("side_effect", f"setting attribute {name!r} on {self!r}")
 
+    def delattr(self, tx, name: str) -> None:
+        """``del self.name`` (``DELETE_ATTR``)."""
+        raise Unsupported("side_effect", f"del of attribute {name!r} of {self!r}")
+
     def call(self, tx, args: list["Variable"], kwargs: dict[str, "Variable"]) -> "Variable":
         raise Unsupported("unsupported_call", f"calling {self!r}")
+
+    def enter_context(self, tx) -> "tuple[Variable, Variable]":
+        """``with self:`` (``BEFORE_WITH``): the ``__exit__`` to call when the
+        block ends (a callable Variable taking type, value, traceback) and
+        what ``__enter__`` returned."""
+        raise Unsupported("unsupported_object", f"with on {self.describe()}: its __enter__ and "
+                                                f"__exit__ are not modelled")
 
     def user_function(self) -> "tuple[Variable, Variable | None] | None":
         """(function, bound self or None) when calling this calls a Python

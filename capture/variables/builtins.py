@@ -7,6 +7,7 @@ anything with effects (``print``, ``input``, ``open``) is unsupported.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 import types
@@ -16,8 +17,11 @@ from .base import ConstantVariable, TensorVariable, Variable
 from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyIteratorVariable,
                          ListVariable, SetVariable, SliceVariable, TupleVariable, constant_value,
                          is_constant_value, unpack_constant_key)
+from .container_methods import extreme_item, sort_items
+from .flow import ExceptionVariable
 from .objects import ObjectVariable
 from .registry import HOOKS
+from .stdlib import DequeVariable
 
 __all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS", "OBJECT_SLOTS"]
 
@@ -39,7 +43,7 @@ def _run_constant(tx, fn, args, kwargs):
         result = fn(*args, **kwargs)
     except Exception as e:  # the native run raises it again, at the user's line
         raise UserCodeRaises(f"{getattr(fn, '__name__', fn)}() raises "
-                             f"{type(e).__name__}: {e}") from e
+                             f"{type(e).__name__}: {e}", exc=e) from e
     return tx.wrap_result(result)
 
 
@@ -55,6 +59,8 @@ def _len(tx, args, kwargs):
         return ConstantVariable(len(x.d.items))
     if isinstance(x, SetVariable):
         return ConstantVariable(len(x.values))
+    if isinstance(x, DequeVariable):
+        return ConstantVariable(x.length())
     if isinstance(x, TensorVariable):
         if not x.shape:
             raise UserCodeRaises("len() of a 0-d tensor")
@@ -166,8 +172,11 @@ def _filter(tx, args, kwargs):
 
 def _reversed(tx, args, kwargs):
     (x,) = args
-    if isinstance(x, IteratorVariable):
-        raise UserCodeRaises(f"TypeError: '{x.python_type().__name__}' object is not reversible")
+    t = x.python_type()
+    if isinstance(x, IteratorVariable) or not (
+            hasattr(t, "__reversed__") or (hasattr(t, "__getitem__") and hasattr(t, "__len__"))):
+        message = f"'{t.__name__}' object is not reversible"   # a set, a generator...
+        raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
     return IteratorVariable(list(reversed(_items(tx, x))))
 
 
@@ -184,7 +193,8 @@ def _next(tx, args, kwargs):
     if item is None:
         if len(args) > 1:
             return args[1]
-        raise UserCodeRaises("next() on an exhausted iterator raises StopIteration")
+        raise UserCodeRaises("next() on an exhausted iterator raises StopIteration",
+                             exc=StopIteration())
     return item
 
 
@@ -217,6 +227,13 @@ def _dict(tx, args, kwargs):
 def _minmax(fn):
     def handler(tx, args, kwargs):
         values = _items(tx, args[0]) if len(args) == 1 else list(args)
+        key = kwargs.get("key")
+        if key is not None and not key.is_none() and set(kwargs) <= {"key", "default"}:
+            if not values:
+                if "default" in kwargs and len(args) == 1:
+                    return kwargs["default"]
+                raise UserCodeRaises(f"{fn.__name__}() of an empty sequence")
+            return extreme_item(tx, values, key, fn)
         if all(v.is_constant() for v in values) and all(v.is_constant() for v in kwargs.values()):
             c_kwargs = {k: v.as_constant() for k, v in kwargs.items()}
             if len(args) == 1:
@@ -251,6 +268,8 @@ def _scalar_conversion(fn):
     def handler(tx, args, kwargs):
         if args and isinstance(args[0], TensorVariable):
             raise Unsupported("data_dependent", f"{fn.__name__}() of a tensor reads its value")
+        if fn in (str, repr) and len(args) == 1 and not kwargs and isinstance(args[0], ExceptionVariable):
+            return ConstantVariable(args[0].text(fn))
         c = _const_args(args, kwargs)
         if c is None:
             raise Unsupported("unsupported_object", f"{fn.__name__}() of {args!r}")
@@ -264,12 +283,22 @@ def _bool(tx, args, kwargs):
     return ConstantVariable(tx.truth(args[0]))
 
 
+def _not_attribute_error(e: UserCodeRaises) -> bool:
+    """The attribute load raised an exception the trace knows, other than
+    ``AttributeError`` (a property raising ``ValueError``): ``getattr``'s
+    default and ``hasattr`` do not catch it."""
+    if e.exc is None:
+        return False
+    raised = e.exc.python_type() if isinstance(e.exc, Variable) else type(e.exc)
+    return not issubclass(raised, AttributeError)
+
+
 def _getattr(tx, args, kwargs):
     obj, name = args[0], args[1].as_constant()
     try:
         return tx.getattr(obj, name)
-    except UserCodeRaises:
-        if len(args) > 2:
+    except UserCodeRaises as e:
+        if len(args) > 2 and not _not_attribute_error(e):
             return args[2]
         raise
 
@@ -290,7 +319,9 @@ def _hasattr(tx, args, kwargs):
     try:
         tx.getattr(obj, name)
         return ConstantVariable(True)
-    except UserCodeRaises:
+    except UserCodeRaises as e:
+        if _not_attribute_error(e):
+            raise
         return ConstantVariable(False)
 
 
@@ -299,6 +330,11 @@ def _sorted(tx, args, kwargs):
     if all(is_constant_value(v) for v in values) and all(is_constant_value(v) for v in kwargs.values()):
         return _run_constant(tx, sorted, [[constant_value(v) for v in values]],
                              {k: constant_value(v) for k, v in kwargs.items()})
+    if set(kwargs) <= {"key", "reverse"} and len(args) == 1:
+        reverse = kwargs.get("reverse", ConstantVariable(False))
+        if reverse.is_constant():
+            return ListVariable(sort_items(tx, values, kwargs.get("key"), bool(reverse.as_constant()),
+                                           "sorted"))
     if any(isinstance(v, TensorVariable) for v in values):
         raise Unsupported("data_dependent", "sorted() over tensors compares their values")
     raise Unsupported("unsupported_call", "sorted() over non-constant values")
@@ -377,6 +413,97 @@ SUPPORTED_BUILTINS = {
         isinstance_of(_classes(tx, args[0]), _classes(tx, args[1]))),
     **OBJECT_SLOTS,
 }
+
+
+# -- operator and functools ---------------------------------------------------------------------
+
+_OPERATOR_BINARY = (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+                    operator.mod, operator.pow, operator.matmul, operator.and_, operator.or_,
+                    operator.xor, operator.lshift, operator.rshift, operator.lt, operator.le,
+                    operator.eq, operator.ne, operator.gt, operator.ge)
+_OPERATOR_UNARY = (operator.neg, operator.pos, operator.invert, operator.abs)
+_OPERATOR_INPLACE = {operator.iadd: operator.add, operator.isub: operator.sub,
+                     operator.imul: operator.mul, operator.itruediv: operator.truediv,
+                     operator.ifloordiv: operator.floordiv, operator.imod: operator.mod,
+                     operator.ipow: operator.pow, operator.imatmul: operator.matmul,
+                     operator.iand: operator.and_, operator.ior: operator.or_,
+                     operator.ixor: operator.xor, operator.ilshift: operator.lshift,
+                     operator.irshift: operator.rshift}
+
+
+def _arity(fn, n: int, args, kwargs) -> None:
+    if kwargs or len(args) != n:
+        raise UserCodeRaises(f"TypeError: {fn.__name__} expected {n} arguments, got {len(args)}")
+
+
+def _operator_binary(fn):
+    def handler(tx, args, kwargs):
+        _arity(fn, 2, args, kwargs)
+        return tx.binary_op(fn, *args)   # what ``a + b`` / ``a < b`` does
+    return handler
+
+
+def _operator_unary(fn):
+    def handler(tx, args, kwargs):
+        _arity(fn, 1, args, kwargs)
+        return tx.binary_or_unary(fn, args[0])
+    return handler
+
+
+def _operator_inplace(fn, base):
+    def handler(tx, args, kwargs):
+        _arity(fn, 2, args, kwargs)
+        return tx.inplace_op(base, *args)   # what ``a += b`` does
+    return handler
+
+
+def _operator_call(fn, n: int, body):
+    def handler(tx, args, kwargs):
+        _arity(fn, n, args, kwargs)
+        return body(tx, *args)
+    return handler
+
+
+def _setitem(tx, obj, index, value):
+    obj.setitem(tx, index, value)
+    return ConstantVariable(None)
+
+
+def _delitem(tx, obj, index):
+    obj.delitem(tx, index)
+    return ConstantVariable(None)
+
+
+def _reduce(tx, args, kwargs):
+    """``functools.reduce(fn, iterable[, initial])``, ``fn`` called (inlined) per item."""
+    if kwargs or len(args) not in (2, 3):
+        raise UserCodeRaises("TypeError: reduce expected 2 or 3 arguments")
+    fn, it = args[0], args[1].get_iter(tx)
+    acc = args[2] if len(args) > 2 else it.next(tx)
+    if acc is None:
+        raise UserCodeRaises("TypeError: reduce() of empty iterable with no initial value",
+                             exc=TypeError("reduce() of empty iterable with no initial value"))
+    while True:
+        item = it.next(tx)
+        if item is None:
+            return acc
+        acc = fn.call(tx, [acc, item], {})
+
+
+OPERATOR_FUNCTIONS = {
+    **{fn: _operator_binary(fn) for fn in _OPERATOR_BINARY},
+    **{fn: _operator_unary(fn) for fn in _OPERATOR_UNARY},
+    **{fn: _operator_inplace(fn, base) for fn, base in _OPERATOR_INPLACE.items()},
+    operator.truth: _operator_call(operator.truth, 1, lambda tx, a: ConstantVariable(tx.truth(a))),
+    operator.not_: _operator_call(operator.not_, 1, lambda tx, a: ConstantVariable(not tx.truth(a))),
+    operator.getitem: _operator_call(operator.getitem, 2, lambda tx, a, i: a.getitem(tx, i)),
+    operator.setitem: _operator_call(operator.setitem, 3, _setitem),
+    operator.delitem: _operator_call(operator.delitem, 2, _delitem),
+    operator.contains: _operator_call(operator.contains, 2,
+                                      lambda tx, a, b: ConstantVariable(a.contains(tx, b))),
+    functools.reduce: _reduce,
+}
+SUPPORTED_BUILTINS.update(OPERATOR_FUNCTIONS)
 
 
 @HOOKS.provide

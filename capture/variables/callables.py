@@ -226,6 +226,11 @@ class BuiltinVariable(CallableVariable):
     def call(self, tx, args, kwargs):
         return HOOKS.call_builtin(tx, self.fn, args, kwargs)
 
+    def getattr(self, tx, name: str) -> Variable:
+        if self.fn is dict and name == "fromkeys":   # (container_methods.py)
+            return BoundBuiltinMethod(self, name)
+        return super().getattr(tx, name)
+
     def __repr__(self) -> str:
         return f"Builtin({getattr(self.fn, '__name__', self.fn)})"
 

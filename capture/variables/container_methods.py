@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..errors import Unsupported, UserCodeRaises
 from .base import ConstantVariable, Variable
-from .callables import NumpyFunctionVariable
+from .callables import BuiltinVariable, NumpyFunctionVariable
 from .containers import (DictViewVariable, DictVariable, ListVariable, SetVariable, TupleVariable,
                          constant_value, is_constant_value, unpack_constant_key)
 from .numpy_calls import numpy_call
@@ -28,8 +28,52 @@ def _index_of(tx, items, target, name):
     return -1
 
 
+def sort_items(tx, items: list[Variable], key: Variable | None, reverse: bool,
+               what: str = "sort") -> list[Variable]:
+    """``items`` in the order ``sorted(items, key=key, reverse=reverse)``
+    gives: the key function is called on each item in order (inlined), the
+    keys must be Python constants, and the order is the stable sort of their
+    positions by the keys (with Python's own comparisons and errors)."""
+    if key is None or key.is_none():
+        keys = items
+    else:
+        keys = [key.call(tx, [item], {}) for item in items]
+    if not all(is_constant_value(k) for k in keys):
+        if any(k.has_frame_tensor() or k.tensor_kind() is not None for k in keys):
+            raise Unsupported("data_dependent", f"{what}() compares tensors by their values")
+        raise Unsupported("unsupported_call", f"{what}() by keys that are not Python constants")
+    values = [constant_value(k) for k in keys]
+    try:
+        order = sorted(range(len(items)), key=values.__getitem__, reverse=reverse)
+    except Exception as e:  # noqa: BLE001 - Python's own comparison error, raised natively too
+        raise UserCodeRaises(f"{what}() raises {type(e).__name__}: {e}", exc=e) from e
+    return [items[i] for i in order]
+
+
+def extreme_item(tx, items: list[Variable], key: Variable, fn) -> Variable:
+    """``min``/``max`` (``fn``) of ``items`` by ``key``: the first extreme one."""
+    keys = [key.call(tx, [item], {}) for item in items]
+    if not all(is_constant_value(k) for k in keys):
+        raise Unsupported("unsupported_call", f"{fn.__name__}() by keys that are not Python constants")
+    values = [constant_value(k) for k in keys]
+    try:
+        return items[fn(range(len(items)), key=values.__getitem__)]
+    except Exception as e:  # noqa: BLE001 - Python's own comparison error, raised natively too
+        raise UserCodeRaises(f"{fn.__name__}() raises {type(e).__name__}: {e}", exc=e) from e
+
+
 def _list_method(tx, lst: ListVariable, name: str, args, kwargs) -> Variable:
     items = lst.items
+    if name == "sort":
+        if args or set(kwargs) - {"key", "reverse"}:
+            raise UserCodeRaises("TypeError: sort() takes no positional arguments")
+        reverse = kwargs.get("reverse", ConstantVariable(False))
+        if not reverse.is_constant():
+            raise Unsupported("unsupported_call", "list.sort(reverse=) that is not a constant")
+        ordered = sort_items(tx, list(items), kwargs.get("key"), bool(reverse.as_constant()))
+        tx.mutate(lst)
+        items[:] = ordered
+        return ConstantVariable(None)
     if name in ("index", "count"):
         if name == "count":
             return ConstantVariable(sum(1 for it in items if _index_of(tx, [it], args[0], name) == 0))
@@ -48,12 +92,12 @@ def _list_method(tx, lst: ListVariable, name: str, args, kwargs) -> Variable:
         items.insert(_const(args[0]), args[1])
     elif name == "pop":
         if not items:
-            raise UserCodeRaises("pop from empty list")
+            raise UserCodeRaises("pop from empty list", exc=IndexError("pop from empty list"))
         idx = _const(args[0]) if args else -1
         try:
             return items.pop(idx)
         except IndexError as e:
-            raise UserCodeRaises(f"list.pop: {e}") from e
+            raise UserCodeRaises(f"list.pop: {e}", exc=e) from e
     elif name == "remove":
         i = _index_of(tx, items, args[0], name)
         if i < 0:
@@ -85,7 +129,15 @@ def _dict_method(tx, d: DictVariable, name: str, args, kwargs) -> Variable:
             return items.pop(key)
         if len(args) > 1:
             return args[1]
-        raise UserCodeRaises(f"KeyError: {key!r}")
+        raise UserCodeRaises(f"KeyError: {key!r}", exc=KeyError(key))
+    if name == "popitem":
+        if args or kwargs:
+            raise UserCodeRaises("TypeError: popitem() takes no arguments")
+        if not items:
+            raise UserCodeRaises("KeyError: 'popitem(): dictionary is empty'",
+                                 exc=KeyError("popitem(): dictionary is empty"))
+        key, value = items.popitem()
+        return TupleVariable([ConstantVariable(key), value])
     if name == "setdefault":
         key = unpack_constant_key(args[0])
         if key not in items:
@@ -116,7 +168,7 @@ def _set_method(tx, st: SetVariable, name: str, args, kwargs) -> Variable:
     elif name in ("discard", "remove"):
         key = unpack_constant_key(args[0])
         if name == "remove" and key not in st.values:
-            raise UserCodeRaises(f"KeyError: {key!r}")
+            raise UserCodeRaises(f"KeyError: {key!r}", exc=KeyError(key))
         st.values.discard(key)
     elif name == "update":
         for other in args:
@@ -155,8 +207,13 @@ def call_container_method(tx, obj: Variable, name: str, args, kwargs) -> Variabl
             result = method(*[constant_value(a) for a in args],
                             **{k: constant_value(v) for k, v in kwargs.items()})
         except Exception as e:  # raised again by the native run
-            raise UserCodeRaises(f"{name}() raises {type(e).__name__}: {e}") from e
+            raise UserCodeRaises(f"{name}() raises {type(e).__name__}: {e}", exc=e) from e
         return tx.wrap_result(result)
+    if isinstance(obj, BuiltinVariable) and obj.fn is dict and name == "fromkeys":
+        if kwargs or not 1 <= len(args) <= 2:
+            raise UserCodeRaises("TypeError: fromkeys expected 1 or 2 arguments")
+        value = args[1] if len(args) > 1 else ConstantVariable(None)
+        return DictVariable({unpack_constant_key(k): value for k in args[0].iterate(tx)})
     if isinstance(obj, NumpyFunctionVariable) and name == "reduce":
         return numpy_call(tx, obj.fn.reduce, args, kwargs)
     raise Unsupported("unsupported_call", f"method {name} of {obj!r}")

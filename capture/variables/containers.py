@@ -48,7 +48,9 @@ class _Sequence(Variable):
         try:
             got = self.items[key]
         except (IndexError, TypeError) as e:
-            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
+            # the error of the real type (a tuple's message names the tuple)
+            exc = e if isinstance(self, ListVariable) else None
+            raise UserCodeRaises(f"{type(e).__name__}: {e}", exc=exc) from e
         return type(self)(got) if isinstance(key, slice) else got
 
     def contains(self, tx, item: Variable) -> bool:
@@ -177,7 +179,7 @@ class ListVariable(_Sequence):
         try:
             del self.items[key]
         except (IndexError, KeyError) as e:
-            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
+            raise UserCodeRaises(f"{type(e).__name__}: {e}", exc=e) from e
 
     def inplace_op(self, tx, fn, other: Variable) -> Variable:
         if fn is operator.add:
@@ -208,7 +210,7 @@ class ListVariable(_Sequence):
 
     def getattr(self, tx, name: str) -> Variable:
         if name in ("append", "extend", "pop", "insert", "index", "count", "reverse", "clear",
-                    "copy", "remove"):
+                    "copy", "remove", "sort"):
             return BoundBuiltinMethod(self, name)
         return super().getattr(tx, name)
 
@@ -241,7 +243,7 @@ class DictVariable(Variable):
         refuse_tensor_index(index)
         key = unpack_constant_key(index)
         if key not in self.items:
-            raise UserCodeRaises(f"KeyError: {key!r}")
+            raise UserCodeRaises(f"KeyError: {key!r}", exc=KeyError(key))
         return self.items[key]
 
     def setitem(self, tx, index: Variable, value: Variable) -> None:
@@ -254,7 +256,7 @@ class DictVariable(Variable):
         try:
             del self.items[key]
         except (IndexError, KeyError) as e:
-            raise UserCodeRaises(f"{type(e).__name__}: {e}") from e
+            raise UserCodeRaises(f"{type(e).__name__}: {e}", exc=e) from e
 
     def contains(self, tx, item: Variable) -> bool:
         return unpack_constant_key(item) in self.items
@@ -285,7 +287,7 @@ class DictVariable(Variable):
 
     def getattr(self, tx, name: str) -> Variable:
         if name in ("keys", "values", "items", "get", "pop", "update", "setdefault", "clear",
-                    "copy"):
+                    "copy", "popitem"):
             return BoundBuiltinMethod(self, name)
         return super().getattr(tx, name)
 
@@ -522,15 +524,50 @@ class GeneratorVariable(IteratorVariable):
         child_tx.tr.generators.append(self)
 
     def next(self, tx):
+        return self.resume(tx, ConstantVariable(None))
+
+    def resume(self, tx, sent: Variable, exc: Variable | None = None):
+        """Run the generator to its next ``yield`` (its value) or its end
+        (None), the paused ``yield`` evaluating to ``sent`` or raising ``exc``
+        (``.send``, ``.throw``).  An exception leaving its frame finishes it."""
         if self.finished:
+            if exc is not None:
+                raise UserCodeRaises(f"the generator raises {exc.describe()}", exc=exc)
             return None
         child = self.tx
-        if self.started:
-            child.push(ConstantVariable(None))  # the value of the yield expression
-        self.started = True
         child.yielded = None
         child.done = False
-        child.run()
+        if exc is not None:
+            if not self.started:
+                self.started = self.finished = True
+                raise UserCodeRaises(f"the generator raises {exc.describe()}", exc=exc)
+            if child.ip >= 2 and child.instructions[child.ip - 2].opname == "SEND":
+                # CPython throws it into the generator it delegates to (yield from)
+                raise Unsupported("unsupported_call", "throw() into a generator paused in a "
+                                                      "yield from")
+            child.current = child.instructions[child.ip - 1]  # the paused yield raises
+            if not child.unwind(UserCodeRaises("thrown into the generator", exc=exc)):
+                self.finished = True
+                self.paused_in_try = False
+                raise UserCodeRaises(f"the generator raises {exc.describe()}", exc=exc)
+        elif self.started:
+            child.push(sent)  # the value of the yield expression
+        elif not sent.is_none():
+            raise UserCodeRaises("TypeError: can't send non-None value to a just-started generator",
+                                 exc=TypeError("can't send non-None value to a just-started "
+                                               "generator"))
+        self.started = True
+        try:
+            child.run()
+        except UserCodeRaises as e:
+            if e.exc is not None:  # raised out of the generator: it is finished
+                self.finished = True
+                self.paused_in_try = False
+                raised = e.exc.python_type() if isinstance(e.exc, Variable) else type(e.exc)
+                if issubclass(raised, StopIteration):  # PEP 479 (3.11 does it in C)
+                    message = "generator raised StopIteration"
+                    raise UserCodeRaises(f"RuntimeError: {message}", exc=RuntimeError(message)) from e
+            raise
         if child.yielded is not None:
             # user handlers start with PUSH_EXC_INFO (3.12+ wraps every generator
             # body in a StopIteration handler that does not)
@@ -540,6 +577,14 @@ class GeneratorVariable(IteratorVariable):
         self.finished = True
         self.paused_in_try = False
         return None
+
+    def throw(self, tx, exc: Variable):
+        return self.resume(tx, None, exc)
+
+    def getattr(self, tx, name: str) -> Variable:
+        if name in ("send", "__next__", "throw"):
+            return GeneratorMethodVariable(self, name)
+        return super().getattr(tx, name)
 
     def check_closed(self) -> None:
         """Refuse a trace that ends while this generator is paused in a ``try``."""
@@ -558,6 +603,38 @@ class GeneratorVariable(IteratorVariable):
         return ()
 
     reconstruct = Variable.reconstruct
+
+
+class GeneratorMethodVariable(Variable):
+    """``gen.send`` / ``gen.__next__`` / ``gen.throw`` of a generator made in
+    the function: the generator's return ends the call with ``StopIteration``."""
+    __slots__ = ("gen", "name")
+
+    def __init__(self, gen: GeneratorVariable, name: str):
+        super().__init__(None)
+        self.gen = gen
+        self.name = name
+
+    def call(self, tx, args, kwargs):
+        if kwargs or len(args) != (0 if self.name == "__next__" else 1):
+            raise Unsupported("unsupported_call", f"generator.{self.name} with these arguments")
+        if self.name == "throw":
+            exc = args[0]
+            if exc.is_constant() and isinstance(exc.as_constant(), type):
+                exc = exc.call(tx, [], {})
+            item = self.gen.throw(tx, exc)
+        else:
+            item = self.gen.resume(tx, args[0] if args else ConstantVariable(None))
+        if item is None:
+            returned = self.gen.tx.result
+            if returned is not None and not returned.is_none():
+                raise Unsupported("unsupported_object", "the value a generator returns "
+                                                        "(StopIteration.value)")
+            raise UserCodeRaises(f"generator.{self.name}: StopIteration", exc=StopIteration())
+        return item
+
+    def __repr__(self) -> str:
+        return f"{self.gen!r}.{self.name}"
 
 
 class SliceVariable(Variable):
@@ -714,6 +791,10 @@ def structurally_equal(tx, a: Variable, b: Variable) -> bool:
     a, b = (tx.wrap_result(v.value) if isinstance(v, ConstantVariable) and type(v.value) is tuple
             else v for v in (a, b))
     if isinstance(a, containers) or isinstance(b, containers):
+        if isinstance(a, DictVariable) and isinstance(b, DictVariable) and \
+                not (type(a) is DictVariable and type(b) is DictVariable):
+            # OrderedDicts compare in order, a Counter's missing keys count 0...
+            raise Unsupported("unsupported_object", f"comparing {a!r} with {b!r}")
         kinds = [ListVariable if isinstance(v, ListVariable) else TupleVariable
                  if isinstance(v, TupleVariable) else type(v) for v in (a, b)]
         if kinds[0] is not kinds[1]:  # a namedtuple equals a tuple of equal items

@@ -8,16 +8,20 @@ bound; properties are inlined through their getter.
 from __future__ import annotations
 
 import functools
+import threading
 import types
 
 from frame.tensor import Tensor
 
 from ..errors import Unsupported, UserCodeRaises
+from ..side_effects import DELETED
 from ..sources import AttrSource, ConstSource, Source
 from .base import Variable, refuse_tensor_index
 from .callables import BuiltinVariable, MethodVariable
 from .containers import NamedTupleVariable, is_namedtuple_class
+from .flow import ExceptionVariable, make_exception, modelled_exception_class
 from .registry import HOOKS, wrap_rule
+from .stdlib import make_instance
 from .tensor_ops import construct_tensor
 
 __all__ = ["ObjectVariable", "PythonModuleVariable", "ClassVariable", "ExceptionVariable"]
@@ -66,6 +70,11 @@ class ObjectVariable(Variable):
 
     def getattr(self, tx, name: str) -> Variable:
         pending = tx.side_effects.pending_attr(self, name)
+        if pending is DELETED:
+            if _class_lookup(type(self.obj), name) is _MISSING and \
+                    _class_lookup(type(self.obj), "__getattr__") is _MISSING:
+                raise UserCodeRaises(f"{type(self.obj).__name__!r} object has no attribute {name!r}")
+            raise Unsupported("unsupported_object", f"attribute {name!r} read after its del")
         if pending is not None:
             return pending
         cls = type(self.obj)
@@ -119,6 +128,37 @@ class ObjectVariable(Variable):
             raise Unsupported("side_effect", f"{cls.__name__} objects have no __dict__")
         tx.side_effects.store_attr(self, name, value)
 
+    def enter_context(self, tx):
+        """``with obj:`` of a class whose ``__enter__`` and ``__exit__`` are
+        Python code: both inlined (looked up on the class, as ``with`` does)."""
+        cls = type(self.obj)
+        enter, exit_ = _class_lookup(cls, "__enter__"), _class_lookup(cls, "__exit__")
+        if not (isinstance(enter, types.FunctionType) and isinstance(exit_, types.FunctionType)):
+            what = ("a lock: its block must run while the lock is held, not as part of a graph"
+                    if _is_lock(self.obj) else "its __enter__/__exit__ are not Python code")
+            raise Unsupported("unsupported_object", f"with on a {cls.__name__} object ({what})")
+        guard_class_attr(tx, cls, "__enter__", enter)
+        guard_class_attr(tx, cls, "__exit__", exit_)
+        exit_fn = _bind(tx.wrap_static(exit_), self)
+        return exit_fn, _bind(tx.wrap_static(enter), self).call(tx, [], {})
+
+    def delattr(self, tx, name: str) -> None:
+        """``del obj.name`` of an instance attribute: a pending deletion,
+        replayed with ``delattr`` after the graph runs."""
+        cls = type(self.obj)
+        if _class_lookup(cls, "__delattr__") not in (_MISSING, object.__delattr__):
+            raise Unsupported("side_effect", f"{cls.__name__} defines __delattr__")
+        static = _class_lookup(cls, name)
+        if static is not _MISSING:
+            raise Unsupported("side_effect", f"del {cls.__name__}.{name}, which the class also "
+                                             f"defines")
+        pending = tx.side_effects.pending_attr(self, name)
+        if pending is DELETED or (pending is None and name not in getattr(self.obj, "__dict__", {})):
+            raise UserCodeRaises(f"AttributeError: del of the missing attribute {name!r}")
+        if pending is None:
+            self.getattr(tx, name)  # guards the attribute the trace found
+        tx.side_effects.store_attr(self, name, DELETED)
+
     def getitem(self, tx, index: Variable) -> Variable:
         refuse_tensor_index(index)
         method = tx.getattr(self, "__getitem__")
@@ -144,6 +184,14 @@ class ObjectVariable(Variable):
 
     def __repr__(self) -> str:
         return f"Object({type(self.obj).__name__} from {self.source})"
+
+
+_LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()), threading.Semaphore,
+               threading.Condition)
+
+
+def _is_lock(obj) -> bool:
+    return isinstance(obj, _LOCK_TYPES)
 
 
 def guard_class_attr(tx, cls: type, name: str, static) -> None:
@@ -244,10 +292,15 @@ class ClassVariable(Variable):
         return tx.wrap(getattr(self.cls, name), AttrSource(base, name))
 
     def call(self, tx, args, kwargs):
+        if modelled_exception_class(self.cls) and not kwargs:
+            return make_exception(tx, self.cls, args)
         if issubclass(self.cls, BaseException) and (self.cls.__module__ == "builtins" or (
                 not isinstance(_class_lookup(self.cls, "__init__"), types.FunctionType)
                 and not isinstance(_class_lookup(self.cls, "__new__"), types.FunctionType))):
             return ExceptionVariable(self.cls, args, kwargs)   # a user exception class too (raised)
+        made = make_instance(tx, self.cls, args, kwargs)
+        if made is not None:
+            return made
         if self.cls is super:
             return SuperVariable.from_call(tx, args, kwargs)
         if is_namedtuple_class(self.cls) and self.cls.__new__.__module__.startswith("namedtuple_"):
@@ -275,28 +328,6 @@ class ClassVariable(Variable):
 
     def __repr__(self) -> str:
         return f"Class({self.cls.__qualname__})"
-
-
-class ExceptionVariable(Variable):
-    """A builtin exception made during the trace; raising it ends the trace
-    (the native run raises the real one)."""
-    __slots__ = ("cls", "args", "kwargs")
-
-    def __init__(self, cls: type, args, kwargs):
-        super().__init__(None)
-        self.cls = cls
-        self.args = list(args)
-        self.kwargs = dict(kwargs)
-
-    def python_type(self) -> type:
-        return self.cls
-
-    def describe(self) -> str:
-        shown = ", ".join(repr(a.as_constant()) if a.is_constant() else "..." for a in self.args)
-        return f"{self.cls.__name__}({shown})"
-
-    def __repr__(self) -> str:
-        return f"Exception({self.describe()})"
 
 
 class SuperVariable(Variable):

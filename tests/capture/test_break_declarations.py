@@ -11,6 +11,7 @@ import functools
 import io
 import pathlib
 import sys
+import threading
 import types
 
 import pytest
@@ -169,6 +170,17 @@ def _noisy():
     return Noisy(tensor(seed=3))
 
 
+_LOCK = threading.Lock()
+
+
+def before_with(x, log_):
+    y = x + 1
+    with _LOCK:  # a lock is entered natively; the block's graph runs while it is held
+        log_.append(_LOCK.locked())
+        y = y * 2
+    return y, _LOCK.locked()
+
+
 CASES = [  # (the opcode a break is placed before, function, arguments)
     ("CALL", call, lambda: (tensor(),)),
     ("POP_JUMP_IF_TRUE", pop_jump_if_true, lambda: (tensor(),)),
@@ -187,6 +199,7 @@ CASES = [  # (the opcode a break is placed before, function, arguments)
     ("CONVERT_VALUE", convert_value, lambda: (tensor(), _noisy())),
     ("FOR_ITER", for_iter_live, lambda: (tensor(),)),
     ("FOR_ITER", for_iter_dead, lambda: (tensor(),)),
+    ("BEFORE_WITH", before_with, lambda: (tensor(), [])),
 ]
 
 

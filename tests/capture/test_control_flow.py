@@ -376,14 +376,25 @@ def test_try_without_exception_is_captured():
     assert_same_as_eager(f, tensor())
 
 
-def test_try_with_caught_exception_runs_natively():
+def test_try_with_caught_exception_is_captured():
     def f(x, d):
         try:
             scale = d["scale"]
         except KeyError:
             scale = 3.0
         return x * scale
-    assert_same_as_eager(f, tensor(), {}, captured=False)
+    assert_same_as_eager(f, tensor(), {}, captured=True)
+    assert_same_as_eager(f, tensor(), {"scale": 2.0}, captured=True)
+
+
+def test_try_with_unmodelled_caught_exception_runs_natively():
+    def f(x, path):
+        try:
+            raise OSError(2, path)
+        except FileNotFoundError as e:
+            scale = len(e.filename or "ab")
+        return x * scale
+    assert_same_as_eager(f, tensor(), "missing", captured=False)
 
 
 def test_loop_over_tensor_rows_sees_in_place_updates():

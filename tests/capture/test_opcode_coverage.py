@@ -38,7 +38,7 @@ REQUIRED_BY_VERSION = {
 # Handler names that exist only on other versions, or that the decoder drops
 OTHER_VERSIONS = {"JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP", "LOAD_CLASSDEREF", "TO_BOOL",
                   "SET_FUNCTION_ATTRIBUTE", "LOAD_FAST_AND_CLEAR", "END_FOR", "CALL_INTRINSIC_1",
-                  "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "LOAD_SUPER_ATTR"}
+                  "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "LOAD_SUPER_ATTR", "END_SEND"}
 TEST_MODULES = ["test_basic_ops", "test_containers", "test_calls", "test_control_flow",
                 "test_numpy", "test_side_effects", "test_exceptions", "test_whole_function",
                 "test_guards"]

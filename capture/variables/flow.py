@@ -1,0 +1,313 @@
+"""Exceptions and context managers made and used inside the traced code.
+
+An exception the trace raises is modelled when its value is known exactly:
+``raise E(...)`` of a builtin exception class or of a user subclass that adds
+no Python code to construction or display (``modelled_exception_class``), and
+the exceptions Python itself raises while the trace runs Python operations on
+constants (``d["missing"]``, ``int("abc")``, ``next()`` of an exhausted
+iterator: ``UserCodeRaises(..., exc=<the real exception>)``).  The translator
+then unwinds to the frame's handler from the exception table
+(``InstructionTranslator.unwind``), and ``PUSH_EXC_INFO``, ``CHECK_EXC_MATCH``,
+``POP_EXCEPT``, ``RERAISE`` and ``WITH_EXCEPT_START`` are simulated.  An
+exception that leaves the traced function still runs the call natively, which
+raises the real one (type, message, ``__cause__``, traceback at the user's line).
+
+Context managers: ``with`` on a user object whose class defines ``__enter__``
+and ``__exit__`` in Python inlines both (``ObjectVariable.enter_context``);
+``contextlib.contextmanager`` functions run their generator lazily
+(``GeneratorContextManagerVariable``); ``contextlib.suppress`` and
+``contextlib.nullcontext`` are modelled here.
+"""
+from __future__ import annotations
+
+import contextlib
+import types
+
+from ..errors import Unsupported, UserCodeRaises
+from .base import CONSTANT_TYPES, ConstantVariable, Variable
+from .containers import GeneratorVariable, TupleVariable, is_constant_value, constant_value
+
+__all__ = ["ExceptionVariable", "make_exception", "TracebackVariable", "modelled_exception_class", "exception_variable",
+           "exception_classes", "GeneratorContextManagerVariable", "SuppressVariable",
+           "NullContextVariable", "ContextExitVariable", "make_context_manager", "raise_exception"]
+
+# construction or display of these runs more than ``BaseException.__init__`` on the args
+# (OSError(errno, ...) picks a subclass; Unicode errors need five arguments; groups nest)
+_QUIRKY = (OSError, UnicodeError, BaseExceptionGroup)
+# Python code on a user exception class that would run when it is made, shown or read
+_CODE_HOOKS = ("__init__", "__new__", "__str__", "__repr__", "__getattr__", "__getattribute__",
+               "__setattr__", "__init_subclass__", "__reduce__")
+
+
+def modelled_exception_class(cls) -> bool:
+    """Whether an instance of ``cls`` is fully described by its class and
+    ``args``: a builtin exception class (not an ``OSError`` or Unicode error),
+    or a user subclass of one that adds none of ``_CODE_HOOKS`` and has a
+    plain metaclass."""
+    if not isinstance(cls, type) or not issubclass(cls, BaseException) or issubclass(cls, _QUIRKY):
+        return False
+    if type(cls) is not type:
+        return False
+    for klass in cls.__mro__:
+        if klass.__module__ == "builtins":
+            return True
+        if any(name in vars(klass) for name in _CODE_HOOKS) or "__slots__" in vars(klass):
+            return False
+    return True
+
+
+class ExceptionVariable(Variable):
+    """An exception instance made or raised during the trace.  ``real`` is the
+    trace-time instance when every argument is a constant (then ``str(e)``,
+    ``e.args`` and the class's constant attributes are read from it).  It never
+    leaves the trace: an exception object returned or stored ends the capture
+    (its ``__traceback__`` and ``__context__`` are the native run's)."""
+    __slots__ = ("exc_type", "args", "kwargs", "real", "cause")
+
+    def __init__(self, cls: type, args, kwargs=None, real: BaseException | None = None):
+        super().__init__(None)
+        self.exc_type = cls
+        self.args = list(args)
+        self.kwargs = dict(kwargs or {})
+        self.cause = None
+        if real is None and not self.kwargs and modelled_exception_class(cls) and \
+                all(is_constant_value(a) for a in self.args):
+            real = cls(*[constant_value(a) for a in self.args])
+        self.real = real
+
+    def python_type(self) -> type:
+        return self.exc_type
+
+    def truth(self, tx) -> bool:
+        return True
+
+    def describe(self) -> str:
+        shown = ", ".join(repr(a.as_constant()) if a.is_constant() else "..." for a in self.args)
+        return f"{self.exc_type.__name__}({shown})"
+
+    def text(self, fn) -> str:
+        """``str(e)`` / ``repr(e)`` (``fn``), read from the real instance."""
+        if self.real is None:
+            raise Unsupported("unsupported_object", f"{fn.__name__}() of {self.describe()} "
+                                                    f"(its arguments are not constants)")
+        return fn(self.real)
+
+    def getattr(self, tx, name: str) -> Variable:
+        if name == "args":
+            return TupleVariable(self.args)
+        if name == "__class__":
+            return tx.wrap_static(self.exc_type)
+        if name in ("__traceback__", "__context__", "__cause__", "__suppress_context__",
+                    "__notes__", "with_traceback", "add_note"):
+            raise Unsupported("unsupported_object", f"{self.exc_type.__name__}.{name} of an exception "
+                                                    f"raised in the traced code")
+        for klass in self.exc_type.__mro__:
+            if klass.__module__ == "builtins":
+                break
+            if name in vars(klass):  # a user class's attribute: read (and guarded) on the class
+                if not isinstance(vars(klass)[name], CONSTANT_TYPES):
+                    raise Unsupported("unsupported_object", f"attribute {name!r} of {self.describe()}")
+                return tx.wrap_static(self.exc_type).getattr(tx, name)
+        if self.real is None:
+            raise Unsupported("unsupported_object", f"attribute {name!r} of {self.describe()}")
+        try:
+            value = getattr(self.real, name)
+        except AttributeError as e:
+            raise UserCodeRaises(f"{self.exc_type.__name__!r} object has no attribute {name!r}",
+                                 exc=e) from e
+        if isinstance(value, CONSTANT_TYPES):
+            return ConstantVariable(value)
+        raise Unsupported("unsupported_object", f"attribute {name!r} of {self.describe()}")
+
+    def __repr__(self) -> str:
+        return f"Exception({self.describe()})"
+
+
+def make_exception(tx, cls: type, args) -> ExceptionVariable:
+    """``cls(*args)`` of a modelled exception class; a user class is guarded to
+    still add no code (its ``__init__``, ``__new__``, ``__str__``, ``__repr__``
+    are still the builtin base's: a class patched later is traced again)."""
+    if cls.__module__ != "builtins":
+        for name in ("__init__", "__new__", "__str__", "__repr__"):
+            tx.tr.guards.class_attr(cls, name, getattr(cls, name))
+    return ExceptionVariable(cls, args)
+
+
+def exception_variable(exc) -> ExceptionVariable | None:
+    """The Variable of an exception a ``UserCodeRaises`` carries (an
+    ``ExceptionVariable``, or a real exception Python raised on the trace's
+    constants), or None when the exception is not modelled exactly."""
+    if isinstance(exc, ExceptionVariable):
+        return exc if modelled_exception_class(exc.exc_type) and not exc.kwargs else None
+    if isinstance(exc, BaseException) and modelled_exception_class(type(exc)) and \
+            not getattr(exc, "__dict__", None) and \
+            all(isinstance(a, CONSTANT_TYPES) for a in exc.args):
+        return ExceptionVariable(type(exc), [ConstantVariable(a) for a in exc.args], real=exc)
+    return None
+
+
+def exception_classes(tx, v: Variable):
+    """The class or tuple of classes of an ``except`` clause."""
+    if isinstance(v, TupleVariable):
+        return tuple(exception_classes(tx, i) for i in v.items)
+    value = v.as_constant() if v.is_constant() else tx.real_value(v)
+    if isinstance(value, tuple):
+        return tuple(value)
+    if not (isinstance(value, type) and issubclass(value, BaseException)):
+        raise Unsupported("unsupported_object", f"except clause with {v!r}")
+    return value
+
+
+def raise_exception(tx, value: Variable, cause: Variable | None = None):
+    """``raise value [from cause]``: a ``UserCodeRaises`` carrying the exception
+    when it is modelled (an instance, or a class called with no arguments)."""
+    exc = value
+    if not isinstance(exc, ExceptionVariable):
+        cls = value.as_constant() if value.is_constant() else None
+        if isinstance(cls, type) and issubclass(cls, BaseException) and modelled_exception_class(cls):
+            exc = make_exception(tx, cls, [])
+        else:
+            raise UserCodeRaises(f"the function raises {value.describe()}")
+    if cause is not None:
+        exc.cause = cause   # (not readable in the trace: __cause__ refuses)
+    raise UserCodeRaises(f"the function raises {exc.describe()}", exc=exc)
+
+
+class TracebackVariable(Variable):
+    """The traceback ``__exit__`` receives for an exception raised in its
+    block: it may be passed around and tested against None, nothing more."""
+    __slots__ = ()
+
+    def python_type(self) -> type:
+        return types.TracebackType
+
+    def truth(self, tx) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "Traceback"
+
+
+# -- context managers ----------------------------------------------------------------------------
+
+class ContextExitVariable(Variable):
+    """The bound ``__exit__`` of a modelled context manager: ``on_exit(tx, exc)``
+    with the ``ExceptionVariable`` in flight (None on a normal exit) returns
+    whether the exception is suppressed."""
+    __slots__ = ("on_exit", "done")
+
+    def __init__(self, on_exit):
+        super().__init__(None)
+        self.on_exit = on_exit
+        self.done = False
+
+    def call(self, tx, args, kwargs):
+        if kwargs or len(args) != 3 or self.done:
+            raise Unsupported("unsupported_call", "calling a context manager's __exit__ "
+                                                  "other than at the end of its with block")
+        self.done = True
+        exc = None if args[1].is_none() else args[1]
+        if exc is not None and not isinstance(exc, ExceptionVariable):
+            raise Unsupported("unsupported_call", f"__exit__ with {exc!r}")
+        return ConstantVariable(self.on_exit(tx, exc))
+
+    def __repr__(self) -> str:
+        return "ContextExit"
+
+
+class SuppressVariable(Variable):
+    """``contextlib.suppress(*classes)``."""
+    __slots__ = ("classes",)
+
+    def __init__(self, classes: tuple):
+        super().__init__(None)
+        self.classes = classes
+
+    def python_type(self) -> type:
+        return contextlib.suppress
+
+    def enter_context(self, tx):
+        def on_exit(tx, exc):
+            return exc is not None and issubclass(exc.exc_type, self.classes)
+        return ContextExitVariable(on_exit), ConstantVariable(None)
+
+    def __repr__(self) -> str:
+        return f"suppress{self.classes}"
+
+
+class NullContextVariable(Variable):
+    """``contextlib.nullcontext(value)``."""
+    __slots__ = ("value",)
+
+    def __init__(self, value: Variable):
+        super().__init__(None)
+        self.value = value
+
+    def python_type(self) -> type:
+        return contextlib.nullcontext
+
+    def enter_context(self, tx):
+        return ContextExitVariable(lambda tx, exc: False), self.value
+
+    def __repr__(self) -> str:
+        return f"nullcontext({self.value!r})"
+
+
+class GeneratorContextManagerVariable(Variable):
+    """What a ``contextlib.contextmanager`` function returns: its generator,
+    run up to the ``yield`` on enter and to its end on exit (an exception of
+    the block is thrown into it at the ``yield``), as
+    ``contextlib._GeneratorContextManager`` does."""
+    __slots__ = ("gen",)
+
+    def __init__(self, gen: GeneratorVariable):
+        super().__init__(None)
+        self.gen = gen
+
+    def python_type(self) -> type:
+        return contextlib._GeneratorContextManager
+
+    def enter_context(self, tx):
+        value = self.gen.next(tx)
+        if value is None:
+            raise UserCodeRaises("RuntimeError: generator didn't yield",
+                                 exc=RuntimeError("generator didn't yield"))
+        return ContextExitVariable(self._exit), value
+
+    def _exit(self, tx, exc) -> bool:
+        if exc is None:
+            if self.gen.next(tx) is not None:
+                raise UserCodeRaises("RuntimeError: generator didn't stop",
+                                     exc=RuntimeError("generator didn't stop"))
+            return False
+        # the block raised: contextlib throws it into the generator
+        try:
+            value = self.gen.throw(tx, exc)
+        except UserCodeRaises as e:
+            if e.exc is exc:
+                return False   # re-raised as it is: not suppressed
+            raise
+        if value is not None:
+            raise UserCodeRaises("RuntimeError: generator didn't stop after throw()",
+                                 exc=RuntimeError("generator didn't stop after throw()"))
+        return True
+
+    def __repr__(self) -> str:
+        return f"contextmanager({self.gen!r})"
+
+
+def make_context_manager(tx, cls: type, args, kwargs) -> Variable | None:
+    """A modelled ``contextlib`` object made by calling ``cls`` (None: not one)."""
+    if cls is contextlib._GeneratorContextManager:
+        func, f_args, f_kwargs = args
+        gen = func.call(tx, f_args.iterate(tx), dict(f_kwargs.items))
+        if not isinstance(gen, GeneratorVariable):
+            raise Unsupported("unsupported_call", "contextmanager of a function that is not "
+                                                  "a generator function")
+        return GeneratorContextManagerVariable(gen)
+    if cls is contextlib.suppress and not kwargs:
+        return SuppressVariable(tuple(exception_classes(tx, a) for a in args))
+    if cls is contextlib.nullcontext and len(args) + len(kwargs) <= 1:
+        value = args[0] if args else kwargs.get("enter_result", ConstantVariable(None))
+        return NullContextVariable(value)
+    return None
