@@ -63,7 +63,7 @@ import types
 import weakref
 
 import frame
-from frame.autograd.tape import is_grad_enabled
+from frame.autograd.tape import enable_grad, is_grad_enabled, no_grad
 from frame.functions import _core
 from frame.nn import module as _module
 from frame.runtime import tiered
@@ -271,6 +271,7 @@ class _Job:
     def __init__(self, unit: Unit, args, kwargs):
         self.unit, self.args, self.kwargs = unit, args, kwargs
         self.label = unit.label
+        self.grad = is_grad_enabled()  # thread-local: the translation runs under the caller's
 
     def _compile(self) -> None:
         unit, args, kwargs = self.unit, self.args, self.kwargs
@@ -280,7 +281,7 @@ class _Job:
             fn = unit.fn
             bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
             bound.apply_defaults()
-            with unit.cache.translating:
+            with unit.cache.translating, (enable_grad() if self.grad else no_grad()):
                 entry = translate(fn, bound.arguments, JitOptions())
         except BaseException as err:  # noqa: BLE001 -- never let it reach the program
             unit._failed(err, time.perf_counter() - t0)
@@ -499,7 +500,12 @@ def _route(code: types.CodeType, frame_) -> None:
     function units (the next call submits the background compile)."""
     fns = [r for r in gc.get_referrers(code)
            if type(r) is types.FunctionType and r.__code__ is code
-           and not getattr(r, "__frame_jit__", False)][:_MAX_FUNCTIONS]
+           and r.__globals__ is frame_.f_globals and not getattr(r, "__frame_jit__", False)]
+    if len(fns) > 1 and code.co_freevars:  # closures of one code: the one running in frame_
+        values = frame_.f_locals
+        fns = [fn for fn in fns if all(_cell_is(cell, values.get(name, _MISSING))
+                                       for name, cell in zip(code.co_freevars, fn.__closure__))]
+    fns = fns[:_MAX_FUNCTIONS]
     if not fns:
         log.info("auto-jit: %s (%s:%d) is hot, but no function object runs it (module or "
                  "exec'd code): not compiled", code.co_qualname if hasattr(code, "co_qualname")
@@ -507,6 +513,16 @@ def _route(code: types.CodeType, frame_) -> None:
         return
     for fn in fns:
         _function_unit(fn)
+
+
+_MISSING = object()
+
+
+def _cell_is(cell, value) -> bool:
+    try:
+        return cell.cell_contents is value
+    except ValueError:  # an empty cell
+        return value is _MISSING
 
 
 def _function_unit(fn: types.FunctionType) -> Unit | None:
