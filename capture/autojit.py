@@ -73,7 +73,7 @@ from frame.tensor import Tensor
 
 from . import trampolines
 from .codegen import MISS
-from .jit import CACHE_LIMIT, JitOptions, _CACHES, _trampoline, cache_of, translate
+from .jit import CACHE_LIMIT, JitOptions, _CACHES, _trampoline, _unbound, cache_of, translate
 from .resume import SUSPENDING_FLAGS, Tail, original_code
 
 __all__ = ["enabled", "units", "reset", "sync", "Unit", "wait_idle"]
@@ -85,7 +85,9 @@ COUNTING, PROBING, PENDING, COMPILED, EAGER, COOLDOWN = (
     "counting", "probing", "pending", "compiled", "eager", "cooldown")
 
 _SAMPLES = 16  # per-call times kept per unit and kind (eager / compiled) for the estimates
-_MAX_FUNCTIONS = 4  # function objects of one hot code routed (closures made again and again)
+_PROBE_CALLS = 3  # eager calls timed (the estimate's baseline) before the background capture
+_MAX_FUNCTIONS = 4
+_MAX_OPS = 100_000  # ops of one call (as far as the site can tell) before it gives up counting  # function objects of one hot code routed (closures made again and again)
 
 _lock = threading.Lock()
 _units: list["Unit"] = []                     # every unit made (the report's rows)
@@ -130,21 +132,37 @@ class Unit:
         """Run one call: an entry when one accepts it, else eagerly."""
         self.calls += 1
         state = self.state
+        if state is COMPILED and self.hits >= _SAMPLES:  # measured and kept: just run
+            try:
+                for entry in self.cache.entries:
+                    result = entry.fn(self.fn, *args, **kwargs)
+                    if result is not MISS:
+                        self.hits += 1
+                        self.run_of_misses = 0
+                        return _trampoline(result) if type(result) is Tail else result
+            except TypeError as err:
+                if not _unbound(err):
+                    raise
+                return self.eager(args, kwargs)  # raises the function's own TypeError
+            # a miss: the path below counts it
         if state is COMPILED:
             t0 = time.perf_counter()
             for entry in self.cache.entries:
                 try:
                     result = entry.fn(self.fn, *args, **kwargs)
                 except TypeError as err:
-                    if err.__traceback__ is not None and err.__traceback__.tb_next is None:
-                        break  # the arguments do not bind: the eager call raises the error
+                    if _unbound(err):
+                        return self.eager(args, kwargs)  # raises the function's own TypeError
                     raise
                 if result is not MISS:
                     if type(result) is Tail:
                         result = _trampoline(result)
-                    self.compiled_s.append(time.perf_counter() - t0)
+                    compiled = self.compiled_s
+                    compiled.append(time.perf_counter() - t0)
                     self.hits += 1
                     self.run_of_misses = 0
+                    if len(compiled) == _SAMPLES and self.hits == _SAMPLES:
+                        self._judge()
                     return result
             self.misses += 1
             record.count("auto_jit_misses")
@@ -155,9 +173,11 @@ class Unit:
                 self._submit(args, kwargs)
         elif state is PROBING or (state is COOLDOWN and time.monotonic() >= self.retry_at):
             # this call runs eagerly first (timed without a compile competing for the
-            # cores), then its arguments go to the background capture
+            # cores), then, after _PROBE_CALLS such calls, its arguments go to the
+            # background capture
             result = self.eager(args, kwargs)
-            self._submit(args, kwargs)
+            if len(self.eager_s) >= _PROBE_CALLS or state is COOLDOWN:
+                self._submit(args, kwargs)
             return result
         return self.eager(args, kwargs)
 
@@ -243,6 +263,26 @@ class Unit:
         if why != "process exit":
             log.warning("auto-jit: %s: %s; it runs eagerly, tried again after "
                         "auto_jit_cooldown_s=%g s", self.label, why, config.auto_jit_cooldown_s)
+
+    def _judge(self) -> None:
+        """After ``_SAMPLES`` compiled calls: keep the entry only when it is faster
+        than the eager calls measured before (a tiny function's eager ops cost less
+        than a guarded entry call); else back to eager for good."""
+        if not self.eager_s:
+            return
+        eager = statistics.median(self.eager_s)
+        compiled = statistics.median(self.compiled_s)
+        if compiled < eager * (1.0 - max(0.0, config.pgo_margin)):
+            return
+        with self.lock:
+            if self.state is not COMPILED:
+                return
+            self.state = EAGER
+            self.reason = (f"compiled {compiled * 1e3:.3f} ms/call is not faster than eager "
+                           f"{eager * 1e3:.3f} ms/call")
+        record.count("auto_jit_slower")
+        self._unroute()
+        log.info("auto-jit: %s: %s; it runs eagerly from now on", self.label, self.reason)
 
     def _unroute(self) -> None:
         restore, self.restore = self.restore, None
@@ -407,43 +447,46 @@ _USER_FILES = frozenset({os.path.join(_FRAME_DIRS[0], "demo.py")})  # an example
 _FOREIGN_DIRS = tuple({os.path.abspath(p) + os.sep for p in
                        (sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib",
                                                                "platlib")) if p})
-_library: dict[types.CodeType, bool] = {}
+# id(code) -> (code, is it library code?); keyed by id (hashing a code object hashes its
+# contents: microseconds), the code held so that its id is not reused meanwhile
+_library: dict[int, tuple[types.CodeType, bool]] = {}
 
 
 def _is_library(code: types.CodeType) -> bool:
     """Not user code: frame's and capture's modules (but the demo), the standard
     library, site-packages, code without a file (``<string>``, generated entries)."""
-    found = _library.get(code)
-    if found is None:
-        path = code.co_filename
-        if path.startswith("<"):
-            found = True
-        else:
-            path = os.path.abspath(path)
-            found = (path.startswith(_FRAME_DIRS) and path not in _USER_FILES) \
-                or (path.startswith(_FOREIGN_DIRS) and not path.startswith(_FRAME_DIRS))
-        if len(_library) > 100_000:
-            _library.clear()
-        _library[code] = found
+    known = _library.get(id(code))
+    if known is not None and known[0] is code:
+        return known[1]
+    path = code.co_filename
+    if path.startswith("<"):
+        found = True
+    else:
+        path = os.path.abspath(path)
+        found = (path.startswith(_FRAME_DIRS) and path not in _USER_FILES) \
+            or (path.startswith(_FOREIGN_DIRS) and not path.startswith(_FRAME_DIRS))
+    if len(_library) > 100_000:
+        _library.clear()
+    _library[id(code)] = (code, found)
     return found
 
 
 class _Site:
     """The op-sequence counter of one code object (function units)."""
-    __slots__ = ("frame_id", "lasti", "hash", "last", "count", "done")
+    __slots__ = ("code", "frame_id", "lasti", "hash", "last", "count", "done", "ops")
 
-    def __init__(self):
+    def __init__(self, code: types.CodeType):
+        self.code = code  # held: the table is keyed by its id
         self.frame_id = 0
         self.lasti = -1
         self.hash = 0
         self.last = None
         self.count = 0
         self.done = False
+        self.ops = 0
 
 
-_sites: dict[types.CodeType, _Site] = {}
-_DONE = _Site()
-_DONE.done = True
+_sites: dict[int, _Site] = {}  # id(code) -> its counter
 
 
 def on_op(op: str) -> None:
@@ -455,16 +498,17 @@ def on_op(op: str) -> None:
     library = _library
     while f is not None:
         code = f.f_code
-        lib = library.get(code)
-        if lib is None:
-            lib = _is_library(code)
-        if not lib:
+        known = library.get(id(code))
+        if known is not None and known[0] is code:
+            if not known[1]:
+                break
+        elif not _is_library(code):
             break
         f = f.f_back
     else:
         return
-    site = _sites.get(code)
-    if site is None:
+    site = _sites.get(id(code))
+    if site is None or site.code is not code:
         site = _new_site(code)
     if site.done:
         return
@@ -478,20 +522,22 @@ def on_op(op: str) -> None:
                     _route(code, f)
             else:
                 site.last, site.count = site.hash, 1
-        site.frame_id, site.hash = fid, 0
+        site.frame_id, site.hash, site.ops = fid, 0, 0
     site.lasti = lasti
     site.hash = hash((site.hash, op))
+    site.ops += 1
+    if site.ops > _MAX_OPS:  # one instruction issuing op after op (a loop of one op): no unit
+        site.done = True
 
 
 def _new_site(code: types.CodeType) -> _Site:
+    site = _Site(code)
     if code.co_flags & SUSPENDING_FLAGS or original_code(code) is not code \
             or trampolines.is_trampoline(code) or id(code) in _CACHES._by_id:
-        site = _DONE  # generators, capture's resume code, explicitly jitted code
-    else:
-        site = _Site()
+        site.done = True  # generators, capture's resume code, explicitly jitted code
     if len(_sites) > 100_000:
         _sites.clear()
-    _sites[code] = site
+    _sites[id(code)] = site
     return site
 
 
