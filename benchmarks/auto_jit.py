@@ -3,6 +3,7 @@
 
     python benchmarks/auto_jit.py                 # 3 rounds of the three modes
     python benchmarks/auto_jit.py --rounds 5 --calls 200
+    python benchmarks/auto_jit.py --demo --backend cpu   # the acceptance run (mnist_mlp.py)
 
 Workloads:
 
@@ -109,19 +110,89 @@ def child(mode: str, name: str, warmup: int, calls: int) -> dict:
             "units": {k: v["state"] for k, v in units.items()}}
 
 
+def demo_child(mode: str, backend: str, epochs: int, out: str) -> dict:
+    """examples/mnist_mlp.py's training loop (``frame.demo.train``): ``eager`` is
+    ``--no-jit``, ``auto-jit`` is ``--no-jit`` with FRAME_AUTO_JIT=1, ``jit`` the
+    decorated step; the final parameters go to ``out`` (.npz)."""
+    import numpy as np
+    from rich.console import Console
+
+    import frame
+    from frame import demo
+    if mode == "auto-jit":
+        frame.config.auto_jit = True
+    data = demo.load_data("auto", 0)
+    r = demo.train(data, jit=mode == "jit", backend=backend, epochs=epochs, lr=demo.DEFAULT_LR,
+                   momentum=demo.DEFAULT_MOMENTUM, seed=0, steps_per_epoch=None,
+                   console=Console(quiet=True))
+    np.savez(out, *r.params)
+    steps = len(r.step_times)
+    tail = r.step_times[steps // 2:]  # after warm-up: the second half of the run
+    return {"ms": statistics.median(tail) * 1e3, "steps": steps,
+            "units": {k: v["state"] for k, v in frame.stats().auto_jit.items()}}
+
+
+def demo_main(args, env) -> int:
+    import tempfile
+
+    import numpy as np
+    from frame.backends import default_backend_name
+    backend = args.backend or default_backend_name()
+    ms: dict = {m: [] for m in MODES}
+    params: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.rounds):
+            for m in MODES:
+                out = os.path.join(tmp, f"{m}.npz")
+                res = subprocess.run([sys.executable, __file__, "--demo-child", m, backend,
+                                      str(args.epochs), out], capture_output=True, text=True,
+                                     env=env, check=True)
+                data = json.loads(res.stdout.strip().splitlines()[-1])
+                ms[m].append(data["ms"])
+                with np.load(out) as z:
+                    params[m] = [z[k] for k in sorted(z.files, key=lambda k: int(k.split("_")[1]))]
+            print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    e, a, j = (statistics.median(ms[m]) for m in MODES)
+    print(f"examples/mnist_mlp.py training loop, backend {backend}, {args.epochs} epochs, "
+          f"median ms/step over the second half of each run, median of {args.rounds} runs")
+    print(f"  eager (--no-jit)          {e:8.3f} ms/step")
+    print(f"  eager + FRAME_AUTO_JIT=1  {a:8.3f} ms/step   {j / a * 100:5.1f}% of frame.jit's "
+          f"steps/s")
+    print(f"  frame.jit                 {j:8.3f} ms/step")
+    for m in ("auto-jit", "jit"):
+        diff = max(float(np.max(np.abs(p - q))) for p, q in zip(params[m], params["eager"]))
+        same = all(np.array_equal(p, q) for p, q in zip(params[m], params["eager"]))
+        print(f"  final parameters, {m} vs eager: max |diff| {diff:.3g}"
+              + (" (bit for bit)" if same else ""))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=60)
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--demo", action="store_true",
+                        help="the acceptance run instead: examples/mnist_mlp.py's loop, eager "
+                             "vs eager with FRAME_AUTO_JIT=1 vs frame.jit, and the final "
+                             "parameters against eager")
+    parser.add_argument("--epochs", type=int, default=3, help="--demo: training epochs")
+    parser.add_argument("--backend", default=None, help="--demo: backend (default: frame's)")
     parser.add_argument("--child", nargs=2, metavar=("MODE", "WORKLOAD"), help=argparse.SUPPRESS)
+    parser.add_argument("--demo-child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(*args.child, args.warmup, args.calls)))
         return 0
+    if args.demo_child:
+        m, backend, epochs, out = args.demo_child
+        print(json.dumps(demo_child(m, backend, int(epochs), out)))
+        return 0
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("FRAME_AUTO_JIT", None)
+    if args.demo:
+        return demo_main(args, env)
     results: dict = {(w, m): [] for w in args.workloads.split(",") for m in MODES}
     states: dict = {}
     for r in range(args.rounds):
