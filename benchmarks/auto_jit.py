@@ -119,6 +119,7 @@ def demo_child(mode: str, backend: str, epochs: int, out: str) -> dict:
 
     import frame
     from frame import demo
+    frame.config.backend = backend  # auto-jit compiles for frame's default backend
     if mode == "auto-jit":
         frame.config.auto_jit = True
     data = demo.load_data("auto", 0)
