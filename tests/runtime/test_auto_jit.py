@@ -364,3 +364,30 @@ def test_report_lists_units(auto):
     frame.report(out)
     text = out.getvalue()
     assert "auto-jit" in text and "step" in text
+
+
+def test_jit_traces_through_routed_functions_and_the_module_hook(auto):
+    """Capture inlines a routed function's own code (not its trampoline) and traces
+    ``Module.__call__``'s auto-jit hook as the plain call: one graph, no break."""
+    lin = nn.Linear(4, 3)
+
+    def helper(x):
+        return (x * 2.0 + 1.0).relu()
+    x = _t(2, 4)
+    for _ in range(THRESHOLD + 1):
+        helper(x)
+    assert trampolines_installed(helper)
+
+    def outer(x):
+        with frame.no_grad():
+            return lin(helper(x)).sum()
+    expected = float(((np.maximum(x.numpy() * 2 + 1, 0)) @ lin.weight.numpy().T
+                      + lin.bias.numpy()).sum())
+    out = frame.explain(outer)(x)
+    assert out.graph_count == 1 and not out.break_reasons, out
+    assert float(frame.jit(outer)(x)) == pytest.approx(expected, rel=1e-5)
+
+
+def trampolines_installed(fn) -> bool:
+    from capture import trampolines
+    return trampolines.is_trampoline(fn.__code__)
