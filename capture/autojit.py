@@ -89,8 +89,10 @@ _PROBE_CALLS = 3  # eager calls timed (the estimate's baseline) before the backg
 _MAX_FUNCTIONS = 4
 _MAX_OPS = 100_000  # ops of one call (as far as the site can tell) before it gives up counting  # function objects of one hot code routed (closures made again and again)
 
+MAX_UNITS_LISTED = 256  # units() and the report keep the most recently made ones
+
 _lock = threading.Lock()
-_units: list["Unit"] = []                     # every unit made (the report's rows)
+_units: list["Unit"] = []                     # units made (the report's rows), oldest first
 _enabled = False
 
 
@@ -126,6 +128,8 @@ class Unit:
         self.compiled_s: collections.deque = collections.deque(maxlen=_SAMPLES)
         self.lock = threading.Lock()
         self.restore = None         # undoes the routing of a function unit's calls
+        self.pending = False        # a background capture + compile is queued or running
+        self.probe_at = 0.0         # a compiled unit captures a new case from then on
 
     # -- calls -------------------------------------------------------------------------
     def call(self, args, kwargs):
@@ -167,10 +171,13 @@ class Unit:
             self.misses += 1
             record.count("auto_jit_misses")
             self.run_of_misses += 1
-            if self.run_of_misses >= max(1, config.auto_jit_threshold) \
-                    and len(self.cache.entries) < CACHE_LIMIT:
+            if self.run_of_misses >= max(1, config.auto_jit_threshold) and not self.pending \
+                    and len(self.cache.entries) < CACHE_LIMIT \
+                    and time.monotonic() >= self.probe_at:
                 self.run_of_misses = 0
-                self._submit(args, kwargs)
+                result = self.eager(args, kwargs)
+                self._submit(args, kwargs)  # the new case, captured in the background
+                return result
         elif state is PROBING or (state is COOLDOWN and time.monotonic() >= self.retry_at):
             # this call runs eagerly first (timed without a compile competing for the
             # cores), then, after _PROBE_CALLS such calls, its arguments go to the
@@ -192,15 +199,21 @@ class Unit:
     # -- compiling -----------------------------------------------------------------------
     def _submit(self, args, kwargs) -> None:
         with self.lock:
-            if self.state in (PENDING, EAGER):
+            if self.pending or self.state is EAGER:
                 return
             job = _Job(self, args, kwargs)
             if not tiered.scheduler.submit(job):
                 # backpressure (or exit): asked again on a call after cooldown_s
-                self.state, self.retry_at = COOLDOWN, time.monotonic() + max(0.0, config.cooldown_s)
-                self.reason = "background compiler busy"
+                retry = time.monotonic() + max(0.0, config.cooldown_s)
+                if self.state is COMPILED:
+                    self.probe_at = retry
+                else:
+                    self.state, self.retry_at = COOLDOWN, retry
+                    self.reason = "background compiler busy"
                 return
-            self._before, self.state = self.state, PENDING
+            self.pending = True
+            if self.state is not COMPILED:  # a compiled unit keeps running its entries
+                self.state = PENDING
         record.count("auto_jit_requests")
         log.info("auto-jit: %s is hot; capture and compile requested in the background",
                  self.label)
@@ -212,11 +225,12 @@ class Unit:
             why = f"{reason.kind} at {reason.location}: {reason.reason}" if reason is not None \
                 else "not one graph"
             with self.lock:
-                if self.state is not PENDING:
+                if not self.pending:
                     return
+                self.pending = False
                 self.compile_s += seconds
-                if self._before is COMPILED:  # a new case that does not compile: misses stay eager
-                    self.state = COMPILED
+                if self.state is COMPILED:  # a new case that does not compile: misses stay eager
+                    self.probe_at = float("inf")
                     self.reason = f"a later case is not compiled ({why})"
                     log.info("auto-jit: %s: a new case is not compiled (%s); it runs eagerly",
                              self.label, why)
@@ -230,8 +244,9 @@ class Unit:
         with cache.lock:
             cache.entries = [entry, *cache.entries]
         with self.lock:
-            if self.state is not PENDING:
+            if not self.pending:
                 return
+            self.pending = False
             self.compiles += 1
             self.compile_s += seconds
             self.state = COMPILED  # the swap: the next call tries the entry
@@ -241,12 +256,11 @@ class Unit:
 
     def _failed(self, err: BaseException, seconds: float) -> None:
         with self.lock:
-            if self.state is not PENDING:
+            if not self.pending:
                 return
+            self.pending = False
             self.compile_s += seconds
-            self.state = COOLDOWN
-            self.retry_at = time.monotonic() + max(0.0, config.auto_jit_cooldown_s)
-            self.reason = f"{type(err).__name__}: {err}"
+            self._cool_down(f"{type(err).__name__}: {err}")
         record.count("auto_jit_failures")
         level = logging.DEBUG if tiered.scheduler.closed else logging.WARNING
         log.log(level, "auto-jit: capturing or compiling %s failed (%s: %s); it runs eagerly, "
@@ -255,14 +269,23 @@ class Unit:
 
     def _given_up(self, why: str) -> None:
         with self.lock:
-            if self.state is not PENDING:
+            if not self.pending:
                 return
-            self.state = COOLDOWN
-            self.retry_at = time.monotonic() + max(0.0, config.auto_jit_cooldown_s)
-            self.reason = why
+            self.pending = False
+            self._cool_down(why)
         if why != "process exit":
             log.warning("auto-jit: %s: %s; it runs eagerly, tried again after "
                         "auto_jit_cooldown_s=%g s", self.label, why, config.auto_jit_cooldown_s)
+
+    def _cool_down(self, why: str) -> None:
+        """No capture for ``auto_jit_cooldown_s`` (holding ``lock``); a compiled unit
+        keeps its entries meanwhile."""
+        until = time.monotonic() + max(0.0, config.auto_jit_cooldown_s)
+        if self.state is COMPILED:
+            self.probe_at = until
+        else:
+            self.state, self.retry_at = COOLDOWN, until
+        self.reason = why
 
     def _judge(self) -> None:
         """After ``_SAMPLES`` compiled calls: keep the entry only when it is faster
@@ -340,6 +363,8 @@ def _new_unit(kind: str, label: str, fn, key=None) -> Unit:
     unit = Unit(kind, label, fn, cache_of(fn, None, False), key)
     with _lock:
         _units.append(unit)
+        if len(_units) > MAX_UNITS_LISTED:  # the report's list; the units live on where used
+            del _units[0]
     return unit
 
 

@@ -391,3 +391,26 @@ def test_jit_traces_through_routed_functions_and_the_module_hook(auto):
 def trampolines_installed(fn) -> bool:
     from capture import trampolines
     return trampolines.is_trampoline(fn.__code__)
+
+
+def test_known_case_stays_compiled_while_a_new_case_compiles(auto, monkeypatch):
+    def step(x):
+        return (x * 3.0).sum(axis=0)
+    x4 = _t(4, 2)
+    for _ in range(THRESHOLD + 1 + autojit._PROBE_CALLS):
+        step(x4)
+    unit = _unit("step")
+    _compiled(unit, lambda: step(x4))
+    gate = _Gate(autojit.translate)
+    monkeypatch.setattr(autojit, "translate", gate)
+    x3 = _t(3, 5, seed=2)
+    for _ in range(THRESHOLD):  # misses in a row: the new case goes to the background
+        _close(step(x3).numpy(), (x3.numpy() * 3).sum(0))
+    assert gate.entered.wait(30) and unit.pending
+    hits = unit.hits
+    _close(step(x4).numpy(), (x4.numpy() * 3).sum(0))
+    assert unit.hits == hits + 1 and unit.state == autojit.COMPILED  # not eager meanwhile
+    gate.release.set()
+    assert autojit.wait_idle(60)
+    _close(step(x3).numpy(), (x3.numpy() * 3).sum(0))
+    assert unit.hits == hits + 2 and len(unit.cache.entries) == 2
