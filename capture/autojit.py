@@ -71,9 +71,10 @@ from frame.runtime.stats import record
 from frame.settings import config
 from frame.tensor import Tensor
 
-from . import trampolines
+from . import persist, trampolines
 from .codegen import MISS
-from .jit import CACHE_LIMIT, JitOptions, _CACHES, _trampoline, _unbound, cache_of, translate
+from .jit import (CACHE_LIMIT, JitOptions, _CACHES, _backend_unpinned, _default_backend,
+                  _persisting, _trampoline, _unbound, cache_of, translate)
 from .resume import SUSPENDING_FLAGS, Tail, original_code
 
 __all__ = ["enabled", "units", "reset", "sync", "Unit", "wait_idle"]
@@ -242,7 +243,8 @@ class Unit:
             return
         cache = self.cache
         with cache.lock:
-            cache.entries = [entry, *cache.entries]
+            if not any(e is entry for e in cache.entries):  # (a loaded one is in already)
+                cache.entries = [entry, *cache.entries]
         with self.lock:
             if not self.pending:
                 return
@@ -341,11 +343,15 @@ class _Job:
         self.args = self.kwargs = None  # let the call's values go once done
         t0 = time.perf_counter()
         try:
-            fn = unit.fn
+            fn, cache, options = unit.fn, unit.cache, JitOptions()
             bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
             bound.apply_defaults()
-            with unit.cache.translating, (enable_grad() if self.grad else no_grad()):
-                entry = translate(fn, bound.arguments, JitOptions())
+            with cache.translating, (enable_grad() if self.grad else no_grad()):
+                entry = _stored(fn, cache, options, args, kwargs)
+                if entry is None:
+                    entry = translate(fn, bound.arguments, options)
+                    if _persisting() and not entry.native and not entry.breaks:
+                        persist.save_entry(fn, entry, options, CACHE_LIMIT)  # warm starts
         except BaseException as err:  # noqa: BLE001 -- never let it reach the program
             unit._failed(err, time.perf_counter() - t0)
             return
@@ -357,6 +363,25 @@ class _Job:
 
     def _drop(self) -> None:
         self.unit._given_up("process exit")
+
+
+def _stored(fn, cache, options, args, kwargs):
+    """The code cache's first miss in this process: the translations a previous
+    process stored for the function (``capture/persist.py``, as ``frame.jit``'s
+    first miss loads them) join the cache; the first whose guards accept the
+    call's arguments is the unit's entry (None: translate)."""
+    if cache.stored_checked or not _persisting():
+        return None
+    cache.stored_checked = True
+    loaded = persist.load_entries(fn, options, options.backend or _default_backend(),
+                                  _backend_unpinned(options))
+    with cache.lock:
+        loaded = loaded[:max(CACHE_LIMIT - len(cache.entries), 0)]
+        cache.entries = [*cache.entries, *loaded]
+    for entry in loaded:
+        if entry.failing_guard(fn, args, kwargs) is None:
+            return entry
+    return None
 
 
 def _new_unit(kind: str, label: str, fn, key=None) -> Unit:

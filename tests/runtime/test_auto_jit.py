@@ -414,3 +414,50 @@ def test_known_case_stays_compiled_while_a_new_case_compiles(auto, monkeypatch):
     assert autojit.wait_idle(60)
     _close(step(x3).numpy(), (x3.numpy() * 3).sum(0))
     assert unit.hits == hits + 2 and len(unit.cache.entries) == 2
+
+
+_WARM_SCRIPT = '''
+import json, sys
+import numpy as np
+import frame
+import capture.autojit as autojit
+
+def step(x):
+    return (x * 2.0 + 1.0).sum(axis=0)
+
+frame.config.auto_jit = True
+x = frame.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))
+for _ in range(15):
+    out = step(x)
+    autojit.wait_idle(60)
+s = frame.stats()
+unit = [u for u in autojit.units() if "step" in u.label][0]
+print(json.dumps({"translations": s.translations, "state": unit.state, "hits": unit.hits,
+                  "loaded_hits": s.extra.get("capture_persistent_hits", 0),
+                  "out": out.numpy().tolist()}))
+'''
+
+
+def test_warm_start_loads_the_stored_translation(tmp_path):
+    """A unit's translation is stored like frame.jit's; the next process's
+    background job loads it instead of translating (FRAME_CACHE on)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "warm_auto_jit.py"
+    script.write_text(_WARM_SCRIPT)
+    env = {**os.environ, "FRAME_CACHE": "1", "FRAME_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("FRAME_AUTO_JIT", None)
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                             env=env, timeout=300, cwd=str(tmp_path))
+        assert out.returncode == 0, out.stderr
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    cold, warm = runs
+    expected = (np.arange(12, dtype=np.float32).reshape(3, 4) * 2 + 1).sum(0).tolist()
+    assert cold["state"] == warm["state"] == "compiled"
+    assert cold["translations"] == 1 and warm["translations"] == 0
+    assert warm["hits"] >= 1 and cold["out"] == warm["out"]
+    np.testing.assert_allclose(warm["out"], expected, rtol=1e-6)
