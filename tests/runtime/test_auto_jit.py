@@ -360,10 +360,17 @@ def test_report_lists_units(auto):
     for _ in range(3):
         step(x)
     import io
+    import os
+    from unittest import mock
+    row = frame.stats().auto_jit[unit.label]
+    assert row["kind"] == "function" and row["state"] == "compiled" and row["hits"] == unit.hits
+    assert row["compile_s"] > 0 and row["eager_ms"] > 0 and row["compiled_ms"] > 0
     out = io.StringIO()
-    frame.report(out)
+    with mock.patch.dict(os.environ):  # a file's 120 columns, not a test runner's $COLUMNS
+        os.environ.pop("COLUMNS", None)
+        frame.report(out)
     text = out.getvalue()
-    assert "auto-jit" in text and "step" in text
+    assert "auto-jit units" in text and "compiled" in text
 
 
 def test_jit_traces_through_routed_functions_and_the_module_hook(auto):
