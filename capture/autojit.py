@@ -290,15 +290,16 @@ class Unit:
         self.reason = why
 
     def _judge(self) -> None:
-        """After ``_SAMPLES`` compiled calls: keep the entry only when it is faster
-        than the eager calls measured before (a tiny function's eager ops cost less
-        than a guarded entry call); else back to eager for good."""
+        """After ``_SAMPLES`` compiled calls, compare with the eager calls measured
+        before (a tiny function's eager ops may cost less than a guarded entry
+        call): back to eager for good only when the compiled median is more than
+        ``pgo_margin`` above the eager one (hysteresis: a tie keeps the entry)."""
         if not self.eager_s:
             return
         eager = statistics.median(self.eager_s)
         compiled = statistics.median(self.compiled_s)
-        if compiled < eager * (1.0 - max(0.0, config.pgo_margin)):
-            return
+        if compiled <= eager * (1.0 + max(0.0, config.pgo_margin)):
+            return  # faster, or too close to call on a noisy machine: the entry stays
         with self.lock:
             if self.state is not COMPILED:
                 return
