@@ -29,6 +29,7 @@ from .side_effects import SideEffects
 from .sources import (FRAME_GLOBALS, AttrSource, ConstSource, FrameGlobalsSource, GlobalSource,
                       ItemSource, Source)
 from .tracer import UntracedArray
+from .trampolines import traced_code
 from .translation import Cell, Translation
 from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorKind,
                              TensorVariable, Variable, broadcasts_to)
@@ -431,6 +432,7 @@ class InstructionTranslator:
     def inline_call(self, fn_var: UserFunctionVariable, args, kwargs) -> Variable:
         fn = fn_var.fn
         code = fn.__code__
+        traced = traced_code(code)  # auto-jit's trampoline: its function's own code is traced
         if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
                             | inspect.CO_ITERABLE_COROUTINE):
             raise Unsupported("unsupported_call", f"calling coroutine function {fn.__qualname__}")
@@ -439,6 +441,7 @@ class InstructionTranslator:
         defaults = self._defaults(fn_var)
         if fn_var.source is not None:  # a code reloader may replace it (fn.__code__ = ...)
             self.tr.guards.code(fn_var.source, code)
+        code = traced
         f_locals = bind_arguments(code, fn.__qualname__, args, kwargs, *defaults)
         cells = self._cells_for(fn_var)
         for name in code.co_cellvars:

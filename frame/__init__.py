@@ -23,6 +23,7 @@ from .autograd import grad, value_and_grad, no_grad  # noqa: E402
 from .runtime.stats import stats, reset_stats  # noqa: E402
 from .runtime.report import report  # noqa: E402  (also applies FRAME_LOG, arms FRAME_REPORT)
 from .settings import config  # noqa: E402
+from . import settings as _settings  # noqa: E402
 from ._escape import graph_break, disable  # noqa: E402
 
 __all__ = [
@@ -43,3 +44,15 @@ def __getattr__(name: str):
         import capture
         return getattr(capture, name)
     raise AttributeError(f"module 'frame' has no attribute {name!r}")
+
+
+def _auto_jit_changed() -> None:
+    # auto-jit (capture/autojit.py) installs its hooks into Module.__call__ and the op
+    # dispatch; it lives in capture/, imported when first switched on (lazy, like frame.jit)
+    import capture.autojit
+    capture.autojit.sync()
+
+
+_settings.on_auto_jit_change(_auto_jit_changed)
+if config.auto_jit:  # FRAME_AUTO_JIT=1
+    _auto_jit_changed()

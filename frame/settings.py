@@ -20,7 +20,8 @@ from typing import Any, Callable
 
 __all__ = ["Config", "config", "LOG_CHANNELS", "eager_forced", "environment_help"]
 
-LOG_CHANNELS = ("graph_breaks", "recompiles", "guards", "graph", "bytecode", "fallbacks")
+LOG_CHANNELS = ("graph_breaks", "recompiles", "guards", "graph", "bytecode", "fallbacks",
+                "hotpath")
 
 
 def _default_cache_dir() -> str:
@@ -178,6 +179,23 @@ class Config:
     cooldown_s: float = _setting(0.05, "FRAME_COOLDOWN_S", "a graph whose slow-tier request was "
                                  "refused (backpressure) asks again after this long (seconds)",
                                  _float)
+    # automatic jit of hot eager code (capture/autojit.py, docs/compiler.md "Automatic jit of
+    # hot eager code"): off by default; assigning frame.config.auto_jit takes effect at once
+    auto_jit: bool = _setting(False, "FRAME_AUTO_JIT", "compile hot eager code by itself: "
+                              "module calls and functions whose op sequence repeats are "
+                              "captured and compiled in the background", _flag_env)
+    auto_jit_threshold: int = _setting(5, "FRAME_AUTO_JIT_THRESHOLD", "calls of a unit (with "
+                                       "the same op sequence) before auto-jit compiles it",
+                                       _int)
+    auto_jit_modules: bool = _setting(True, "FRAME_AUTO_JIT_MODULES", "auto-jit counts and "
+                                      "compiles nn.Module calls", _flag_env)
+    auto_jit_functions: bool = _setting(True, "FRAME_AUTO_JIT_FUNCTIONS", "auto-jit counts "
+                                        "and compiles user functions whose op sequence "
+                                        "repeats", _flag_env)
+    auto_jit_cooldown_s: float = _setting(30.0, "FRAME_AUTO_JIT_COOLDOWN_S", "a unit whose "
+                                          "auto-jit capture or compile failed runs eagerly "
+                                          "this long before it is tried again (seconds)",
+                                          _float)
     trace_dir: str | None = _setting(None, "FRAME_TRACE_DIR", "record compile events there, one "
                                      "JSON-lines file per process; python -m frame "
                                      "trace-report DIR renders them as one HTML page", _str)
@@ -203,6 +221,9 @@ class Config:
             sources[name] = "set in code"
         if name == "log" and self is globals().get("config") and _log_listener is not None:
             _log_listener(value)  # FRAME_LOG takes effect at once (frame/runtime/logs.py)
+        if name in _AUTO_JIT_SETTINGS and self is globals().get("config") \
+                and _auto_jit_listener is not None:
+            _auto_jit_listener()  # auto-jit's hooks follow at once (capture/autojit.py)
 
     @contextlib.contextmanager
     def override(self, **changes):
@@ -275,6 +296,19 @@ def on_log_change(listener: Callable[[tuple[str, ...]], None]) -> None:
     """Make ``listener(channels)`` run whenever ``frame.config.log`` is assigned."""
     global _log_listener
     _log_listener = listener
+
+
+# Called (no arguments) when one of these settings is assigned: frame/__init__.py installs
+# the switch of capture/autojit.py's hooks here (settings cannot import above itself).
+_AUTO_JIT_SETTINGS = frozenset({"auto_jit", "auto_jit_modules", "auto_jit_functions"})
+_auto_jit_listener: Callable[[], None] | None = None
+
+
+def on_auto_jit_change(listener: Callable[[], None]) -> None:
+    """Make ``listener()`` run whenever ``frame.config.auto_jit`` (or one of its
+    per-feature switches) is assigned."""
+    global _auto_jit_listener
+    _auto_jit_listener = listener
 
 
 def _channels(value, strict: bool = True) -> tuple[str, ...]:

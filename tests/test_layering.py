@@ -65,7 +65,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [  # bottom first
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {
     # docs/design.md §1: frame.jit lives in capture and is re-exported by frame lazily, on first
     # attribute access (module __getattr__), so importing frame does not import capture.
-    ("frame/__init__.py", "capture"): "lazy frame.jit / frame.explain / GraphBreakError re-export",
+    ("frame/__init__.py", "capture"): "lazy frame.jit / frame.explain / GraphBreakError re-export; "
+                                      "the auto-jit switch imports capture.autojit when turned on",
     # The persistent cache keys artifacts by frame's version and a stamp of its sources: it
     # reads frame.__version__ and frame.__file__ of the (already imported) package root.
     ("frame/runtime/persistent.py", "frame"): "frame.__version__ and the package location",

@@ -53,6 +53,9 @@ class UserFunctionVariable(Variable):
         if escape is not None:
             raise Unsupported("explicit", "frame.graph_break()" if escape == "graph_break" else
                               f"{self.fn.__qualname__} is decorated with frame.disable")
+        traced = getattr(self.fn, "__frame_traced_as__", None)
+        if traced is not None:  # auto-jit's Module.__call__ hook traces as the plain call
+            return tx.wrap_static(traced).call(tx, args, kwargs)
         return tx.inline_call(self, args, kwargs)
 
     def user_function(self):

@@ -24,7 +24,7 @@ from ..tensor import Tensor
 
 __all__ = ["apply", "apply1", "as_array", "operands", "schema_attrs", "bind_schema", "OpLevel",
            "push_level", "op_handler", "current_level", "current_op_handler", "set_base_tape",
-           "tracked"]
+           "tracked", "eager_op_hook"]
 
 _PY_SCALARS = (bool, int, float)
 
@@ -253,12 +253,21 @@ def _hold(t: Tensor) -> None:
         del held[next(iter(held))]
 
 
+# Auto-jit's op counter (capture/autojit.py installs it while ``frame.config.auto_jit``
+# is on, else None): ``eager_op_hook(op)`` is called for every op run on the base
+# level, before it runs.  Off, it costs one global load and an identity test.
+eager_op_hook = None
+
+
 def apply(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> list:
     """Run ``op`` on operand arrays through the top level of the op-handler
     stack; returns Tensors.  The base level with nothing tracked is inlined."""
     level = _dispatch.level
-    if level is _EAGER and not tracked:
-        return [_wrap(o) for o in _run_op(op, arrays, attrs)]
+    if level is _EAGER:
+        if eager_op_hook is not None:
+            eager_op_hook(op)
+        if not tracked:
+            return [_wrap(o) for o in _run_op(op, arrays, attrs)]
     tape = level.tape
     if tape is not None:
         return tape.apply(level.run, op, arrays, attrs)
@@ -268,8 +277,11 @@ def apply(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]) -> li
 def apply1(op: str, arrays: Sequence[np.ndarray], attrs: Mapping[str, Any]):
     """``apply`` for single-output ops."""
     level = _dispatch.level
-    if level is _EAGER and not tracked:
-        return _wrap(_run_op(op, arrays, attrs)[0])
+    if level is _EAGER:
+        if eager_op_hook is not None:
+            eager_op_hook(op)
+        if not tracked:
+            return _wrap(_run_op(op, arrays, attrs)[0])
     tape = level.tape
     if tape is not None:
         return tape.apply(level.run, op, arrays, attrs)[0]

@@ -17,6 +17,12 @@ from ..tensor import Tensor
 
 __all__ = ["Parameter", "Module"]
 
+# Auto-jit's module-call counter (capture/autojit.py installs it while
+# ``frame.config.auto_jit`` is on, else None): ``Module.__call__`` hands the call
+# to ``call_hook(module, args, kwargs)``, which runs ``forward`` or the compiled
+# entry.  Off, it costs one global load and an identity test.
+call_hook = None
+
 
 class Parameter(Tensor):
     """A Tensor that is a module's learnable state (``requires_grad=True``).
@@ -74,7 +80,10 @@ class Module:
         raise FrameTypeError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        hook = call_hook
+        if hook is None:
+            return self.forward(*args, **kwargs)
+        return hook(self, args, kwargs)  # auto-jit (capture/autojit.py)
 
     # -- traversal ----------------------------------------------------------------------
     def named_children(self) -> Iterator[tuple[str, "Module"]]:

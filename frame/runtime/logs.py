@@ -43,6 +43,7 @@ CHANNEL_LOGGERS: dict[str, tuple[str, ...]] = {
     "graph": ("frame.graph",),
     "bytecode": ("frame.bytecode",),
     "fallbacks": ("frame.fallbacks",),
+    "hotpath": ("frame.hotpath",),
 }
 assert set(CHANNEL_LOGGERS) == set(LOG_CHANNELS), "a FRAME_LOG channel without loggers"
 

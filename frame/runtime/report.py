@@ -90,12 +90,14 @@ def _eager_line(s: StatsSnapshot) -> str | None:
 def _is_empty(s: StatsSnapshot) -> bool:
     return not (s.translations or s.compiles or s.cache_hits or s.cache_misses or s.recompiles
                 or s.graph_breaks or s.fallbacks or s.fallback_targets
-                or any(s.extra.values()) or any(s.extra_times.values()) or s.tier_decisions)
+                or any(s.extra.values()) or any(s.extra_times.values()) or s.tier_decisions
+                or s.auto_jit)
 
 
 def _tables(s: StatsSnapshot) -> list:
     tables = [_summary(s)]
-    for build in (_fusion, _recompiles, _breaks_by_kind, _break_sites, _fallbacks, _tiers, _other):
+    for build in (_fusion, _recompiles, _breaks_by_kind, _break_sites, _fallbacks, _tiers, _auto_jit,
+                  _other):
         table = build(s)
         if table is not None:
             tables.append(table)
@@ -220,6 +222,25 @@ def _tiers(s: StatsSnapshot):
         t.add_row(f"{name}: {what}", str(n))
     for label, text in list(s.tier_decisions.items())[-TOP:]:
         t.add_row(label, text)
+    return t
+
+
+def _auto_jit(s: StatsSnapshot):
+    """Auto-jit's units (capture/autojit.py): most time saved first."""
+    if not s.auto_jit:
+        return None
+    rows = sorted(s.auto_jit.items(), key=lambda kv: -kv[1]["saved_s"])
+    t = _table("auto-jit units (FRAME_AUTO_JIT)", "unit", "kind", "state", "calls", "hits",
+               "compile s", "eager ms/call", "compiled ms/call", "saved s (est.)",
+               caption=_more(len(rows), TOP))
+
+    def ms(v):
+        return "-" if v is None else f"{v:.3f}"
+    for label, u in rows[:TOP]:
+        state = u["state"] + (f" ({u['reason']})" if u["reason"] else "")
+        t.add_row(label, u["kind"], state, str(u["calls"]), str(u["hits"]),
+                  f"{u['compile_s']:.3f}", ms(u["eager_ms"]), ms(u["compiled_ms"]),
+                  f"{u['saved_s']:.3f}")
     return t
 
 

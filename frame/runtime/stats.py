@@ -50,6 +50,9 @@ class StatsSnapshot:
     extra_times: dict[str, float] = dataclasses.field(default_factory=dict)  # seconds, by name
     # graph label -> the PGO tier decision (a sentence); the most recent MAX_TIER_DECISIONS
     tier_decisions: dict[str, str] = dataclasses.field(default_factory=dict)
+    # auto-jit's units (capture/autojit.py): label -> {kind, state, calls, hits, misses,
+    # compiles, compile_s, eager_ms, compiled_ms, saved_s, reason}; live, not reset
+    auto_jit: dict[str, dict] = dataclasses.field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -65,6 +68,7 @@ class _Stats:
     def __init__(self):
         self._lock = threading.Lock()
         self._gauges: dict[str, Any] = {}   # name -> zero-argument reader (not reset)
+        self._providers: dict[str, Any] = {}  # snapshot field -> zero-argument reader
         self.reset()
 
     def reset(self) -> None:
@@ -86,6 +90,12 @@ class _Stats:
         must not take locks (it runs under the stats lock)."""
         with self._lock:
             self._gauges[name] = read
+
+    def provider(self, field: str, read) -> None:
+        """Fill the snapshot field ``field`` with ``read()`` (a layer above the
+        runtime reports its own records: auto-jit's units).  ``read`` runs
+        outside the stats lock."""
+        self._providers[field] = read
 
     def count(self, name: str, n: int = 1) -> None:
         with self._lock:
@@ -137,6 +147,7 @@ class _Stats:
             self.times["compile"] += seconds
 
     def snapshot(self) -> StatsSnapshot:
+        provided = {name: read() for name, read in list(self._providers.items())}
         with self._lock:
             c = self.counters
             known = {"translations", "compiles", "cache_hits", "cache_misses", "recompiles"}
@@ -155,7 +166,7 @@ class _Stats:
                 graph_break_reasons=dict(self.break_reasons),
                 recompile_reasons=dict(self.recompile_reasons),
                 extra_times={k: float(v) for k, v in self.times.items() if k not in known_times},
-                tier_decisions=dict(self.tier_decisions))
+                tier_decisions=dict(self.tier_decisions), **provided)
 
 
 record = _Stats()
