@@ -28,6 +28,17 @@ candidates run in interleaved rounds and the table shows medians.  torch and
 JAX are optional (``pip install 'frame-jit[bench]'``); missing ones are
 skipped.  The load average is printed with each child: the machine may be
 shared.
+
+Frame's thread rule (docs/performance.md) limits the BLAS pool to one thread
+once OpenVINO is used, and that limit holds for NumPy in the same process too.
+So frame's child times hand NumPy twice: under the rule ("numpy (frame
+process)", what a program using both gets) and with the BLAS pool the
+library set up ("numpy, own BLAS threads": the pool size is restored around
+its blocks with threadpoolctl; NumPy as a user runs it without frame).  Each
+frame row shows both ratios.  Before every timed block the child sleeps
+``--pause`` seconds (0.2) so that no block runs while the previous block's
+thread pool is still spinning (OpenBLAS's workers spin ~0.1-0.15 s after a
+call here); the order of the candidates rotates every round.
 """
 from __future__ import annotations
 
@@ -266,6 +277,8 @@ GROUPS = {  # child process -> candidates (numpy is in every child as the anchor
     "torch": ("torch eager", "torch.compile"),
     "jax": ("jax jit",),
 }
+# the frame child's second NumPy row: NumPy with the BLAS pool the library set up
+NUMPY_OWN = "numpy, own BLAS threads"
 NUMBER = {"tiny": 2000, "mlp": 20, "gelu": 20, "g20": 400, "cnn": 20}
 
 
@@ -283,9 +296,73 @@ def candidates_for(group: str, d, params) -> dict[str, dict]:
     return cands
 
 
-def child_steady(group: str, rounds: int) -> dict:
+def _blas_threads() -> int | None:
+    """The BLAS pool size in force now (the first BLAS library's), or None."""
+    from threadpoolctl import threadpool_info
+    sizes = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    return sizes[0] if sizes else None
+
+
+def timed_blocks(cands: dict, number: int, rounds: int, warmup: int, pause: float,
+                 blas: dict[str, int]) -> dict[str, float]:
+    """Median per-call seconds of each candidate over ``rounds`` interleaved
+    rounds of ``number`` calls, the order rotated every round (each candidate
+    follows each other one equally often).  ``pause`` seconds of sleep before
+    every block let the thread pools of the block before stop spinning
+    (OpenBLAS's workers spin ~0.1-0.15 s after a call on this machine).
+    ``blas``: candidates whose blocks run with the BLAS pool at that size (set
+    with threadpoolctl around the block, the pool size outside it restored)."""
+    from threadpoolctl import ThreadpoolController
+    from _harness import per_call_seconds
+    controller = ThreadpoolController().select(user_api="blas") if blas else None
+
+    def block(name, n):
+        if name in blas:
+            with controller.limit(limits=blas[name]):
+                return per_call_seconds(cands[name], n)
+        return per_call_seconds(cands[name], n)
+
+    names = list(cands)
+    for name in names:
+        block(name, warmup)
+    samples: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            if pause:
+                time.sleep(pause)
+            samples[name].append(block(name, number))
+    return {n: statistics.median(v) for n, v in samples.items()}
+
+
+def settle_frame(cands: dict, timeout: float) -> None:
+    """Call frame's candidates until every tiered graph is settled: the pinned
+    openvino graphs swapped in, the default's PGO decisions made.  A graph whose
+    background compile was refused for backpressure asks again on a later call
+    (after ``cooldown_s``), and PGO decides on calls; so four calls and waiting
+    for the scheduler are not enough: timed rounds would otherwise include
+    background compiles and trials (on 2 cores, the cnn default then measured
+    20% slower than either tier)."""
+    import frame
+    from frame.runtime import tiered
+    n = len(cands["frame default"])
+    deadline = time.monotonic() + timeout
+    while True:
+        e = frame.stats().extra
+        decided = e.get("pgo_decisions", 0) + e.get("pgo_stored", 0)
+        if tiered.scheduler.pending == 0 and decided >= n and e.get("tier_swaps", 0) >= n:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"frame's tiers did not settle within {timeout:g} s: {e}")
+        for name in ("frame default", "frame openvino"):
+            for fn in cands[name].values():
+                fn()
+        time.sleep(0.01)
+
+
+def child_steady(group: str, rounds: int, pause: float) -> dict:
     sys.path.insert(0, HERE)
-    from _harness import interleaved
+    import numpy  # noqa: F401 -- loads the BLAS library
+    own_blas = _blas_threads()  # before frame's thread rule: NumPy as a user runs it
     d = data()
     params = mlp_params()
     cands = candidates_for(group, d, params)
@@ -293,19 +370,27 @@ def child_steady(group: str, rounds: int) -> dict:
         for fn in per.values():
             for _ in range(4):
                 fn()
+    blas: dict[str, int] = {}
+    decisions = None
     if group == "frame":
-        from frame.runtime import tiered, threads
-        if not tiered.scheduler.idle(timeout=600):
-            raise RuntimeError("frame's background compiles did not finish within 600 s")
+        import frame
+        from frame.runtime import threads
+        settle_frame(cands, timeout=600)
+        decisions = dict(frame.stats().tier_decisions)
         pools = threads.current()
+        if own_blas is not None and _blas_threads() != own_blas:
+            # the thread rule limited BLAS: also time NumPy with its own pool size
+            cands[NUMPY_OWN] = cands["numpy"]
+            blas[NUMPY_OWN] = own_blas
     else:
         pools = None
     ms = {}
     for w in WORKLOADS:
-        res = interleaved({name: per[w] for name, per in cands.items()}, number=NUMBER[w],
-                          rounds=rounds, warmup=3)
+        res = timed_blocks({name: per[w] for name, per in cands.items()}, number=NUMBER[w],
+                           rounds=rounds, warmup=3, pause=pause, blas=blas)
         ms[w] = {k: v * 1e3 for k, v in res.items()}
-    return {"ms": ms, "threads": pools, "versions": _versions(group)}
+    return {"ms": ms, "threads": pools, "own_blas": own_blas, "decisions": decisions,
+            "versions": _versions(group)}
 
 
 def _versions(group: str) -> dict:
@@ -387,13 +472,15 @@ def main(argv=None) -> int:
     ap.add_argument("--first-runs", type=int, default=3, help="fresh processes per first-call row")
     ap.add_argument("--no-first", action="store_true")
     ap.add_argument("--only", nargs="*", choices=list(GROUPS), help="child groups to run")
+    ap.add_argument("--pause", type=float, default=0.2,
+                    help="seconds of sleep before each timed block (spinning pools go quiet)")
     ap.add_argument("--png", default=os.path.join(HERE, "peers.png"))
     ap.add_argument("--json-out", help="also write the raw results here")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--first", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(child_steady(args.child, args.rounds)))
+        print(json.dumps(child_steady(args.child, args.rounds, args.pause)))
         return 0
     if args.first:
         print(json.dumps(child_first(args.first)))
@@ -406,19 +493,24 @@ def main(argv=None) -> int:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                FRAME_CACHE_DIR=os.path.join(tmp, "frame"),
                TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"))
-    results: dict = {"steady": {}, "first": {}, "load": {}, "threads": None, "versions": {}}
+    results: dict = {"steady": {}, "first": {}, "load": {}, "threads": None, "versions": {},
+                     "decisions": None, "own_blas": {}}
     for g in groups:
         before = _load()
         t0 = time.perf_counter()
-        res = _run_child(["--child", g, "--rounds", str(args.rounds)], env, timeout=1800)
+        res = _run_child(["--child", g, "--rounds", str(args.rounds), "--pause", str(args.pause)],
+                         env, timeout=1800)
         if res is None:
             continue
         print(f"child {g}: {time.perf_counter() - t0:.0f} s, load before {before}", flush=True)
         results["steady"][g] = res["ms"]
         results["load"][g] = before
         results["versions"].update(res["versions"])
+        results["own_blas"][g] = res["own_blas"]
         if res["threads"] is not None:
             results["threads"] = res["threads"]
+        if res["decisions"] is not None:
+            results["decisions"] = res["decisions"]
     if not args.no_first:
         for g in groups:
             for cand in ("numpy",) + GROUPS[g]:
@@ -440,27 +532,35 @@ def main(argv=None) -> int:
     return 0
 
 
-def _rows(results: dict) -> tuple[list[str], dict[str, dict[str, float]], dict[str, dict[str, float]]]:
-    """Candidates in order, ms per workload, and each one's same-process ratio to NumPy."""
-    order, ms, vs = [], {}, {}
+def _rows(results: dict) -> tuple[list[str], dict[str, dict[str, float]], dict[str, dict[str, float]],
+                                  dict[str, dict[str, float]]]:
+    """Candidates in order, ms per workload, each one's same-process ratio to
+    NumPy, and (frame's process) to NumPy with its own BLAS pool."""
+    order, ms, vs, vs_own = [], {}, {}, {}
     for g, per_w in results["steady"].items():
         for w, per_c in per_w.items():
             for cand, v in per_c.items():
                 name = cand if cand != "numpy" else f"numpy ({g} process)"
+                if name == NUMPY_OWN:
+                    name = f"{NUMPY_OWN} ({results['own_blas'].get(g)}, {g} process)"
                 if name not in order:
                     order.append(name)
                 ms.setdefault(name, {})[w] = v
                 vs.setdefault(name, {})[w] = per_c["numpy"] / v
-    return order, ms, vs
+                if NUMPY_OWN in per_c:
+                    vs_own.setdefault(name, {})[w] = per_c[NUMPY_OWN] / v
+    return order, ms, vs, vs_own
 
 
 def report(results: dict, args, skipped: list[str]) -> None:
     from rich.console import Console
     from rich.table import Table
-    order, ms, vs = _rows(results)
+    order, ms, vs, vs_own = _rows(results)
     units = {"tiny": "µs", "first": "ms"}
     table = Table(title="Median time per call (first: one fresh process each); "
-                        "(x) = same-process NumPy time / this time, above 1 is faster than NumPy")
+                        "(x) = same-process NumPy time / this time, above 1 is faster than NumPy; "
+                        "(x / y) in frame's process: x against NumPy under frame's thread rule, "
+                        "y against NumPy with its own BLAS pool")
     table.add_column("candidate")
     for w in WORKLOADS[:1] + ("first",) + WORKLOADS[1:]:
         table.add_column(f"{w} [{units.get(w, 'ms')}]", justify="right")
@@ -478,7 +578,12 @@ def report(results: dict, args, skipped: list[str]) -> None:
                 cells.append("")
                 continue
             shown = v * 1e3 if w == "tiny" else v
-            cells.append(f"{shown:.2f}" if name.startswith("numpy") else f"{shown:.2f} ({vs[name][w]:.2f}x)")
+            if name.startswith("numpy"):
+                cells.append(f"{shown:.2f}")
+            elif w in vs_own.get(name, {}):
+                cells.append(f"{shown:.2f} ({vs[name][w]:.2f}x / {vs_own[name][w]:.2f}x)")
+            else:
+                cells.append(f"{shown:.2f} ({vs[name][w]:.2f}x)")
         table.add_row(name, *cells)
     console = Console(width=200)
     console.print(table)
@@ -487,9 +592,14 @@ def report(results: dict, args, skipped: list[str]) -> None:
     console.print("versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()))
     if results["threads"]:
         console.print(f"frame's thread settings in force: {results['threads']}")
+    if results["own_blas"]:
+        console.print("BLAS pool before frame's rule, per child: "
+                      + ", ".join(f"{g} {n}" for g, n in results["own_blas"].items()))
+    for label, text in (results["decisions"] or {}).items():
+        console.print(f"tier decision: {label}: {text}")
     for g in skipped:
         console.print(f"skipped: {g} (not installed)")
-    _chart(results, order, vs, args.png)
+    _chart(results, order, {n: {**vs[n], **vs_own.get(n, {})} for n in vs}, args.png)
     console.print(f"bar chart: {args.png}")
 
 
@@ -510,7 +620,8 @@ def _chart(results: dict, order: list[str], vs: dict, path: str) -> None:
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_yscale("log")  # from 1/30 to 30x: ratios, so a log axis
     ax.set_xticks([k + 0.4 - width / 2 for k in range(len(WORKLOADS))], WORKLOADS)
-    ax.set_ylabel("NumPy time / time, same process\n(above 1: faster than NumPy)")
+    ax.set_ylabel("NumPy time / time, same process\n(frame: NumPy with its own BLAS pool;\n"
+                  "above 1: faster than NumPy)")
     ax.set_title(f"frame vs peers, default settings ({os.cpu_count()} cores)")
     ax.legend(fontsize=8, ncol=3)
     fig.tight_layout()

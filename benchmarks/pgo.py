@@ -87,7 +87,7 @@ def rotated(candidates: dict, number: int, rounds: int) -> dict[str, float]:
     return {n: statistics.median(v) for n, v in samples.items()}
 
 
-def settle(fn, args, calls=40):
+def settle(fn, args, calls=80):  # a noisy trial may take 3x pgo_trial_calls per tier
     from frame.runtime import tiered
     for _ in range(3):
         fn(*args)

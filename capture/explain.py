@@ -176,8 +176,8 @@ def explain(fn, *, backend: str | None = None):
     return run
 
 
-PGO_COUNTERS = ("pgo_trials", "pgo_decisions", "pgo_switches", "pgo_stored", "cooldown_hits",
-                "backpressure_hits")
+PGO_COUNTERS = ("pgo_trials", "pgo_decisions", "pgo_switches", "pgo_stored", "pgo_noisy",
+                "cooldown_hits", "backpressure_hits")
 
 
 def _note_tiers(out: ExplainOutput) -> None:

@@ -79,6 +79,17 @@ running, a trial call is not timed (the compile would distort the
 measurement on a small machine): it runs on the slow tier and counts as
 ``backpressure_hits``.
 
+Noisy trials.  On a shared machine one tier's calls may be slowed by
+other work while the other tier's are not.  So the trial decides only when
+the fast tier's median is clearly on one side of the decision line (the
+slow tier's median less ``pgo_margin``): further than twice the medians'
+noise, each estimated as its samples' interquartile range / sqrt(n).
+Otherwise the trial goes on, in further rounds of ``pgo_trial_calls`` timed
+calls per tier, up to ``PGO_MAX_EXTENSION`` (3) times as many; a trial still
+that noisy is decided by the medians with the hysteresis for this process,
+counted as ``pgo_noisy``, and not stored, so the next process measures
+again instead of starting on a decision made under a burst of load.
+
 The decision is stored in the persistent cache next to the graph's
 executables (a ``pgo`` record under the same runtime cache key, so it is
 host- and frame-version specific like them).  A later process that compiles
@@ -98,7 +109,8 @@ scheduler and count as ``cooldown_hits``.
 Statistics (``frame.stats().extra``): ``tier_requests``, ``tier_swaps``,
 ``tier_backpressure``, ``tier_timeouts``, ``tier_failures``, ``pgo_trials``
 (timed trial calls), ``pgo_decisions`` (measured), ``pgo_switches``
-(decisions that kept a tier other than the backend asked for),
+(decisions that kept a tier other than the backend asked for), ``pgo_noisy``
+(decisions made at the end of an extended noisy trial, not stored),
 ``pgo_stored`` (decisions read from the persistent cache),
 ``backpressure_hits``, ``cooldown_hits``, and the gauge ``tier_pending``
 (compiles queued or running now).  Each decision is also recorded by graph
@@ -141,6 +153,13 @@ clock: Callable[[], float] = time.perf_counter
 # the MLP train step's graph measured 25 ms on OpenVINO in the trial against
 # 14 ms in runs of 20 calls; the first call after a change of tier absorbs that.
 PGO_BLOCK = 3
+
+# A trial whose medians are closer to the decision line than their noise is
+# extended, up to this many times ``pgo_trial_calls`` timed calls per tier; a
+# trial still that noisy is decided (hysteresis) for this process only and not
+# stored, so the next process measures again (module doc, "Noisy trials").
+# 1: no extension and no noise check (every decision after pgo_trial_calls, stored).
+PGO_MAX_EXTENSION = 3
 
 # slow backend -> its fast tier
 FAST_TIERS: dict[str, str] = {"openvino": "cpu"}
@@ -317,17 +336,36 @@ class TieredExecutable(Executable):
                 return out
             self._samples.setdefault(name, []).append(elapsed)
             wanted = max(1, config.pgo_trial_calls)
-            decided = all(len(self._samples.get(t, ())) >= wanted
-                          for t in (self.fast_backend, self.backend))
+            taken = min(len(self._samples.get(t, ())) for t in (self.fast_backend, self.backend))
+            # enough calls, and either clear or at the extension's end (then noisy)
+            decided = (taken >= wanted and taken % wanted == 0
+                       and (taken >= wanted * PGO_MAX_EXTENSION or self._clear()))
             if decided:
                 self._decide()
-        if decided:  # one small file, written once per graph
-            _store_decision(self._key, self.decision)
+        if decided:  # one small file, written once per graph; a noisy decision is not kept
+            if not self.decision.get("noisy"):
+                _store_decision(self._key, self.decision)
             self._decided.set()
             if config.trace_dir:
                 trace.tier_event(self._key, self.label, "decided",
                                  _decision_text(self.decision, self.backend), decision=self.decision)
         return out
+
+    def _clear(self) -> bool:
+        """Are the samples clear enough to decide (holding ``_lock``)?  The fast
+        tier's median is compared with the slow tier's less the margin (the
+        decision line); it is clear when their distance exceeds twice the
+        medians' noise, estimated as each tier's interquartile range / sqrt(n)
+        (about a median's standard error)."""
+        line = 1.0 - max(0.0, config.pgo_margin)
+        fast = np.asarray(self._samples[self.fast_backend])
+        slow = np.asarray(self._samples[self.backend])
+
+        def noise(v: np.ndarray) -> float:
+            q25, q75 = np.percentile(v, (25, 75))
+            return float(q75 - q25) / np.sqrt(len(v))
+        gap = abs(float(np.median(fast)) - line * float(np.median(slow)))
+        return gap > 2.0 * (noise(fast) + line * noise(slow))
 
     def _decide(self) -> None:
         """Keep the faster tier, with hysteresis (holding ``_lock``)."""
@@ -336,6 +374,9 @@ class TieredExecutable(Executable):
         keep_fast = fast_s < slow_s * (1.0 - max(0.0, config.pgo_margin))
         winner = self.fast_backend if keep_fast else self.backend
         self.decision = {"winner": winner, "medians_s": medians, "source": "measured"}
+        if PGO_MAX_EXTENSION > 1 and not self._clear():
+            self.decision["noisy"] = True
+            record.count("pgo_noisy")
         if keep_fast:
             self.state, self._run = PGO_FAST, self.fast.run
             self.slow = None  # the slow tier lost: let it go
@@ -422,8 +463,10 @@ class TieredExecutable(Executable):
 def _decision_text(decision: dict, backend: str) -> str:
     medians = ", ".join(f"{t} {s * 1e3:.3f} ms" for t, s in decision.get("medians_s", {}).items())
     how = "measured" if decision.get("source") == "measured" else "stored decision"
+    noisy = "; noisy trial, not stored" if decision.get("noisy") else ""
     return (f"{decision['winner']} (PGO {how}: median {medians}; "
-            f"{'kept over ' + backend if decision['winner'] != backend else 'the backend asked for'})")
+            f"{'kept over ' + backend if decision['winner'] != backend else 'the backend asked for'}"
+            f"{noisy})")
 
 
 def _stored_decision(key: str | None, tiers: tuple[str, str]) -> dict | None:

@@ -41,13 +41,16 @@ class CostedExecutable(Executable):
     def run(self, inputs):
         self.runs += 1
         costs = self.backend.costs
-        CLOCK.advance(costs[min(self.runs, len(costs)) - 1])
+        if callable(costs):
+            CLOCK.advance(costs(self.runs))
+        else:
+            CLOCK.advance(costs[min(self.runs, len(costs)) - 1])
         return [np.array(o, copy=True) for o in evaluate(self.graph, list(inputs))]
 
 
 class CostedBackend(Backend):
     """``costs``: the fake seconds of an executable's 1st, 2nd, ... call (the
-    last one repeats).  ``gate`` (set unless a test clears it) holds compiles."""
+    last one repeats), or a function of the call's number (1, 2, ...).  ``gate`` (set unless a test clears it) holds compiles."""
 
     def __init__(self, name: str):
         self.name = name
@@ -58,8 +61,8 @@ class CostedBackend(Backend):
         self.gate.set()
         self.entered = threading.Event()   # a compile started (it may wait for ``gate``)
 
-    def reset(self, *costs: float) -> None:
-        self.costs = list(costs) or [1e-3]
+    def reset(self, *costs) -> None:
+        self.costs = costs[0] if len(costs) == 1 and callable(costs[0]) else list(costs) or [1e-3]
         self.compiles = 0
         self.executables = []
         self.gate.set()

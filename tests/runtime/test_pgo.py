@@ -146,6 +146,62 @@ def test_warm_up_and_outliers_do_not_decide(pgo):
     assert exe.decision["winner"] == "pgofast"
 
 
+def test_a_noisy_trial_is_extended_until_the_medians_are_clear(pgo):
+    """The fast tier's first timed calls are slowed and sped up in turn (another
+    process's bursts), so its median sits on the decision line: the trial goes
+    on, and the calls after the burst decide for the fast tier, clearly, and the
+    decision is stored."""
+    pb.FAST.reset(lambda n: (0.5e-3, 1.5e-3)[n % 2] if n <= 8 else 0.7e-3)
+    pb.SLOW.reset(1e-3)
+    g = graph(0.75)
+    with frame.config.override(cache=True):
+        exe = rc.compile(g, "pgoslow", pgo=True)
+        run_until_decided(exe, g, calls=80)
+        stored = tiered._stored_decision(exe._key, ("pgofast", "pgoslow"))
+    assert exe.decision["winner"] == "pgofast" and not exe.decision.get("noisy")
+    s = stats()
+    assert 2 * TRIALS < s.extra["pgo_trials"] <= 2 * TRIALS * tiered.PGO_MAX_EXTENSION
+    assert s.extra.get("pgo_noisy", 0) == 0
+    assert stored["winner"] == "pgofast"
+
+
+def test_a_trial_that_stays_noisy_is_decided_for_this_process_only(pgo):
+    """A fast tier whose calls stay spread across the decision line: after the
+    extended trial the medians decide with the hysteresis (the slow tier, the
+    backend asked for, is kept), the decision is marked noisy and counted, and
+    not stored: the next process measures again."""
+    pb.FAST.reset(lambda n: (0.6e-3, 1.4e-3)[n % 2])
+    pb.SLOW.reset(1e-3)
+    g = graph(0.125)
+    with frame.config.override(cache=True):
+        exe = rc.compile(g, "pgoslow", pgo=True)
+        run_until_decided(exe, g, calls=80)
+        assert exe.decision["winner"] == "pgoslow" and exe.decision["noisy"]
+        s = stats()
+        assert s.extra["pgo_trials"] == 2 * TRIALS * tiered.PGO_MAX_EXTENSION
+        assert s.extra["pgo_noisy"] == 1
+        assert "noisy trial, not stored" in exe.describe()
+        assert tiered._stored_decision(exe._key, ("pgofast", "pgoslow")) is None
+        rc.clear_cache()
+        reset_stats()
+        again = rc.compile(g, "pgoslow", pgo=True)   # as in a new process: no stored decision
+        assert again is not exe and again.decision is None
+        run_until_decided(again, g, calls=80)
+    assert stats().extra.get("pgo_stored", 0) == 0 and stats().extra["pgo_decisions"] == 1
+
+
+def test_without_extension_a_noisy_trial_decides_at_once_and_is_stored(pgo, monkeypatch):
+    monkeypatch.setattr(tiered, "PGO_MAX_EXTENSION", 1)
+    pb.FAST.reset(lambda n: (0.6e-3, 1.4e-3)[n % 2])
+    pb.SLOW.reset(1e-3)
+    g = graph(0.375)
+    with frame.config.override(cache=True):
+        exe = rc.compile(g, "pgoslow", pgo=True)
+        run_until_decided(exe, g)
+        assert tiered._stored_decision(exe._key, ("pgofast", "pgoslow")) is not None
+    assert stats().extra["pgo_trials"] == 2 * TRIALS and not exe.decision.get("noisy")
+
+
 def test_a_pinned_backend_is_never_switched_away_from(pgo):
     pb.FAST.reset(1e-3)
     pb.SLOW.reset(10e-3)                     # ten times slower, but asked for
@@ -279,9 +335,10 @@ def test_a_stored_slow_winner_swaps_without_trials(pgo):
     assert s.extra.get("pgo_trials", 0) == 0 and s.extra["pgo_stored"] == 1
 
 
-def test_results_stay_equal_to_eager_through_the_trials_on_the_real_tiers():
+def test_results_stay_equal_to_eager_through_the_trials_on_the_real_tiers(monkeypatch):
     """Differential, with the real tiers (cpu codegen, OpenVINO) and the jit's
     default backend: every call through the trial phase matches eager."""
+    monkeypatch.setattr(tiered, "PGO_MAX_EXTENSION", 1)  # real timings: no noise extension
     rc.clear_cache()
     reset_stats()
 
@@ -384,6 +441,7 @@ def test_threads_calling_through_the_trials_get_right_results(pgo):
 _JIT_SCRIPT = r"""
 import json, numpy as np, frame
 from frame.runtime import tiered
+tiered.PGO_MAX_EXTENSION = 1  # real timings: a noisy trial (loaded machine) would not be stored
 
 def f(x, y):
     return frame.tanh(x * 1.5 + y) * y - x
