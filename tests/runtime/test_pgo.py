@@ -350,8 +350,9 @@ def test_results_stay_equal_to_eager_through_the_trials_on_the_real_tiers(monkey
              frame.tensor(rng.standard_normal((32, 16)).astype(np.float32))) for _ in range(4)]
     env_backend = os.environ.pop("FRAME_BACKEND", None)
     try:
+        # backend=None: the jit's default (FRAME_TEST_SETTING=cpu pins frame.config.backend)
         with frame.config.override(tiered=True, pgo=True, cache=False, hot_threshold=1,
-                                   tier_quiet_s=0.0, pgo_trial_calls=2):
+                                   tier_quiet_s=0.0, pgo_trial_calls=2, backend=None):
             jitted = frame.jit(f)
             jitted(*args[0])
             assert tiered.scheduler.idle(120)

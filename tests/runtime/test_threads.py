@@ -127,11 +127,20 @@ def test_blas_limit_env_in_a_fresh_process():
 ov = pytest.importorskip("openvino")
 
 
+@pytest.fixture
+def untiered():
+    """``rc.compile(graph, "openvino")`` returns the OpenVINO executable itself
+    (under tiered compilation, FRAME_TEST_SETTING=default or cpu, it would be
+    a TieredExecutable starting on the cpu tier)."""
+    with frame.config.override(tiered=False):
+        yield
+
+
 def _compiled_property(exe, name):
     return exe._compiled.get_property(name)
 
 
-def test_openvino_threads_reported_by_the_compiled_model():
+def test_openvino_threads_reported_by_the_compiled_model(untiered):
     big = 1 << 17  # above the one-thread rule for small graphs
     with frame.config.override(ov_threads=1):
         exe = rc.compile(graph(big), "openvino")
@@ -143,20 +152,20 @@ def test_openvino_threads_reported_by_the_compiled_model():
     np.testing.assert_array_equal(exe.run([x])[0], np.maximum(x * np.float32(2.5), 0))
 
 
-def test_openvino_pinning_reported_by_the_compiled_model():
+def test_openvino_pinning_reported_by_the_compiled_model(untiered):
     for pin in (False, True):
         with frame.config.override(ov_pinning=pin):
             exe = rc.compile(graph(1 << 17, const=1.0 + pin), "openvino")
             assert bool(_compiled_property(exe, "ENABLE_CPU_PINNING")) is pin
 
 
-def test_small_graph_rule_still_wins():
+def test_small_graph_rule_still_wins(untiered):
     with frame.config.override(ov_threads=2):
         exe = rc.compile(graph(16), "openvino")
         assert int(_compiled_property(exe, "INFERENCE_NUM_THREADS")) == 1
 
 
-def test_openvino_zero_leaves_the_library_default():
+def test_openvino_zero_leaves_the_library_default(untiered):
     from frame.hal import get_backend
     with frame.config.override(ov_threads=3):
         rc.compile(graph(1 << 17), "openvino")
@@ -184,7 +193,7 @@ def test_rule_can_be_overridden():
         assert blas_threads() == before
 
 
-def test_rule_leaves_openvino_its_own_threads_and_pinning():
+def test_rule_leaves_openvino_its_own_threads_and_pinning(untiered):
     from frame.hal import get_backend
     exe = rc.compile(graph(1 << 17), "openvino")
     core = get_backend("openvino").core
