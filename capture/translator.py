@@ -18,6 +18,7 @@ import types
 import numpy as np
 
 import frame
+from frame._numpy_functions import NotModelled
 from frame.dtypes import from_numpy
 from frame.tensor import Tensor
 
@@ -303,6 +304,8 @@ class InstructionTranslator:
         except Exception as e:  # the same error is raised again by the native run
             name = getattr(fn, "__name__", fn)
             if kind == NDARRAY and not self._numpy_raises(numpy_ref or fn, args, kwargs):
+                if isinstance(e, NotModelled):  # "numpy.std with dtype= has no frame op"
+                    raise Unsupported("unsupported_call", str(e)) from e
                 raise Unsupported("unsupported_call", f"NumPy's {name}() here is not modelled by "
                                                       f"frame ({type(e).__name__}: {e})") from e
             raise UserCodeRaises(f"{name}() raises {type(e).__name__}: {e}") from e

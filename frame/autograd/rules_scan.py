@@ -6,6 +6,9 @@
   position it was read from, with ``scatter_add`` over the flattened input
   (positions read twice accumulate); the broadcasting of the other axes is
   undone by ``fit``.
+- ``sort``: the gradient of each sorted element goes back to where it came
+  from, found by a stable ``argsort`` of the input (tied elements are equal,
+  so which of them receives it does not change the sorted values).
 - ``argsort`` is non-differentiable (its result is an index, schema trait);
   ``cumprod`` is declared non-differentiable here (``NONDIFFERENTIABLE_OPS``):
   differentiating it raises rather than give a gradient that is wrong at zeros.
@@ -39,8 +42,23 @@ def _take_along_axis(b, inputs, outputs, grads, attrs):
     (x, idx), (g,) = inputs, grads
     if g is None or not differentiable(x):
         return [None, None]
-    axis = attrs["axis"]
-    out_shape = outputs[0].type.shape
+    return [fit(b, _scatter_along_axis(b, x, idx, g, attrs["axis"]), x), None]
+
+
+@gradient_rule("sort")
+def _sort(b, inputs, outputs, grads, attrs):
+    (x,), (g,) = inputs, grads
+    if g is None or not differentiable(x):
+        return [None]
+    idx = b.op("argsort", x, axis=attrs["axis"], kind="stable")
+    return [fit(b, _scatter_along_axis(b, x, idx, g, attrs["axis"]), x)]
+
+
+def _scatter_along_axis(b, x, idx, g, axis: int):
+    """The gradient ``g`` of ``take_along_axis(x, idx, axis)`` sent back to the
+    positions it read (summed where one is read twice), in the shape of ``x``
+    broadcast to the result outside ``axis``."""
+    out_shape = g.type.shape
     n = x.type.shape[axis]
     # the input as the gather saw it: broadcast to the result's shape outside axis
     src_shape = out_shape[:axis] + (n,) + out_shape[axis + 1:]
@@ -60,5 +78,4 @@ def _take_along_axis(b, inputs, outputs, grads, attrs):
     size = int(np.prod(src_shape, dtype=np.int64))
     base = zeros(b, (size,), g.type.dtype)
     back = b.op("scatter_add", base, flat, g, axis=0)
-    back = b.op("reshape", back, shape=src_shape)
-    return [fit(b, back, x), None]
+    return b.op("reshape", back, shape=src_shape)

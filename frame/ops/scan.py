@@ -1,14 +1,14 @@
-"""Scans, sorting and gathers along one axis: cumsum, cumprod, argsort,
-take_along_axis (NumPy's ``np.cumsum``, ``np.cumprod``, ``np.argsort``,
-``np.take_along_axis``).
+"""Scans, sorting and gathers along one axis: cumsum, cumprod, sort, argsort,
+take_along_axis (NumPy's ``np.cumsum``, ``np.cumprod``, ``np.sort``,
+``np.argsort``, ``np.take_along_axis``).
 
 ``axis`` is a canonical (non-negative) axis.  Output dtypes are NumPy 2's:
 cumsum/cumprod lift bool and small integers to int64 as ``sum``/``prod`` do,
-argsort gives int64.  ``argsort`` carries NumPy's ``kind`` ("quicksort",
-"mergesort", "heapsort", "stable"): the order of ties depends on it, and the
-reference kernel is NumPy's own sort of that kind, so tied elements come out
-in exactly NumPy's order.  ``np.sort`` is ``take_along_axis(x, argsort(x))``
-(frame/_numpy_functions.py), which makes it differentiable.
+argsort gives int64.  ``sort``/``argsort`` carry NumPy's ``kind``
+("quicksort", "mergesort", "heapsort", "stable"): the order of ties depends on
+it (for sort: which of -0.0 and 0.0 comes first), and the reference kernel is
+NumPy's own sort of that kind, so tied elements come out in exactly NumPy's
+order.
 """
 from __future__ import annotations
 
@@ -61,15 +61,35 @@ for _name in _SCANS:
                           f"in the dtype numpy.{_SCANS[_name][1]} gives."))
 
 
-# --------------------------------------------------------------------------- argsort
+# --------------------------------------------------------------------------- sort, argsort
+
+def _check_sort(op: str, t: TensorType, attrs) -> None:
+    _check_axis(op, t, attrs["axis"])
+    if attrs["kind"] not in SORT_KINDS:
+        raise FrameValueError(f"{op}: kind must be one of {SORT_KINDS}, got {attrs['kind']!r}")
+    if t.dtype.is_complex:
+        raise FrameTypeError(f"{op}: complex values are not ordered by frame, got {t}")
+
+
+def _sort_infer(types, attrs):
+    (t,) = types
+    _check_sort("sort", t, attrs)
+    return [t]
+
+
+def _sort_kernel(ins, attrs):
+    return (np.ascontiguousarray(np.sort(ins[0], axis=attrs["axis"], kind=attrs["kind"])),)
+
+
+register(OpSchema("sort", 1, _sort_infer, _sort_kernel,
+                  attrs={"axis": AttrSpec("int"), "kind": AttrSpec("str", "quicksort")},
+                  doc="numpy.sort(x, axis, kind): x sorted along axis (NaN last), by NumPy's "
+                      "sort of that kind."))
+
 
 def _argsort_infer(types, attrs):
     (t,) = types
-    _check_axis("argsort", t, attrs["axis"])
-    if attrs["kind"] not in SORT_KINDS:
-        raise FrameValueError(f"argsort: kind must be one of {SORT_KINDS}, got {attrs['kind']!r}")
-    if t.dtype.is_complex:
-        raise FrameTypeError(f"argsort: complex values are not ordered by frame, got {t}")
+    _check_sort("argsort", t, attrs)
     return [TensorType(int64, t.shape)]
 
 

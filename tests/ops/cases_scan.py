@@ -1,4 +1,4 @@
-"""Op table: cumsum, cumprod, argsort, take_along_axis (frame/ops/scan.py).
+"""Op table: cumsum, cumprod, sort, argsort, take_along_axis (frame/ops/scan.py).
 
 Expected values are written independently of NumPy's scans and sorts: running
 sums/products as sums/products of growing slices, sorting with Python's
@@ -48,8 +48,14 @@ def _sorted_indices(ins, attrs):
     return [np.moveaxis(out, -1, axis)]
 
 
-@cases("argsort")
-def argsort_cases(op):
+def _sorted_values(ins, attrs):
+    (idx,) = _sorted_indices(ins, attrs)
+    return [np.take_along_axis(ins[0], idx, attrs["axis"])]
+
+
+@cases("sort", "argsort")
+def sort_cases(op):
+    expected = _sorted_values if op == "sort" else _sorted_indices
     shapes = [((6,), 0), ((3, 4), 1), ((3, 4), 0), ((2, 1, 5), 2), ((0, 3), 1)]
     for dtype in NUMERIC + ("bool",):
         for i, (shape, axis) in enumerate(shapes):
@@ -58,10 +64,10 @@ def argsort_cases(op):
             kinds = ("stable", "mergesort") if dtype in ("int32", "int64", "bool", "float16") \
                 else ("quicksort", "stable", "heapsort")
             for kind in kinds:
-                yield Case([x], {"axis": axis, "kind": kind}, _sorted_indices,
+                yield Case([x], {"axis": axis, "kind": kind}, expected,
                            id=f"{dtype}-{shape}-{axis}-{kind}")
-    x = np.array([[2.0, np.nan, -1.0, 2.0, np.nan, 0.0]])
-    yield Case([x], {"axis": 1, "kind": "stable"}, _sorted_indices, id="nan-ties-stable")
+    x = np.array([[2.0, np.nan, -1.0, 2.0, np.nan, 0.0, -0.0]], np.float32)  # no gradient check
+    yield Case([x], {"axis": 1, "kind": "stable"}, expected, id="nan-ties-stable")
 
 
 def _gathered(ins, attrs):

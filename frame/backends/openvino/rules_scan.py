@@ -7,9 +7,10 @@
 - ``take_along_axis`` is GatherElements on operands broadcast to the result's
   shape, with a run-time index check (``checked_index``): an out-of-range
   index sends the call to the reference kernels, which raise NumPy's error.
-- ``cumprod`` (no OpenVINO op) and ``argsort`` (TopK does not order ties as
-  NumPy's sort kinds do, and its NaN placement differs) are refused, so they
-  run on the cpu between compiled partitions.
+- ``cumprod`` (no OpenVINO op), ``sort`` and ``argsort`` (TopK does not order
+  ties -- equal values, -0.0 and 0.0 -- as NumPy's sort kinds do, and places
+  NaN differently) are refused, so they run on the cpu between compiled
+  partitions.
 """
 from __future__ import annotations
 
@@ -44,8 +45,8 @@ def _refuse_cumprod(node: Node) -> str:
     return f"op 'cumprod' on {_types(node)}: OpenVINO has no running-product op"
 
 
-def _refuse_argsort(node: Node) -> str:
-    return (f"op 'argsort' on {_types(node)}: OpenVINO's TopK does not order ties (and NaN) "
+def _refuse_sort(node: Node) -> str:
+    return (f"op '{node.op}' on {_types(node)}: OpenVINO's TopK does not order ties (and NaN) "
             f"as NumPy's {node.attrs['kind']} sort does")
 
 
@@ -54,7 +55,7 @@ def _no_build(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
 
 
 lowering("cumprod", check=_refuse_cumprod)(_no_build)
-lowering("argsort", check=_refuse_argsort, int64=True)(_no_build)
+lowering("sort", "argsort", check=_refuse_sort, int64=True)(_no_build)
 
 
 @lowering("take_along_axis", int64=True, computes=False)
