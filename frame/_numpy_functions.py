@@ -30,7 +30,7 @@ from .functions.reduction import reduction_axes
 from .ops.common import normalize_axis
 from .ops.scan import SORT_KINDS
 
-__all__ = ["NotModelled", "NUMPY_FUNCTIONS"]
+__all__ = ["NotModelled", "NUMPY_FUNCTIONS", "einsum_returns_view", "einsum_view"]
 
 
 class NotModelled(FrameTypeError):
@@ -329,6 +329,25 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     if as_array(acc).dtype != result_dtype:
         acc = F.astype(acc, as_dtype(result_dtype))
     return acc
+
+
+def einsum_returns_view(subscripts: str) -> bool:
+    """Does ``np.einsum(subscripts, a)`` return a view of ``a``?  NumPy does for
+    one operand when nothing is summed (a transpose, a diagonal, the identity)."""
+    lhs, arrow, rhs = subscripts.replace(" ", "").partition("->")
+    if "," in lhs:
+        return False
+    labels = set(lhs.replace("...", ""))
+    if arrow:
+        if "..." in lhs and "..." not in rhs:
+            return False
+        return labels <= set(rhs.replace("...", ""))
+    return all(lhs.count(c) == 1 for c in labels)
+
+
+def einsum_view(array, subscripts: str):
+    """``np.einsum(subscripts, array)``: how capture remakes such a view at run time."""
+    return np.einsum(subscripts, array)
 
 
 # --------------------------------------------------------------------------- sorting, gathers

@@ -7,6 +7,7 @@ import types
 
 import numpy as np
 
+from frame._numpy_functions import einsum_returns_view, einsum_view
 from frame._numpy_interop import FUNCTION_OPS, UFUNC_OPS
 from frame.tensor import from_numpy, tensor
 
@@ -178,6 +179,12 @@ class NumpyFunctionVariable(CallableVariable):
                         _mark_split_views(tx, result, args[0], axis)
                     else:
                         tx.tr.mark_view(result, args[0], self.fn, args[1:], kwargs)
+                elif self.fn is np.einsum and len(args) == 2 and not kwargs and \
+                        args[0].is_constant() and isinstance(args[0].as_constant(), str) and \
+                        isinstance(args[1], TensorVariable) and args[1].kind != TENSOR and \
+                        einsum_returns_view(args[0].as_constant()):
+                    # one operand, nothing summed: NumPy hands out a view of it
+                    tx.tr.mark_view(result, args[1], einsum_view, args[:1], {})
                 return result
             raise Unsupported("unsupported_call", f"{numpy_name(self.fn)} on a tensor has no frame op")
         if isinstance(self.fn, np.ufunc) or self.fn in _PURE_NUMPY_CONSTRUCTORS or self.fn in functions:
