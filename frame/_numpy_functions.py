@@ -65,8 +65,10 @@ def _flat(x):
 # --------------------------------------------------------------------------- std, var
 
 def _var(function, a, axis, dtype, out, ddof, keepdims, where, mean, correction):
-    if dtype is not None or out is not None or where is not True or mean is not None:
-        raise NotModelled(function, "with dtype=, out=, where= or mean=")
+    for name, value, default in (("dtype", dtype, None), ("out", out, None),
+                                 ("where", where, True), ("mean", mean, None)):
+        if value is not default:
+            raise NotModelled(function, f"with {name}=")
     if correction is not None:
         if ddof != 0:
             raise NotModelled(function, "with both ddof= and correction=")
