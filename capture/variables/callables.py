@@ -134,8 +134,10 @@ def numpy_name(fn) -> str:
     name = getattr(fn, "__name__", None) or repr(fn)
     owner = getattr(fn, "__self__", None)
     module = getattr(fn, "__module__", None) or ""
-    if isinstance(owner, (np.random.RandomState, np.random.Generator)) or \
-            module.startswith("numpy.random"):
+    if isinstance(owner, np.random.Generator) or (isinstance(owner, np.random.RandomState)
+                                                   and owner is not np.random.mtrand._rand):
+        return f"numpy.random.{type(owner).__name__}.{name}"  # a method of a generator object
+    if isinstance(owner, np.random.RandomState) or module.startswith("numpy.random"):
         return f"numpy.random.{name}"
     for sub in ("linalg", "fft", "polynomial", "ma", "char", "strings", "rec", "emath"):
         if module == f"numpy.{sub}" or module.startswith(f"numpy.{sub}."):

@@ -588,6 +588,15 @@ def add_gaussian_noise(x):
     return x + 0.0 * np.random.normal(size=x.shape)
 
 
+RNG = np.random.default_rng(0)
+
+
+@case(lambda: (array((3, 4)),), graphs=1,
+      breaks=("numpy.random.Generator.random", "numpy.random.Generator.random"))
+def add_noise_from_a_generator(x):
+    return x + 0.0 * RNG.random(x.shape)
+
+
 @case(lambda: (array((5, 3)),), graphs=1, breaks="numpy.median")
 def median_has_no_frame_op(x):
     return np.median(x, axis=0) + x.sum()
