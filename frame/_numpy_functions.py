@@ -197,7 +197,7 @@ def _einsum_args(operands):
     output = None
     if len(arrays) > len(terms):  # a trailing output sublist
         output = arrays.pop()
-        if isinstance(output, (list, tuple)) is False:
+        if not isinstance(output, (list, tuple)):
             raise NotModelled("einsum", "with an operand without a sublist")
     subscripts = ",".join(_einsum_sublist(t) for t in terms)
     if output is not None:
