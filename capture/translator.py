@@ -14,6 +14,7 @@ import logging
 import operator
 import os
 import types
+import warnings
 
 import numpy as np
 
@@ -315,7 +316,8 @@ class InstructionTranslator:
         """Does NumPy raise for this call?  Meta arrays are real (zero-filled,
         read-only) ndarrays of the right dtypes and shapes."""
         try:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the probe's warnings are not the user's
                 fn(*[a.to_numpy() for a in args], **{k: v.to_numpy() for k, v in kwargs.items()})
         except Exception:  # noqa: BLE001 - any error counts as raising
             return True

@@ -617,6 +617,13 @@ def std_with_dtype_has_no_frame_op(x):
     return np.std(x, dtype=np.float64) + x.sum()
 
 
+@case(lambda: (array((4, 5)),), graphs=2, breaks="numpy.var with where=", observe=True)
+def masked_variance_has_no_frame_op(x):
+    # (capture asks NumPy on zero-filled arrays whether the call raises: no warning of
+    # that probe, "Degrees of freedom <= 0", may reach the user)
+    return np.var(x, where=x > -10) + x.sum()
+
+
 @pytest.mark.parametrize("c", case.params())
 def test_coverage_numpy(c):
     c.check()
