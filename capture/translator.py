@@ -14,10 +14,12 @@ import logging
 import operator
 import os
 import types
+import warnings
 
 import numpy as np
 
 import frame
+from frame._numpy_functions import NotModelled
 from frame.dtypes import from_numpy
 from frame.tensor import Tensor
 
@@ -303,6 +305,8 @@ class InstructionTranslator:
         except Exception as e:  # the same error is raised again by the native run
             name = getattr(fn, "__name__", fn)
             if kind == NDARRAY and not self._numpy_raises(numpy_ref or fn, args, kwargs):
+                if isinstance(e, NotModelled):  # "numpy.std with dtype= has no frame op"
+                    raise Unsupported("unsupported_call", str(e)) from e
                 raise Unsupported("unsupported_call", f"NumPy's {name}() here is not modelled by "
                                                       f"frame ({type(e).__name__}: {e})") from e
             raise UserCodeRaises(f"{name}() raises {type(e).__name__}: {e}") from e
@@ -312,7 +316,8 @@ class InstructionTranslator:
         """Does NumPy raise for this call?  Meta arrays are real (zero-filled,
         read-only) ndarrays of the right dtypes and shapes."""
         try:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the probe's warnings are not the user's
                 fn(*[a.to_numpy() for a in args], **{k: v.to_numpy() for k, v in kwargs.items()})
         except Exception:  # noqa: BLE001 - any error counts as raising
             return True

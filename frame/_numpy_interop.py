@@ -2,9 +2,12 @@
 ``__array_function__``.
 
 ``np.exp(t)`` on a Tensor runs frame's ``exp`` op and returns a Tensor;
-``np.add.reduce(t)`` and ``np.sum(t, axis=0)`` map to frame reductions.
-NumPy functions frame has no op for run in NumPy on the tensors' data and
-return what NumPy returns (ndarrays), exactly as if the caller had written
+``np.add.reduce(t)`` and ``np.sum(t, axis=0)`` map to frame reductions;
+``np.std``, ``np.einsum``, ``np.linalg.norm``, ``np.sort``, ``np.cumsum``,
+``np.pad`` and the other functions of ``frame._numpy_functions`` run as frame
+ops with NumPy's own signature and semantics.  NumPy functions (and uses of
+them) frame has no op for run in NumPy on the tensors' data and return what
+NumPy returns (ndarrays), exactly as if the caller had written
 ``np.asarray(t)`` first.
 """
 from __future__ import annotations
@@ -12,7 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import functions as F
+from ._numpy_functions import NUMPY_FUNCTIONS, NotModelled
 from .errors import FrameTypeError
+from .functions._core import _EAGER, current_level
 from .tensor import Tensor
 
 __all__ = ["UFUNC_OPS", "REDUCE_OPS", "FUNCTION_OPS"]
@@ -44,8 +49,11 @@ FUNCTION_OPS: dict = {
     np.squeeze: ("squeeze", {"axis"}), np.expand_dims: ("expand_dims", {"axis"}),
     np.broadcast_to: ("broadcast_to", {"shape"}), np.where: ("where", set()),
     np.clip: ("clip", {"a_min", "a_max", "min", "max"}), np.take: ("take", {"indices", "axis"}),
-    np.flip: ("flip", {"axis"}), np.pad: ("pad", {"pad_width", "constant_values"}),
+    np.flip: ("flip", {"axis"}),
 }
+# functions written with NumPy's own signature (frame/_numpy_functions.py): no
+# keyword filter, a use they do not model raises NotModelled
+FUNCTION_OPS.update({fn: (impl.__name__, None) for fn, impl in NUMPY_FUNCTIONS.items()})
 if hasattr(np, "amax"):
     FUNCTION_OPS[np.amax] = FUNCTION_OPS[np.max]
     FUNCTION_OPS[np.amin] = FUNCTION_OPS[np.min]
@@ -91,8 +99,16 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 
 def array_function(self, func, types, args, kwargs):
+    impl = NUMPY_FUNCTIONS.get(func)
+    if impl is not None and kwargs.get("out") is None:
+        try:
+            return impl(*args, **kwargs)
+        except NotModelled:
+            if current_level() is not _EAGER:
+                raise  # under capture: a break naming the function (NumPy runs it)
     entry = FUNCTION_OPS.get(func)
-    if entry is not None and set(kwargs) <= entry[1] and kwargs.get("out") is None:
+    if entry is not None and entry[1] is not None and set(kwargs) <= entry[1] and \
+            kwargs.get("out") is None:
         name = entry[0]
         kwargs = dict(kwargs)
         if name == "reshape":
@@ -103,11 +119,6 @@ def array_function(self, func, types, args, kwargs):
             lo = kwargs.pop("a_min", kwargs.pop("min", None))
             hi = kwargs.pop("a_max", kwargs.pop("max", None))
             args = (*args[:1], *(args[1:] or (lo, hi)))
-        elif name == "pad":
-            value = kwargs.pop("constant_values", 0)
-            if "pad_width" in kwargs:
-                args = (*args, kwargs.pop("pad_width"))
-            kwargs["value"] = value
         elif name == "transpose" and "axes" in kwargs:
             axes = kwargs.pop("axes")
             args = (*args, *(axes or ()))

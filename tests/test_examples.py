@@ -121,3 +121,14 @@ def test_demo_reaches_95_percent_on_digits():
     for run, (pct, data) in acc.items():
         assert data == "handwritten digits"
         assert pct >= 95.0, f"{run}: {pct}% test accuracy\n{done.stdout}"
+
+
+def test_numpy_only_example_is_one_graph_and_matches_numpy():
+    src = (ROOT / "examples" / "numpy_only.py").read_text()
+    body = src[src.index("def kmeans_step"):src.index("def make_data")]
+    assert "frame" not in body  # the jitted function is NumPy only
+    done = _run(str(ROOT / "examples" / "numpy_only.py"), "--iterations", "3", "--backend", "cpu")
+    assert done.returncode == 0, done.stderr
+    assert "kmeans_step captured as 1 graph(s), 0 graph break(s)" in done.stdout, done.stdout
+    assert "plain NumPy and frame.jit (cpu) agree" in done.stdout, done.stdout
+    assert done.stdout.count("iteration ") == 3

@@ -275,8 +275,17 @@ def test_unsupported_ufunc_is_clear():
 
 def test_numpy_function_without_frame_op_runs_in_numpy():
     t = frame.tensor([1.0, 2.0, 3.0])
+    out = np.median(t)
+    assert isinstance(out, np.floating) and out == 2.0
+
+
+def test_numpy_function_with_frame_op_returns_a_tensor():
+    t = frame.tensor([1.0, 2.0, 3.0])
     out = np.cumsum(t)
-    assert isinstance(out, np.ndarray) and out.tolist() == [1.0, 3.0, 6.0]
+    assert isinstance(out, frame.Tensor) and out.tolist() == [1.0, 3.0, 6.0]
+    # a use frame does not model (pad mode 'mean') runs in NumPy on the data
+    padded = np.pad(t, 1, mode="mean")
+    assert isinstance(padded, np.ndarray) and padded.tolist() == [2.0, 1.0, 2.0, 3.0, 2.0]
 
 
 # -- eager errors ---------------------------------------------------------------------------

@@ -2,10 +2,12 @@
 meta arrays under the tracer), NumPy functions, builtins, methods."""
 from __future__ import annotations
 
+import operator
 import types
 
 import numpy as np
 
+from frame._numpy_functions import einsum_returns_view, einsum_view
 from frame._numpy_interop import FUNCTION_OPS, UFUNC_OPS
 from frame.tensor import from_numpy, tensor
 
@@ -121,7 +123,44 @@ _PURE_NUMPY_CONSTRUCTORS = {np.zeros, np.ones, np.full, np.arange, np.linspace, 
                             np.array, np.asarray, np.zeros_like, np.ones_like, np.full_like}
 # NumPy functions whose result may be a view of their first argument
 _NUMPY_VIEW_FUNCTIONS = {np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to,
-                         np.flip, np.split, np.swapaxes, np.ravel, np.moveaxis}
+                         np.flip, np.split, np.swapaxes, np.ravel, np.moveaxis, np.array_split}
+# ... and those whose result is a list of slices of it along one axis
+_NUMPY_SPLIT_FUNCTIONS = {np.split, np.array_split}
+
+
+def numpy_name(fn) -> str:
+    """``numpy.random.rand``, ``numpy.linalg.norm``, ``numpy.exp``: the name a
+    user wrote for a NumPy callable."""
+    name = getattr(fn, "__name__", None) or repr(fn)
+    owner = getattr(fn, "__self__", None)
+    module = getattr(fn, "__module__", None) or ""
+    if isinstance(owner, np.random.Generator) or (isinstance(owner, np.random.RandomState)
+                                                   and owner is not np.random.mtrand._rand):
+        return f"numpy.random.{type(owner).__name__}.{name}"  # a method of a generator object
+    if isinstance(owner, np.random.RandomState) or module.startswith("numpy.random"):
+        return f"numpy.random.{name}"
+    for sub in ("linalg", "fft", "polynomial", "ma", "char", "strings", "rec", "emath"):
+        if module == f"numpy.{sub}" or module.startswith(f"numpy.{sub}."):
+            return f"numpy.{sub}.{name}"
+    return f"numpy.{name}"
+
+
+def _mark_split_views(tx, pieces: Variable, base: TensorVariable, axis) -> None:
+    """The pieces of ``np.split``/``np.array_split`` of an array: views of it,
+    each remade at run time as the slice ``base[..., start:stop]``."""
+    items = pieces.children()
+    if not all(isinstance(p, TensorVariable) for p in items) or not axis.is_constant():
+        tx.tr.mark_view(pieces, base)
+        return
+    ndim = len(base.shape)
+    ax = operator.index(axis.as_constant())
+    ax = ax + ndim if ax < 0 else ax
+    start = 0
+    for piece in items:
+        stop = start + piece.shape[ax]
+        index = (slice(None),) * ax + (slice(start, stop),)
+        tx.tr.mark_view(piece, base, operator.getitem, [ConstantVariable(index)])
+        start = stop
 
 
 class NumpyFunctionVariable(CallableVariable):
@@ -137,13 +176,25 @@ class NumpyFunctionVariable(CallableVariable):
                 result = HOOKS.numpy_call(tx, self.fn, args, kwargs)
                 if self.fn in _NUMPY_VIEW_FUNCTIONS and args and isinstance(args[0], TensorVariable) \
                         and args[0].kind != TENSOR:
-                    tx.tr.mark_view(result, args[0], self.fn, args[1:], kwargs)
+                    if self.fn in _NUMPY_SPLIT_FUNCTIONS:
+                        axis = kwargs.get("axis", args[2] if len(args) > 2 else ConstantVariable(0))
+                        _mark_split_views(tx, result, args[0], axis)
+                    else:
+                        tx.tr.mark_view(result, args[0], self.fn, args[1:], kwargs)
+                elif self.fn is np.einsum and len(args) == 2 and not kwargs and \
+                        args[0].is_constant() and isinstance(args[0].as_constant(), str) and \
+                        isinstance(args[1], TensorVariable) and args[1].kind != TENSOR and \
+                        einsum_returns_view(args[0].as_constant()):
+                    # one operand, nothing summed: NumPy hands out a view of it
+                    tx.tr.mark_view(result, args[1], einsum_view, args[:1], {})
                 return result
-            raise Unsupported("unsupported_call",
-                              f"numpy.{getattr(self.fn, '__name__', self.fn)} on a tensor has no frame op")
+            raise Unsupported("unsupported_call", f"{numpy_name(self.fn)} on a tensor has no frame op")
         if isinstance(self.fn, np.ufunc) or self.fn in _PURE_NUMPY_CONSTRUCTORS or self.fn in functions:
             return tx.call_constant(self.fn, args, kwargs)
-        raise Unsupported("unsupported_call", f"numpy.{getattr(self.fn, '__name__', self.fn)}")
+        if numpy_name(self.fn).startswith("numpy.random."):
+            raise Unsupported("unsupported_call", f"{numpy_name(self.fn)}() makes random numbers "
+                                                  f"(NumPy's generators run natively)")
+        raise Unsupported("unsupported_call", f"{numpy_name(self.fn)}")
 
     def getattr(self, tx, name: str) -> Variable:
         if isinstance(self.fn, np.ufunc) and name == "reduce":

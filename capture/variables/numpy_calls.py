@@ -43,6 +43,9 @@ _ARRAY_LIKE: dict = {
     np.squeeze: ("a",), np.expand_dims: ("a",), np.broadcast_to: ("array",),
     np.where: ("condition", "x", "y"), np.clip: ("a", "a_min", "a_max", "min", "max"),
     np.take: ("a", "indices"), np.flip: ("m",), np.pad: ("array",),
+    np.std: ("a",), np.var: ("a",), np.linalg.norm: ("x",), np.argsort: ("a",), np.sort: ("a",),
+    np.take_along_axis: ("arr", "indices"), np.cumsum: ("a",), np.cumprod: ("a",),
+    np.array_split: ("ary",),
 }
 if hasattr(np, "amax"):
     _ARRAY_LIKE[np.amax] = _ARRAY_LIKE[np.max]
@@ -50,14 +53,16 @@ if hasattr(np, "amax"):
 
 # functions whose out= is a reduction's (written when dtype and shape are its own)
 _REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.prod, np.argmax, np.argmin,
-               getattr(np, "amax", np.max), getattr(np, "amin", np.min)}
+               getattr(np, "amax", np.max), getattr(np, "amin", np.min), np.std, np.var,
+               np.cumsum, np.cumprod}
 # ... and those whose out= is an elementwise ufunc's
 _ELEMENTWISE = {np.clip}
 
 # ndarray methods with the parameters (after the array) of a NumPy function
 _METHOD_FUNCTIONS = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min,
                      "prod": np.prod, "argmax": np.argmax, "argmin": np.argmin,
-                     "clip": np.clip, "take": np.take}
+                     "clip": np.clip, "take": np.take, "std": np.std, "var": np.var,
+                     "cumsum": np.cumsum, "cumprod": np.cumprod, "argsort": np.argsort}
 
 
 def _reduce_signature(array, axis=0, dtype=None, out=None, keepdims=False, initial=None,

@@ -11,6 +11,8 @@ import functools
 import threading
 import types
 
+import numpy as np
+
 from frame.tensor import Tensor
 
 from ..errors import Unsupported, UserCodeRaises
@@ -107,6 +109,10 @@ class ObjectVariable(Variable):
         if inst_dict is not None and name in inst_dict:
             return tx.wrap(inst_dict[name], AttrSource(self.source, name))
         if static is not _MISSING:
+            if issubclass(cls, (np.random.Generator, np.random.RandomState, np.random.BitGenerator)):
+                raise Unsupported("unsupported_call", f"numpy.random.{cls.__name__}.{name} makes "
+                                                      f"random numbers (NumPy's generators run "
+                                                      f"natively)")
             if hasattr(type(static), "__get__"):
                 raise Unsupported("unsupported_object", f"descriptor {cls.__name__}.{name}")
             return tx.wrap(static, AttrSource(self.source, name))

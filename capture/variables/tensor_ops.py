@@ -30,7 +30,7 @@ _METADATA_METHODS = {"is_floating_point", "element_size", "dim", "ndimension", "
 # ndarray methods frame can model, with NumPy's semantics
 NDARRAY_METHODS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin", "reshape",
                    "transpose", "squeeze", "astype", "clip", "take", "flatten", "ravel", "copy",
-                   "swapaxes"}
+                   "swapaxes", "std", "var", "cumsum", "cumprod", "argsort", "sort"}
 # ...and those whose result may be a view of the array (NumPy documents "may")
 NDARRAY_VIEW_METHODS = {"reshape", "transpose", "squeeze", "ravel", "swapaxes"}
 
@@ -101,6 +101,17 @@ def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
     function = HOOKS.ndarray_method_function(name)
     if function is not None:  # x.sum(...) is np.sum(x, ...): NumPy's operands and out=
         return HOOKS.numpy_call(tx, function, [t, *args], kwargs, numpy_ref=getattr(np.ndarray, name))
+    if name == "sort":  # sorts in place, returns None
+        if t.kind == NPSCALAR:
+            raise UserCodeRaises("a NumPy scalar has no in-place sort")
+        result = HOOKS.numpy_call(tx, np.sort, [t, *args], kwargs, numpy_ref=np.sort)
+        tx.write_in_place(t, result)
+        return ConstantVariable(None)
+    if name == "astype":
+        same = _astype_same_array(tx, t, args, kwargs)
+        if same is not None:
+            return same
+        args, kwargs = args[:1], {k: v for k, v in kwargs.items() if k == "dtype"}
     orig_args = args
     if name in ("flatten", "ravel", "swapaxes"):
         if kwargs or not all(a.is_constant() for a in args):
@@ -219,6 +230,35 @@ def _fresh_meta(tx, t: TensorVariable):
     """A new meta array for ``t``'s graph value (a different tensor on the same value)."""
     tracer = tx.tr.tracer
     return tracer.meta(tracer.values[id(t.meta)])
+
+
+def _astype_same_array(tx, t: TensorVariable, args, kwargs) -> Variable | None:
+    """``a.astype(dtype, order, casting, subok, copy)``: ``a`` itself when
+    ``copy=False`` and the dtype is ``a``'s (NumPy returns the same array);
+    ``casting`` is checked as NumPy checks it; None when a new array is made."""
+    names = ("dtype", "order", "casting", "subok", "copy")
+    if len(args) > len(names) or set(kwargs) - set(names) or \
+            set(kwargs) & set(names[:len(args)]):
+        raise UserCodeRaises("astype() got unexpected or repeated arguments")
+    given = dict(zip(names, args), **kwargs)
+    if not all(v.is_constant() for v in given.values()) or "dtype" not in given:
+        raise Unsupported("unsupported_call", "ndarray.astype() with these arguments")
+    values = {k: v.as_constant() for k, v in given.items()}
+    try:
+        dtype = np.dtype(values["dtype"])
+    except TypeError as e:
+        raise UserCodeRaises(f"astype({values['dtype']!r}): {e}") from e
+    if values.get("order", "K") not in ("K", "A", "C") or values.get("subok", True) is not True:
+        raise Unsupported("unsupported_call", "ndarray.astype() with order='F' or subok=False")
+    casting = values.get("casting", "unsafe")
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise UserCodeRaises(f"astype(casting={casting!r}): not a casting rule")
+    if not np.can_cast(t.meta.dtype, dtype, casting=casting):
+        raise UserCodeRaises(f"Cannot cast array data from {t.meta.dtype} to {dtype} according "
+                             f"to the rule {casting!r}")
+    if dtype == t.meta.dtype and not values.get("copy", True) and t.kind != NPSCALAR:
+        return t
+    return None
 
 
 def from_numpy_view(tx, args, kwargs) -> Variable:

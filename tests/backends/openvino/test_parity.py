@@ -64,7 +64,7 @@ def _signature(inputs, node) -> str:
 
 # inputs that must stay valid indices (the reference raises otherwise)
 INDEX_INPUTS = {"take": {1}, "embedding": {0}, "cross_entropy": {1}, "scatter_add": {1},
-                "scatter": {1}}
+                "scatter": {1}, "take_along_axis": {1}}
 # ops whose NaN/inf behaviour is NumPy's by construction (elementwise, reductions, pooling)
 SPECIAL_FLOATS = {s.name for s in all_schemas() if s.has("elementwise") or s.has("reduction")} \
     | {"max_pool2d"}

@@ -1,0 +1,97 @@
+"""Op table: cumsum, cumprod, sort, argsort, take_along_axis (frame/ops/scan.py).
+
+Expected values are written independently of NumPy's scans and sorts: running
+sums/products as sums/products of growing slices, sorting with Python's
+``sorted`` (stable, NaN last), gathers by looping over every position.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .optable import ALL, NUMERIC, Case, cases, sample
+
+SCAN_SHAPES = [((5,), 0), ((2, 3), 0), ((2, 3), 1), ((2, 1, 4), 2), ((0, 3), 1), ((3, 0), 1)]
+
+
+def _running(reduce, dtype):
+    def expected(ins, attrs):
+        x, axis = ins[0], attrs["axis"]
+        moved = np.moveaxis(x, axis, -1)
+        out = np.empty(moved.shape, dtype)
+        for i in range(moved.shape[-1]):
+            out[..., i] = reduce(moved[..., :i + 1], axis=-1, dtype=dtype)
+        return [np.moveaxis(out, -1, axis)]
+    return expected
+
+
+@cases("cumsum", "cumprod")
+def scan_cases(op):
+    reduce = np.sum if op == "cumsum" else np.prod
+    for dtype in ALL:
+        out_dtype = np.asarray(reduce(np.zeros(1, dtype))).dtype
+        for i, (shape, axis) in enumerate(SCAN_SHAPES):
+            x = sample(shape, dtype, i, low=-2.0, high=2.0)
+            yield Case([x], {"axis": axis}, _running(reduce, out_dtype),
+                       rtol=1e-2 if dtype == "float16" else None,
+                       atol=1e-2 if dtype == "float16" else None, id=f"{dtype}-{shape}-{axis}")
+
+
+def _sorted_indices(ins, attrs):
+    x, axis = ins[0], attrs["axis"]
+    moved = np.moveaxis(x, axis, -1)
+    out = np.empty(moved.shape, np.int64)
+    for pos in np.ndindex(*moved.shape[:-1]):
+        row = moved[pos]
+        key = (lambda j: (bool(np.isnan(row[j])), 0.0 if np.isnan(row[j]) else row[j])) \
+            if row.dtype.kind == "f" else (lambda j: row[j])
+        out[pos] = sorted(range(row.shape[0]), key=key)
+    return [np.moveaxis(out, -1, axis)]
+
+
+def _sorted_values(ins, attrs):
+    (idx,) = _sorted_indices(ins, attrs)
+    return [np.take_along_axis(ins[0], idx, attrs["axis"])]
+
+
+@cases("sort", "argsort")
+def sort_cases(op):
+    expected = _sorted_values if op == "sort" else _sorted_indices
+    shapes = [((6,), 0), ((3, 4), 1), ((3, 4), 0), ((2, 1, 5), 2), ((0, 3), 1)]
+    for dtype in NUMERIC + ("bool",):
+        for i, (shape, axis) in enumerate(shapes):
+            x = sample(shape, dtype, i)
+            # ties (ints, bools): only the stable kinds have one documented order
+            kinds = ("stable", "mergesort") if dtype in ("int32", "int64", "bool", "float16") \
+                else ("quicksort", "stable", "heapsort")
+            for kind in kinds:
+                yield Case([x], {"axis": axis, "kind": kind}, expected,
+                           id=f"{dtype}-{shape}-{axis}-{kind}")
+    x = np.array([[2.0, np.nan, -1.0, 2.0, np.nan, 0.0, -0.0]], np.float32)  # no gradient check
+    yield Case([x], {"axis": 1, "kind": "stable"}, expected, id="nan-ties-stable")
+
+
+def _gathered(ins, attrs):
+    x, idx = ins
+    axis = attrs["axis"]
+    shape = tuple(k if d == axis else max(a, k) for d, (a, k) in enumerate(zip(x.shape, idx.shape)))
+    out = np.empty(shape, x.dtype)
+    for pos in np.ndindex(*shape):
+        j = int(idx[tuple(0 if idx.shape[d] == 1 else p for d, p in enumerate(pos))])
+        src = tuple(j if d == axis else (0 if x.shape[d] == 1 else p) for d, p in enumerate(pos))
+        out[pos] = x[src]
+    return [out]
+
+
+GATHERS = [((5,), [4, 0, -1, 2, 2, 1], 0), ((3, 4), [[0, 3], [1, -4], [2, 2]], 1),
+           ((3, 4), [[2, 0, 1, 0]], 0), ((2, 3, 2), [[[1], [0], [1]]], 2),
+           ((1, 4), [[3], [0], [1]], 1), ((2, 3), np.zeros((2, 0), np.int64), 1)]
+
+
+@cases("take_along_axis")
+def take_along_axis_cases(op):
+    for dtype in ALL:
+        for i, (shape, idx, axis) in enumerate(GATHERS):
+            x = sample(shape, dtype, i)
+            for idx_dtype in ("int64", "int32") if i % 2 else ("int64",):
+                yield Case([x, np.array(idx, dtype=idx_dtype)], {"axis": axis}, _gathered,
+                           id=f"{dtype}-{shape}-{i}-{idx_dtype}-{axis}")
