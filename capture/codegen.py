@@ -567,6 +567,12 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
     if exe is not None:
         for v in graph.inputs:
             tv = tr.input_by_value.get(id(v))
+            if tv is None and id(v) in tr.scalar_input_by_value:
+                # a Python scalar passed as a 0-d array (variables/scalars.py)
+                source, dtype = tr.scalar_input_by_value[id(v)]
+                rb.frame_reads |= source.frame_reads()
+                extract.append(f"{pool.const(np.asarray)}({source.expr()}, {pool.const(dtype)})")
+                continue
             if tv is None:   # a random draw (Tracer.draw)
                 extract.append(f"__r[{tr.tracer.draw_index(v)}]")
                 continue

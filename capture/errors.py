@@ -60,7 +60,9 @@ CATALOGUE: dict[str, tuple[str, str]] = {
 class BreakReason:
     kind: str
     reason: str
-    location: str      # "file.py:12"
+    location: str      # "file.py:12": the line of the user's code (the call into library code)
+    detail: str = ""   # where inside the called library code it happened ("encoder.py:225")
+    advice: str = ""   # a hint for this case (what consumes the value), else the kind's
 
     @property
     def user_raises(self) -> bool:
@@ -73,22 +75,29 @@ class BreakReason:
 
     @property
     def hint(self) -> str:
-        return CATALOGUE.get(self.kind, ("", ""))[1]
+        return self.advice or CATALOGUE.get(self.kind, ("", ""))[1]
+
+    @property
+    def where(self) -> str:
+        """The location, with the library frame it happened in."""
+        return f"{self.location} (in {self.detail})" if self.detail else self.location
 
     def __str__(self) -> str:
-        return f"{self.kind} at {self.location}: {self.reason}"
+        return f"{self.kind} at {self.where}: {self.reason}"
 
 
 class Unsupported(Exception):
     """Raised by handlers; the executor attaches the location."""
 
-    def __init__(self, kind: str, reason: str):
+    def __init__(self, kind: str, reason: str, hint: str = ""):
         if kind not in CATALOGUE:
             raise ValueError(f"unknown graph-break kind {kind!r}")
         super().__init__(reason)
         self.kind = kind
         self.reason = reason
+        self.hint = hint       # for this case (what consumes the value); "": the kind's
         self.location: str | None = None
+        self.detail = ""       # the library frame it was raised in, when not the user's
         self.in_try = False    # raised where a try block of the function may catch it
         self.depth = 0         # inlining depth of the frame that raised it
         self.top_step: int | None = None    # the top frame's step (instructions run) then
@@ -114,7 +123,7 @@ class GraphBreakError(FrameError):
     """``full_graph=True`` and the function cannot be captured whole."""
 
     def __init__(self, reason: BreakReason):
-        msg = (f"cannot capture the whole function ({reason.kind}) at {reason.location}: "
+        msg = (f"cannot capture the whole function ({reason.kind}) at {reason.where}: "
                f"{reason.reason}. Hint: {reason.hint}")
         super().__init__(ErrorCode.UNIMPLEMENTED, msg)
         self.break_reason = reason

@@ -23,6 +23,7 @@ from frame.tensor import Tensor
 
 from .autograd import after_inplace, untrackable
 from .errors import Unsupported, UserCodeRaises
+from .breaks import library_code
 from .handlers import HANDLERS
 from .instructions import decode
 from .side_effects import SideEffects
@@ -39,6 +40,7 @@ from .variables.containers import (DictVariable, GeneratorVariable, ListVariable
 from .variables.flow import exception_variable
 from .variables.instances import user_binary_op
 from .variables.numpy_calls import as_array_operand
+from .variables.scalars import ScalarVariable, scalar_binary_op, scalar_unary_op
 
 __all__ = ["Translation", "InstructionTranslator", "Cell", "bind_arguments"]
 
@@ -84,6 +86,14 @@ class InstructionTranslator:
 
     # -- the run loop ------------------------------------------------------------------
     def run(self) -> Variable:
+        tr = self.tr
+        outer, tr.active = tr.active, self
+        try:
+            return self._run()
+        finally:
+            tr.active = outer
+
+    def _run(self) -> Variable:
         instrs = self.instructions
         handlers = self.handlers
         tr = self.tr
@@ -146,7 +156,7 @@ class InstructionTranslator:
 
     def _fail(self, e: Unsupported):
         if e.location is None:
-            e.location = self.location()
+            e.location, e.detail = self.user_location()
             e.in_try = self._inside_try()
             e.depth = self.depth
         if self.parent is None and e.top_step is None:
@@ -170,6 +180,25 @@ class InstructionTranslator:
     def location(self) -> str:
         lineno = getattr(self.current, "lineno", None)
         return _location(self.code, lineno)
+
+    def user_location(self) -> tuple[str, str]:
+        """(where the user's code is, the library frame below it or ""): the
+        line of the last frame of the user's code (outermost first) before
+        the trace entered library code (the standard library, installed
+        packages, frame: ``breaks.library_code``) -- the call of
+        ``json.dumps``, not ``json/encoder.py:225``."""
+        chain = []
+        tx = self
+        while tx is not None:
+            chain.append(tx)
+            tx = tx.parent
+        chain.reverse()
+        chosen = chain[0]
+        for tx in chain[1:]:
+            if library_code(tx.code):
+                break
+            chosen = tx
+        return chosen.location(), ("" if chosen is self else self.location())
 
     # -- stack helpers -----------------------------------------------------------------
     def push(self, v: Variable) -> None:
@@ -332,6 +361,9 @@ class InstructionTranslator:
 
     # -- operators ------------------------------------------------------------------------
     def binary_op(self, fn, a: Variable, b: Variable) -> Variable:
+        result = scalar_binary_op(self, fn, a, b)   # None unless a Python scalar of the frame is involved
+        if result is not None:
+            return result
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             if not self._any_tensor_kind([a, b], {}):  # NumPy makes an array of a list operand
                 a, b = as_array_operand(self, a), as_array_operand(self, b)
@@ -357,6 +389,10 @@ class InstructionTranslator:
         return structurally_equal(self, a, b)
 
     def binary_or_unary(self, fn, *args: Variable) -> Variable:
+        if len(args) == 1 and isinstance(args[0], ScalarVariable):
+            result = scalar_unary_op(self, fn, args[0])
+            if result is not None:
+                return result
         if any(isinstance(a, TensorVariable) for a in args):
             (x, *_) = args
             if fn is operator.pos and isinstance(x, TensorVariable) and x.kind != TENSOR \

@@ -21,6 +21,7 @@ from .container_methods import extreme_item, sort_items
 from .flow import ExceptionVariable
 from .objects import ObjectVariable
 from .registry import HOOKS
+from .scalars import scalar_builtin_call
 from .stdlib import DequeVariable
 
 __all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS", "OBJECT_SLOTS"]
@@ -508,6 +509,9 @@ SUPPORTED_BUILTINS.update(OPERATOR_FUNCTIONS)
 
 @HOOKS.provide
 def call_builtin(tx, fn, args, kwargs) -> Variable:
+    computed = scalar_builtin_call(tx, fn, args, kwargs)   # float(lr), min(1.0, s / n), math.cos(s)
+    if computed is not None:
+        return computed
     handler = SUPPORTED_BUILTINS.get(fn)
     if handler is not None:
         return handler(tx, args, kwargs)
