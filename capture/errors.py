@@ -13,7 +13,8 @@ import dataclasses
 
 from frame.hal.errors import ErrorCode, FrameError
 
-__all__ = ["Unsupported", "UserCodeRaises", "USER_RAISES", "BreakReason", "GraphBreakError", "CATALOGUE"]
+__all__ = ["Unsupported", "UserCodeRaises", "USER_RAISES", "BreakReason", "GraphBreakError", "CATALOGUE",
+           "HINTS"]
 
 # The kind of break that is no limit of capture: the traced code itself raises
 # (``UserCodeRaises``); the native run raises the same exception.
@@ -53,6 +54,25 @@ CATALOGUE: dict[str, tuple[str, str]] = {
                  "remove the call (or the decorator) to capture across it"),
     "capture_error": ("capture itself failed on this code (a bug in frame's capture)",
                       "please report it with the code; the function runs natively meanwhile"),
+}
+
+
+# Hints that depend on what consumes a value read from a tensor's data
+# (``Unsupported(..., hint=HINTS[...])``): a value printed is not a condition.
+HINTS: dict[str, str] = {
+    "condition": "express the condition with frame.where, or compute it outside the jitted function",
+    "format": "formatting a tensor (f-string, str(), repr()) reads its data: return the tensor and "
+              "format or print it outside the jitted function",
+    "convert": "float(t) / int(t) make a Python number of the data: keep it a tensor in the "
+               "computation (0-d tensors broadcast), or convert the returned tensor outside the "
+               "jitted function",
+    "item": "keep the value a tensor (0-d tensors broadcast), or read .item() / .tolist() / "
+            ".numpy() of the returned tensor outside the jitted function",
+    "range": "loop over a Python int bound (a shape, a constant), or move the loop outside",
+    "math": "use frame's elementwise functions (frame.exp, np.exp on the tensor) instead of the "
+            "math module's",
+    "print": "print or log the returned value outside the jitted function, or keep the call and "
+             "accept the break (both sides are compiled)",
 }
 
 

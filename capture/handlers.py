@@ -22,7 +22,7 @@ import operator
 import sys
 import types
 
-from .errors import Unsupported, UserCodeRaises
+from .errors import HINTS, Unsupported, UserCodeRaises
 from .sources import GlobalSource
 from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable, Variable
 from .variables.callables import UserFunctionVariable
@@ -488,7 +488,7 @@ def CONVERT_VALUE(tx, instr):
     v = tx.pop()
     if not v.is_constant():
         raise Unsupported("data_dependent" if isinstance(v, TensorVariable) else "unsupported_object",
-                          f"formatting {v!r}")
+                          f"formatting {v!r}", HINTS["format"] if isinstance(v, TensorVariable) else "")
     tx.push(ConstantVariable(fn(v.as_constant())))
 
 
@@ -499,7 +499,7 @@ def FORMAT(tx, instr):
     v = tx.pop()
     if not v.is_constant():
         raise Unsupported("data_dependent" if isinstance(v, TensorVariable) else "unsupported_object",
-                          f"formatting {v!r}")
+                          f"formatting {v!r}", HINTS["format"] if isinstance(v, TensorVariable) else "")
     tx.push(ConstantVariable(format(v.as_constant(), spec)))
 
 

@@ -269,7 +269,7 @@ def ternary_tensor(x):
 
 # n + 1 is passed on as an expression of n (a Python scalar guarded where its value is
 # used, docs/capture.md "Dynamic scalars"): the loop's resume function serves every n
-@case(2, [D, D, D], t(), 0)
+@case(2, [D, D], t(), 0)
 def while_tensor(x, n):
     y = x
     while y.sum() < 100:
@@ -339,7 +339,7 @@ def loop_print_index(x):
 
 
 # `i < 4` guards its outcome, not i: one resume entry serves i = 1, 2, 3
-@case(2, [U, U, U, U], t(), 0)
+@case(2, [U, U], t(), 0)
 def while_print(x, i):
     while i < 4:
         x = x * 1.5
@@ -348,7 +348,7 @@ def while_print(x, i):
     return x, i
 
 
-@case(2, [U, U, U], t())
+@case(2, [U, U], t())
 def loop_break_statement(x):
     for i in range(10):
         x = x + 1
