@@ -92,12 +92,16 @@ class CacheEntry:
 
     def failing_guard(self, fn, args, kwargs) -> Guard | None:
         """The first guard that does not hold for these arguments (for logs)."""
+        return next(self.failing_guards(fn, args, kwargs), None)
+
+    def failing_guards(self, fn, args, kwargs):
+        """The guards that do not hold for these arguments, in order."""
         ns = {**_BUILTINS, **self.namespace}
         try:
             bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
             bound.apply_defaults()
         except TypeError:
-            return None
+            return
         ns.update(bound.arguments)
         ns["__fn"] = fn
         ns["__C"] = fn.__closure__
@@ -105,10 +109,9 @@ class CacheEntry:
         for g in self.guards:
             try:
                 if not eval(g.expr, ns):  # noqa: S307 - our own generated expression
-                    return g
+                    yield g
             except Exception:  # noqa: BLE001 - a guard that raises fails
-                return g
-        return None
+                yield g
 
 
 _SAFE_REPR = (int, str, bool, bytes, type(None))

@@ -520,7 +520,7 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
     if cache.entries:
         failing = cache.entries[0].failing_guard(fn, args, kwargs)
         shown = failing.text if failing is not None else "unknown"
-        made_dynamic = _dynamic_scalars(cache, failing)
+        made_dynamic = _dynamic_scalars(cache, failing, cache.entries[0], fn, args, kwargs)
         if made_dynamic:
             shown += f"; {made_dynamic} becomes a graph input (dynamic scalar)"
         if len(cache.entries) >= CACHE_LIMIT:
@@ -550,16 +550,18 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
     return entry
 
 
-def _dynamic_scalars(cache: CodeCache, failing) -> str:
+def _dynamic_scalars(cache: CodeCache, failing, entry: CacheEntry, fn, args, kwargs) -> str:
     """A value guard of a Python int/float failed (``GuardKind.SCALAR_VALUE``):
-    the scalars it read become graph inputs of the next translations of this
-    code (``variables/scalars.py``), unless ``frame.config.dynamic_scalars``
-    is off.  Returns how the user names them ("" when nothing changed).  A
+    the scalars it read, and those of the entry's other failing value
+    guards, become graph inputs of the next translations of this code
+    (``variables/scalars.py``), unless ``frame.config.dynamic_scalars`` is
+    off.  Returns how the user names them ("" when nothing changed).  A
     scalar whose value decides control flow, a shape or an index keeps its
     value guard in the new translation too."""
     if failing is None or failing.kind is not GuardKind.SCALAR_VALUE or not config.dynamic_scalars:
         return ""
-    new = frozenset(failing.sources[1:]) - cache.dynamic
+    new = frozenset(s for g in entry.failing_guards(fn, args, kwargs)
+                    if g.kind is GuardKind.SCALAR_VALUE for s in g.sources[1:]) - cache.dynamic
     if not new:
         return ""
     cache.dynamic = cache.dynamic | new

@@ -182,22 +182,19 @@ class InstructionTranslator:
         return _location(self.code, lineno)
 
     def user_location(self) -> tuple[str, str]:
-        """(where the user's code is, the library frame below it or ""): the
-        line of the last frame of the user's code (outermost first) before
-        the trace entered library code (the standard library, installed
-        packages, frame: ``breaks.library_code``) -- the call of
-        ``json.dumps``, not ``json/encoder.py:225``."""
+        """(where, detail): the line of the outermost traced frame of the
+        user's code (the jitted function: not the standard library, installed
+        packages or frame, ``breaks.library_code``), where a graph break is
+        placed -- the call of ``json.dumps`` or of a helper, not
+        ``json/encoder.py:225`` -- and the frame the trace was in when it is
+        another one ("" when it is that frame)."""
         chain = []
         tx = self
         while tx is not None:
             chain.append(tx)
             tx = tx.parent
         chain.reverse()
-        chosen = chain[0]
-        for tx in chain[1:]:
-            if library_code(tx.code):
-                break
-            chosen = tx
+        chosen = next((tx for tx in chain if not library_code(tx.code)), chain[0])
         return chosen.location(), ("" if chosen is self else self.location())
 
     # -- stack helpers -----------------------------------------------------------------
