@@ -313,3 +313,17 @@ def test_hint_fits_what_consumes_the_value():
     assert "frame.where" in hints["condition"]
     assert "format" in hints["formatted"]
     assert ".item()" in hints["item"]
+
+
+def test_warn_line_names_the_users_line_and_the_library_frame(caplog):
+    def dump_meta(x, meta):
+        y = x * 2
+        s = json.dumps(meta)
+        return y + 1, s
+
+    with caplog.at_level(logging.WARNING, logger="frame.capture"):
+        frame.jit(dump_meta, backend="cpu")(tensor(), {"a": 1})
+    (record,) = [r for r in caplog.records if "dump_meta" in r.getMessage()]
+    message = record.getMessage()
+    assert f"at test_dynamic_scalars.py:{_line_of(dump_meta, 'json.dumps')} (in " in message
+    assert "encoder.py:" in message or "__init__.py:" in message
