@@ -40,7 +40,7 @@ from .variables.base import NullVariable, Variable
 from .variables.callables import BuiltinVariable
 
 __all__ = ["BreakEnd", "BreakPoint", "break_lines", "call_intercepted", "can_break_at",
-           "install_run_intercepted", "library_code"]
+           "install_run_intercepted"]
 
 
 def can_break_at(code: types.CodeType, instr) -> str | None:
@@ -312,14 +312,6 @@ def _stack_descriptions(brk: BreakPoint, items, stack_names) -> dict[str, str]:
 
 
 _SKIP: "weakref.WeakKeyDictionary[types.CodeType, bool]" = weakref.WeakKeyDictionary()
-
-
-def library_code(code: types.CodeType) -> bool:
-    """Library code (the standard library, installed packages, frame and
-    capture themselves): a break in it is reported at the user's line that
-    called into it.  Code without a file (``exec``, a notebook cell) is the
-    user's."""
-    return not code.co_filename.startswith("<") and _skipped(code)
 
 
 def _skipped(code: types.CodeType) -> bool:

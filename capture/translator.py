@@ -23,7 +23,6 @@ from frame.tensor import Tensor
 
 from .autograd import after_inplace, untrackable
 from .errors import Unsupported, UserCodeRaises
-from .breaks import library_code
 from .handlers import HANDLERS
 from .instructions import decode
 from .side_effects import SideEffects
@@ -182,19 +181,23 @@ class InstructionTranslator:
         return _location(self.code, lineno)
 
     def user_location(self) -> tuple[str, str]:
-        """(where, detail): the line of the outermost traced frame of the
-        user's code (the jitted function: not the standard library, installed
-        packages or frame, ``breaks.library_code``), where a graph break is
-        placed -- the call of ``json.dumps`` or of a helper, not
-        ``json/encoder.py:225`` -- and the frame the trace was in when it is
-        another one ("" when it is that frame)."""
+        """(where, detail): the line in the user's code -- the jitted
+        function's file, followed from the top frame through the calls it
+        inlines as long as they stay in that file -- that led to this
+        instruction: a call of ``json.dumps``, of frame's or another module's
+        function, not ``json/encoder.py:225``; and the frame the trace was
+        in when it is another one ("" when it is that frame)."""
         chain = []
         tx = self
         while tx is not None:
             chain.append(tx)
             tx = tx.parent
         chain.reverse()
-        chosen = next((tx for tx in chain if not library_code(tx.code)), chain[0])
+        chosen = chain[0]
+        for tx in chain[1:]:
+            if tx.code.co_filename != chosen.code.co_filename:
+                break
+            chosen = tx
         return chosen.location(), ("" if chosen is self else self.location())
 
     # -- stack helpers -----------------------------------------------------------------

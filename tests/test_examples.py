@@ -121,3 +121,11 @@ def test_demo_reaches_95_percent_on_digits():
     for run, (pct, data) in acc.items():
         assert data == "handwritten digits"
         assert pct >= 95.0, f"{run}: {pct}% test accuracy\n{done.stdout}"
+
+
+def test_changing_lr_example_recompiles_only_at_the_second_call():
+    done = _run(str(ROOT / "examples" / "changing_lr.py"), "--steps", "12", "--backend", "cpu")
+    assert done.returncode == 0, done.stderr
+    assert "recompiles: 1 in all, 0 after the second call" in done.stdout, done.stdout
+    first, last = map(float, re.search(r"loss (\S+) -> (\S+)", done.stdout).groups())
+    assert last < first
