@@ -623,7 +623,7 @@ def _report(cache: CodeCache | None, fn, reason: BreakReason, graph_break: bool 
         else:
             log.log(level, "%s runs natively (%s at %s): %s", name, reason.kind, reason.where,
                     reason.reason)
-    record.graph_break(reason.kind, reason.location, reason.reason)  # per-site counts for frame.report()
+    record.graph_break(reason.kind, reason.where, reason.reason)  # per-site counts for frame.report()
     if frame_trace.enabled():
         record_break(fn, name, reason, graph_break, raising)
 

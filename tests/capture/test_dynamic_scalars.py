@@ -325,5 +325,8 @@ def test_warn_line_names_the_users_line_and_the_library_frame(caplog):
         frame.jit(dump_meta, backend="cpu")(tensor(), {"a": 1})
     (record,) = [r for r in caplog.records if "dump_meta" in r.getMessage()]
     message = record.getMessage()
-    assert f"at test_dynamic_scalars.py:{_line_of(dump_meta, 'json.dumps')} (in " in message
+    where = f"test_dynamic_scalars.py:{_line_of(dump_meta, 'json.dumps')} (in "
+    assert f"at {where}" in message
     assert "encoder.py:" in message or "__init__.py:" in message
+    # frame.report()'s per-site counts name the same place
+    assert any(where in loc for _, loc in frame.stats().graph_break_sites)
