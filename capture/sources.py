@@ -276,12 +276,13 @@ class ExprSource(Source):
     ``math.cos(L['step'])``): a Python scalar the trace computed from scalars
     of the frame (``variables/scalars.py``).  ``template`` has one ``{}`` per
     operand; ``pooled`` names (functions) are constant-pool names."""
-    __slots__ = ("template", "operands", "shown")
+    __slots__ = ("template", "operands", "shown", "depth")
 
     def __init__(self, template: str, operands: tuple, shown: str | None = None):
         self.template = template
         self.operands = tuple(operands)
         self.shown = shown if shown is not None else template
+        self.depth = 1 + max((o.depth for o in self.operands if isinstance(o, ExprSource)), default=0)
 
     def expr(self) -> str:
         return self.template.format(*(o.expr() for o in self.operands))

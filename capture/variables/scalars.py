@@ -84,7 +84,7 @@ class ScalarVariable(ConstantVariable):
         return False
 
     def truth(self, tx) -> bool:
-        if type(self.concrete) is bool:
+        if type(self.concrete) is bool or _too_deep(self):
             return self.value
         return _derived(self, "__bool({})", "bool({})", [self], bool(self.concrete)).value
 
@@ -143,6 +143,16 @@ def _scalar_result(value) -> bool:
     return type(value) in SCALAR_TYPES or type(value) is bool
 
 
+# an expression nested deeper (a loop accumulating into a scalar) reads the
+# values instead: the entry's source must stay within the compiler's nesting limit
+MAX_DEPTH = 32
+
+
+def _too_deep(*args: Variable) -> bool:
+    return any(isinstance(a, ScalarVariable) and isinstance(a.source, ExprSource)
+               and a.source.depth >= MAX_DEPTH for a in args)
+
+
 def scalar_binary_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
     """``a op b`` where one side is a ``ScalarVariable``: a scalar computed
     by the entry, a dynamic scalar as a graph operand of a tensor, or None
@@ -153,7 +163,7 @@ def scalar_binary_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
         return _tensor_op(tx, fn, a, b)
     sym = fn in _BINARY or fn in _COMPARE
     oa, ob = _operand(a), _operand(b)
-    if not sym or oa is None or ob is None:
+    if not sym or oa is None or ob is None or _too_deep(a, b):
         return None
     try:
         concrete = fn(oa[1], ob[1])
@@ -167,7 +177,8 @@ def scalar_binary_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
 
 
 def scalar_unary_op(tx, fn, x: Variable) -> Variable | None:
-    if fn not in _UNARY or not isinstance(x, ScalarVariable) or type(x.concrete) is bool:
+    if fn not in _UNARY or not isinstance(x, ScalarVariable) or type(x.concrete) is bool \
+            or _too_deep(x):
         return None
     op = _UNARY[fn]
     return _derived(x, f"({op}{{}})", f"({op}{{}})", [x], fn(x.concrete))
@@ -179,7 +190,7 @@ def scalar_builtin_call(tx, fn, args: list, kwargs: dict) -> Variable | None:
     if kwargs or not args or not any(isinstance(a, ScalarVariable) for a in args):
         return None
     ops = [_operand(a) for a in args]
-    if any(o is None or type(o[1]) is bool for o in ops):
+    if any(o is None or type(o[1]) is bool for o in ops) or _too_deep(*args):
         return None
     like = next(a for a in args if isinstance(a, ScalarVariable))
     if fn in (min, max) and len(args) >= 2:

@@ -330,3 +330,12 @@ def test_warn_line_names_the_users_line_and_the_library_frame(caplog):
     assert "encoder.py:" in message or "__init__.py:" in message
     # frame.report()'s per-site counts name the same place
     assert any(where in loc for _, loc in frame.stats().graph_break_sites)
+
+
+def test_a_scalar_accumulated_in_a_long_loop_stays_correct():
+    def decay(x, lr):
+        for _ in range(300):
+            lr = lr * 0.99
+        return x * lr, lr
+    for lr in (0.1, 0.2, 0.3):
+        assert_same_as_eager(decay, tensor(), lr)
