@@ -34,7 +34,8 @@ import weakref
 from .errors import Unsupported
 from .handlers import ON_BREAK
 from .resume import (SUSPENDING_FLAGS, Tail, is_resume_stack, live_locals, resume_code,
-                     resume_function)
+                     resume_function, stack_shown)
+from .sources import user_text
 from .variables.base import NullVariable, Variable
 from .variables.callables import BuiltinVariable
 
@@ -287,12 +288,27 @@ def _tail_expr(rb, brk: BreakPoint, fn, backend, target, items, consts) -> str:
         raise Unsupported("capture_error", f"building the resume function: {err}") from err
     args = [i.text if isinstance(i, _Raw) else rb.expr(i) for i in items
             if not isinstance(i, NullVariable)]
+    stack_shown(rcode, _stack_descriptions(brk, items, stack_names))
     args += [rb.expr(brk.locals[n]) if n not in cells else rb.expr(cells[n]) for n in names]
     # the globals and closure of the function this call runs (one entry serves
     # every function of the code object)
     rf = f"__resume_fn({rb.pool.const(rcode)}, __fn)"
     consts["__resume_fn"] = resume_function
     return f"__Tail({backend!r}, {rf}, ({''.join(a + ', ' for a in args)}))"
+
+
+def _stack_descriptions(brk: BreakPoint, items, stack_names) -> dict[str, str]:
+    """How messages name a resume function's stack values: the user's
+    variable a value was read from (``lr``, ``self.scale``), else the value
+    the code at the break's line computed."""
+    line = f"{os.path.basename(brk.code.co_filename)}:{brk.instr.lineno}"
+    shown = {}
+    values = [i for i in items if not isinstance(i, NullVariable)]
+    for name, v in zip(stack_names, values):
+        source = None if isinstance(v, _Raw) else v.source
+        shown[name] = (user_text(source) if source is not None
+                       else f"<a value computed at {line}>")
+    return shown
 
 
 _SKIP: "weakref.WeakKeyDictionary[types.CodeType, bool]" = weakref.WeakKeyDictionary()

@@ -92,12 +92,16 @@ class CacheEntry:
 
     def failing_guard(self, fn, args, kwargs) -> Guard | None:
         """The first guard that does not hold for these arguments (for logs)."""
+        return next(self.failing_guards(fn, args, kwargs), None)
+
+    def failing_guards(self, fn, args, kwargs):
+        """The guards that do not hold for these arguments, in order."""
         ns = {**_BUILTINS, **self.namespace}
         try:
             bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
             bound.apply_defaults()
         except TypeError:
-            return None
+            return
         ns.update(bound.arguments)
         ns["__fn"] = fn
         ns["__C"] = fn.__closure__
@@ -105,10 +109,9 @@ class CacheEntry:
         for g in self.guards:
             try:
                 if not eval(g.expr, ns):  # noqa: S307 - our own generated expression
-                    return g
+                    yield g
             except Exception:  # noqa: BLE001 - a guard that raises fails
-                return g
-        return None
+                yield g
 
 
 _SAFE_REPR = (int, str, bool, bytes, type(None))
@@ -567,6 +570,12 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
     if exe is not None:
         for v in graph.inputs:
             tv = tr.input_by_value.get(id(v))
+            if tv is None and id(v) in tr.scalar_input_by_value:
+                # a Python scalar passed as a 0-d array (variables/scalars.py)
+                source, dtype = tr.scalar_input_by_value[id(v)]
+                rb.frame_reads |= source.frame_reads()
+                extract.append(f"{pool.const(np.asarray)}({source.expr()}, {pool.const(dtype)})")
+                continue
             if tv is None:   # a random draw (Tracer.draw)
                 extract.append(f"__r[{tr.tracer.draw_index(v)}]")
                 continue

@@ -13,7 +13,8 @@ import dataclasses
 
 from frame.hal.errors import ErrorCode, FrameError
 
-__all__ = ["Unsupported", "UserCodeRaises", "USER_RAISES", "BreakReason", "GraphBreakError", "CATALOGUE"]
+__all__ = ["Unsupported", "UserCodeRaises", "USER_RAISES", "BreakReason", "GraphBreakError", "CATALOGUE",
+           "HINTS"]
 
 # The kind of break that is no limit of capture: the traced code itself raises
 # (``UserCodeRaises``); the native run raises the same exception.
@@ -56,11 +57,32 @@ CATALOGUE: dict[str, tuple[str, str]] = {
 }
 
 
+# Hints that depend on what consumes a value read from a tensor's data
+# (``Unsupported(..., hint=HINTS[...])``): a value printed is not a condition.
+HINTS: dict[str, str] = {
+    "condition": "express the condition with frame.where, or compute it outside the jitted function",
+    "format": "formatting a tensor (f-string, str(), repr()) reads its data: return the tensor and "
+              "format or print it outside the jitted function",
+    "convert": "float(t) / int(t) make a Python number of the data: keep it a tensor in the "
+               "computation (0-d tensors broadcast), or convert the returned tensor outside the "
+               "jitted function",
+    "item": "keep the value a tensor (0-d tensors broadcast), or read .item() / .tolist() / "
+            ".numpy() of the returned tensor outside the jitted function",
+    "range": "loop over a Python int bound (a shape, a constant), or move the loop outside",
+    "math": "use frame's elementwise functions (frame.exp, np.exp on the tensor) instead of the "
+            "math module's",
+    "print": "print or log the returned value outside the jitted function, or keep the call and "
+             "accept the break (both sides are compiled)",
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class BreakReason:
     kind: str
     reason: str
-    location: str      # "file.py:12"
+    location: str      # "file.py:12": the line of the user's code (the call into library code)
+    detail: str = ""   # where inside the called library code it happened ("encoder.py:225")
+    advice: str = ""   # a hint for this case (what consumes the value), else the kind's
 
     @property
     def user_raises(self) -> bool:
@@ -73,22 +95,29 @@ class BreakReason:
 
     @property
     def hint(self) -> str:
-        return CATALOGUE.get(self.kind, ("", ""))[1]
+        return self.advice or CATALOGUE.get(self.kind, ("", ""))[1]
+
+    @property
+    def where(self) -> str:
+        """The location, with the library frame it happened in."""
+        return f"{self.location} (in {self.detail})" if self.detail else self.location
 
     def __str__(self) -> str:
-        return f"{self.kind} at {self.location}: {self.reason}"
+        return f"{self.kind} at {self.where}: {self.reason}"
 
 
 class Unsupported(Exception):
     """Raised by handlers; the executor attaches the location."""
 
-    def __init__(self, kind: str, reason: str):
+    def __init__(self, kind: str, reason: str, hint: str = ""):
         if kind not in CATALOGUE:
             raise ValueError(f"unknown graph-break kind {kind!r}")
         super().__init__(reason)
         self.kind = kind
         self.reason = reason
+        self.hint = hint       # for this case (what consumes the value); "": the kind's
         self.location: str | None = None
+        self.detail = ""       # the library frame it was raised in, when not the user's
         self.in_try = False    # raised where a try block of the function may catch it
         self.depth = 0         # inlining depth of the frame that raised it
         self.top_step: int | None = None    # the top frame's step (instructions run) then
@@ -114,7 +143,7 @@ class GraphBreakError(FrameError):
     """``full_graph=True`` and the function cannot be captured whole."""
 
     def __init__(self, reason: BreakReason):
-        msg = (f"cannot capture the whole function ({reason.kind}) at {reason.location}: "
+        msg = (f"cannot capture the whole function ({reason.kind}) at {reason.where}: "
                f"{reason.reason}. Hint: {reason.hint}")
         super().__init__(ErrorCode.UNIMPLEMENTED, msg)
         self.break_reason = reason

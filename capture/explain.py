@@ -73,7 +73,7 @@ class ExplainOutput:
         if self.break_reasons:
             lines.append("Break reasons:")
             for i, r in enumerate(self.break_reasons, 1):
-                lines.append(f"  {i}. {r.kind} at {r.location}: {r.reason}")
+                lines.append(f"  {i}. {r.kind} at {r.where}: {r.reason}")
                 if r.hint:
                     lines.append(f"     hint: {r.hint}")
         if self.ops_per_graph:

@@ -165,7 +165,8 @@ def export(fn, *example_args, path: str | os.PathLike) -> str:
                 raise tr.failure
             result = tx.run()
         except Unsupported as e:
-            reason = BreakReason(e.kind, e.reason, e.location or jit_module._where(func))
+            reason = BreakReason(e.kind, e.reason, e.location or jit_module._where(func), e.detail,
+                                 e.hint)
             raise ExportError(f"frame.export({name}): {GraphBreakError(reason).message}",
                               reason) from None
     se = tr.side_effects

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import sys
 
 import numpy as np
 
 from frame.tensor import Tensor
 
-from .sources import ConstSource, DataSource, FrameGlobalsSource, FunctionSource, Source
+from .sources import ConstSource, DataSource, FrameGlobalsSource, FunctionSource, Source, user_text
 
 __all__ = ["Guard", "GuardKind", "GuardSet"]
 
@@ -50,6 +51,9 @@ class GuardKind(enum.Enum):
     NO_INSTANCE_ATTR = "no_instance_attr"  # an object's __dict__ has no such name
     CLASS_ATTR = "class_attr"          # a class attribute (method) is unchanged
     MODULE_LOADED = "module_loaded"    # sys.modules holds the module the trace imported
+    SCALAR_TYPE = "scalar_type"        # a Python int/float (or an expression of them): its type
+    SCALAR_VALUE = "scalar_value"      # ... its value, where the trace used it (variables/scalars.py)
+    SCALAR_INPUT = "scalar_input"      # ... converts to its graph input's dtype
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,6 +133,40 @@ class GuardSet:
                       f"{source.text()} == {value!r}")
         else:
             self.pooled_equal(source, value, f"{source.text()} == {value!r} ({t.__name__})")
+
+    def scalar_type(self, source: Source, value) -> None:
+        """A Python int or float whose value is guarded only where it is used
+        (``variables/scalars.py``): its exact type (an expression's: it
+        computes without raising)."""
+        t = type(value)
+        self._add(GuardKind.SCALAR_TYPE, (source,), f"__type({source.expr()}) is __{t.__name__}",
+                  f"{source.text()}: {t.__name__}")
+
+    def scalar_value(self, source: Source, value, roots: tuple, where: str) -> None:
+        """The value of a Python scalar (or of an expression of scalars) the
+        trace used at ``where``; ``roots``: the sources it reads (a value guard
+        that fails makes them dynamic, capture/jit.py).  The text names the
+        user's variable and line."""
+        e = source.expr()
+        t = type(value)
+        shown = f"{user_text(source)} {'is' if t is bool else '=='} {value!r} (used at {where})"
+        if t is bool:
+            expr = f"{e} is {value!r}"
+        elif value != value:
+            expr = f"__type({e}) is __float and {e} != {e}"
+            shown = f"{user_text(source)} is nan (used at {where})"
+        elif t is int or math.isfinite(value):
+            expr = f"__type({e}) is __{t.__name__} and {e} == {value!r}"
+        else:
+            expr = f"__type({e}) is __float and {e} == __float({str(value)!r})"
+        self._add(GuardKind.SCALAR_VALUE, (source, *roots), expr, shown)
+
+    def scalar_input(self, source: Source, dtype: np.dtype) -> None:
+        """A Python scalar passed to the graph as a 0-d array of ``dtype``
+        converts (an int in range, an expression that does not raise)."""
+        self._add(GuardKind.SCALAR_INPUT, (source,),
+                  f"{self.const(np.asarray)}({source.expr()}, {self.const(dtype)}) is not None",
+                  f"{user_text(source)} fits {dtype} (a graph input)")
 
     def pooled_equal(self, source: Source, value, text: str | None = None) -> None:
         """Same type as ``value`` and equal to it (pooled: a range, a slice)."""

@@ -22,7 +22,7 @@ import operator
 import sys
 import types
 
-from .errors import Unsupported, UserCodeRaises
+from .errors import HINTS, Unsupported, UserCodeRaises
 from .sources import GlobalSource
 from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable, Variable
 from .variables.callables import UserFunctionVariable
@@ -30,6 +30,7 @@ from .variables.containers import (DictVariable, GeneratorVariable, ListVariable
                                    SliceVariable, TupleVariable, unpack_constant_key)
 from .variables.flow import ExceptionVariable, TracebackVariable, exception_classes, raise_exception
 from .variables.objects import SuperVariable
+from .variables.scalars import ScalarVariable
 
 __all__ = ["HANDLERS", "ON_BREAK", "BINARY_OPS"]
 
@@ -351,7 +352,10 @@ def identity_of(v: Variable):
 def IS_OP(tx, instr):
     b = tx.pop()
     a = tx.pop()
-    same = a is b or identity_of(a) is identity_of(b)
+    if (isinstance(a, ScalarVariable) and b.is_none()) or (isinstance(b, ScalarVariable) and a.is_none()):
+        same = False   # an int or float (type guarded) is not None, whatever its value
+    else:
+        same = a is b or identity_of(a) is identity_of(b)
     if a.source is not None and b.source is not None and a is not b:
         # both are objects of the frame: the outcome holds only for these objects
         tx.tr.guards.same_outcome(a.source, b.source, same)
@@ -484,7 +488,7 @@ def CONVERT_VALUE(tx, instr):
     v = tx.pop()
     if not v.is_constant():
         raise Unsupported("data_dependent" if isinstance(v, TensorVariable) else "unsupported_object",
-                          f"formatting {v!r}")
+                          f"formatting {v!r}", HINTS["format"] if isinstance(v, TensorVariable) else "")
     tx.push(ConstantVariable(fn(v.as_constant())))
 
 
@@ -495,7 +499,7 @@ def FORMAT(tx, instr):
     v = tx.pop()
     if not v.is_constant():
         raise Unsupported("data_dependent" if isinstance(v, TensorVariable) else "unsupported_object",
-                          f"formatting {v!r}")
+                          f"formatting {v!r}", HINTS["format"] if isinstance(v, TensorVariable) else "")
     tx.push(ConstantVariable(format(v.as_constant(), spec)))
 
 

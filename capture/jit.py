@@ -27,7 +27,7 @@ from frame.backends import default_backend_name
 from frame.runtime import logs as frame_logs  # FRAME_LOG guards/bytecode (frame/runtime/logs.py)
 from frame.runtime import trace as frame_trace  # FRAME_TRACE_DIR (frame/runtime/trace.py)
 from frame.runtime.stats import record
-from frame.settings import eager_forced
+from frame.settings import config, eager_forced
 
 from . import persist
 from .breaks import BreakPoint, can_break_at, install_run_intercepted
@@ -35,8 +35,9 @@ from .codegen import MISS, CacheEntry, build_entry, build_native_entry, signatur
 from .errors import USER_RAISES, BreakReason, GraphBreakError, Unsupported, UserCodeRaises
 from .explain import note_break, note_eager, note_translation
 from .instructions import decode
-from .resume import SUSPENDING_FLAGS, Tail, original_code
-from .sources import ClosureSource, LocalSource
+from .guards import GuardKind
+from .resume import SUSPENDING_FLAGS, Tail, original_code, stack_shown
+from .sources import ClosureSource, LocalSource, user_text
 from .tracing import record_break, record_translation
 from .translator import Cell, InstructionTranslator, Translation
 
@@ -62,6 +63,9 @@ class CodeCache:
         self.native_forever = False
         self.warned: set[tuple] = set()
         self.stored_checked = False             # stored translations looked up (persist.py)
+        # sources of Python scalars whose value guard failed: graph inputs from then on
+        # (variables/scalars.py; frame.config.dynamic_scalars)
+        self.dynamic: frozenset = frozenset()
         self.lock = threading.Lock()            # serialises updates of the entries list
         self.translating = threading.RLock()    # one translation at a time
 
@@ -160,6 +164,7 @@ def reset_caches() -> None:
         with cache.lock:
             cache.entries = []  # wrappers made earlier hold their cache object
             cache.native_forever = False
+            cache.dynamic = frozenset()
             cache.warned.clear()
     _CACHES.clear()
     _WARNED.clear()
@@ -515,6 +520,9 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
     if cache.entries:
         failing = cache.entries[0].failing_guard(fn, args, kwargs)
         shown = failing.text if failing is not None else "unknown"
+        made_dynamic = _dynamic_scalars(cache, failing, cache.entries[0], fn, args, kwargs)
+        if made_dynamic:
+            shown += f"; {made_dynamic} becomes a graph input (dynamic scalar)"
         if len(cache.entries) >= CACHE_LIMIT:
             cache.native_forever = True
             record.graph_break("recompile_limit")
@@ -532,7 +540,7 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
             frame_trace.emit("recompile", function=name, guard=shown,
                              entries=len(cache.entries), location=_where(fn))
         recompile_log.info("recompiling %s: guard failed: %s", name, shown)
-    entry = translate(fn, arguments, options)
+    entry = translate(fn, arguments, options, cache.dynamic)
     if _persisting() and not entry.native and not entry.breaks:
         persist.save_entry(fn, entry, options, CACHE_LIMIT)
     breaks = entry.native and (not entry.reason.user_raises or entry.in_try)
@@ -540,6 +548,24 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
         with cache.lock:
             cache.entries = [entry, *cache.entries]
     return entry
+
+
+def _dynamic_scalars(cache: CodeCache, failing, entry: CacheEntry, fn, args, kwargs) -> str:
+    """A value guard of a Python int/float failed (``GuardKind.SCALAR_VALUE``):
+    the scalars it read, and those of the entry's other failing value
+    guards, become graph inputs of the next translations of this code
+    (``variables/scalars.py``), unless ``frame.config.dynamic_scalars`` is
+    off.  Returns how the user names them ("" when nothing changed).  A
+    scalar whose value decides control flow, a shape or an index keeps its
+    value guard in the new translation too."""
+    if failing is None or failing.kind is not GuardKind.SCALAR_VALUE or not config.dynamic_scalars:
+        return ""
+    new = frozenset(s for g in entry.failing_guards(fn, args, kwargs)
+                    if g.kind is GuardKind.SCALAR_VALUE for s in g.sources[1:]) - cache.dynamic
+    if not new:
+        return ""
+    cache.dynamic = cache.dynamic | new
+    return ", ".join(sorted(user_text(s) for s in new))
 
 
 def _first_native_call(cache: CodeCache, entry: CacheEntry, fn, args, kwargs, options):
@@ -564,9 +590,10 @@ def _first_native_call(cache: CodeCache, entry: CacheEntry, fn, args, kwargs, op
         _report(cache, fn, reason)
         raise
     if entry.in_try:
-        reason = BreakReason("caught_exception", reason.reason, reason.location)
+        reason = BreakReason("caught_exception", reason.reason, reason.location, reason.detail)
     else:  # the trace's model (frame's op for a NumPy call) failed where Python does not
-        reason = BreakReason("unsupported_call", f"not modelled: {reason.reason}", reason.location)
+        reason = BreakReason("unsupported_call", f"not modelled: {reason.reason}", reason.location,
+                             reason.detail)
     reclassified = dataclasses.replace(entry, reason=reason)
     with cache.lock:
         cache.entries = [reclassified if e is entry else e for e in cache.entries]
@@ -591,12 +618,12 @@ def _report(cache: CodeCache | None, fn, reason: BreakReason, graph_break: bool 
             cache.warned.add(key)
         level = logging.INFO if reason.user_raises else logging.WARNING
         if graph_break:
-            log.log(level, "graph break in %s (%s at %s): %s", name, reason.kind, reason.location,
+            log.log(level, "graph break in %s (%s at %s): %s", name, reason.kind, reason.where,
                     reason.reason)
         else:
-            log.log(level, "%s runs natively (%s at %s): %s", name, reason.kind, reason.location,
+            log.log(level, "%s runs natively (%s at %s): %s", name, reason.kind, reason.where,
                     reason.reason)
-    record.graph_break(reason.kind, reason.location, reason.reason)  # per-site counts for frame.report()
+    record.graph_break(reason.kind, reason.where, reason.reason)  # per-site counts for frame.report()
     if frame_trace.enabled():
         record_break(fn, name, reason, graph_break, raising)
 
@@ -606,7 +633,7 @@ def _where(fn) -> str:
     return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
-def translate(fn, arguments: dict, options: JitOptions) -> CacheEntry:
+def translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = frozenset()) -> CacheEntry:
     """Simulate ``fn`` on its bound ``arguments`` (parameter name -> value,
     defaults applied) and build a cache entry.
 
@@ -619,12 +646,12 @@ def translate(fn, arguments: dict, options: JitOptions) -> CacheEntry:
     With FRAME_TRACE_DIR the translation is recorded (``tracing.py``)."""
     tid = frame_trace.begin_translation()  # None when recording is off
     if tid is None:
-        return _translate(fn, arguments, options)[0]
+        return _translate(fn, arguments, options, dynamic)[0]
     t0 = time.perf_counter()
     backend = options.backend
     try:
         backend = backend or _default_backend()
-        entry, stop, codes = _translate(fn, arguments, options)
+        entry, stop, codes = _translate(fn, arguments, options, dynamic)
     except BaseException as err:
         record_translation(tid, fn, None, None, (), time.perf_counter() - t0, backend, err)
         raise
@@ -632,13 +659,13 @@ def translate(fn, arguments: dict, options: JitOptions) -> CacheEntry:
     return entry
 
 
-def _translate(fn, arguments: dict, options: JitOptions):
+def _translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = frozenset()):
     """``translate``: (the entry, the index of the top-frame instruction its
     graph break is placed before or None, the code objects its graph traced)."""
     stop, codes = None, ()
     t0 = time.perf_counter()
     record.count("translations")
-    tr, tx = _start(fn, arguments)
+    tr, tx = _start(fn, arguments, dynamic)
     backend = options.backend or _default_backend()
     try:
         if tx is None:
@@ -647,16 +674,16 @@ def _translate(fn, arguments: dict, options: JitOptions):
         entry = build_entry(tr, fn, result, backend, pgo=_backend_unpinned(options))
         codes = tr.codes
     except Unsupported as e:
-        reason = BreakReason(e.kind, e.reason, e.location or _where(fn))
+        reason = BreakReason(e.kind, e.reason, e.location or _where(fn), e.detail, e.hint)
         entry = None
         why = _no_break(fn, e, options)
         if why is None:
-            entry, why, codes = _break_entry(fn, arguments, e, reason, backend, options)
+            entry, why, codes = _break_entry(fn, arguments, e, reason, backend, options, dynamic)
             stop = e.top_index if entry is not None else None
         if entry is None:
             if why is not None and e.kind not in _SELF_EXPLAINED and e.kind not in _INTERNAL:
                 reason = BreakReason(e.kind, f"{e.reason} (no graph break here: {why})",
-                                     reason.location)
+                                     reason.location, reason.detail, reason.advice)
             entry = build_native_entry(tr, fn, reason, in_try=e.in_try)
     note_translation(fn, entry, time.perf_counter() - t0)
     record.add_time("translation", time.perf_counter() - t0)
@@ -664,10 +691,11 @@ def _translate(fn, arguments: dict, options: JitOptions):
     return entry, stop, codes
 
 
-def _start(fn, arguments: dict):
+def _start(fn, arguments: dict, dynamic: frozenset = frozenset()):
     """A fresh Translation and the top-frame translator for ``fn``'s call
-    (``(tr, None)`` with ``tr.failure`` set when the arguments cannot be wrapped)."""
-    tr = Translation(fn)
+    (``(tr, None)`` with ``tr.failure`` set when the arguments cannot be wrapped);
+    ``dynamic``: the sources of Python scalars that are graph inputs."""
+    tr = Translation(fn, dynamic=dynamic)
     code = fn.__code__
     if code.co_flags & SUSPENDING_FLAGS:  # before any argument is wrapped: no guard at all
         what = ("an async generator" if code.co_flags & inspect.CO_ASYNC_GENERATOR else
@@ -681,8 +709,9 @@ def _start(fn, arguments: dict):
     try:
         signature_source(code, fn, tr.guards)  # rejects reserved parameter names early
         f_locals = {}
+        shown = stack_shown(code)   # a resume function's stack values, as the user knows them
         for name, value in arguments.items():
-            f_locals[name] = tr.wrap(value, LocalSource(name))
+            f_locals[name] = tr.wrap(value, LocalSource(name, shown.get(name)))
     except Unsupported as e:
         if e.location is None:
             e.location = _where(fn)
@@ -713,13 +742,15 @@ def _no_break(fn, e: Unsupported, options) -> str | None:
     return can_break_at(fn.__code__, instr)
 
 
-def _break_entry(fn, arguments, e: Unsupported, reason: BreakReason, backend, options):
+def _break_entry(fn, arguments, e: Unsupported, reason: BreakReason, backend, options,
+                 dynamic: frozenset = frozenset()):
     """(entry, None, the codes its trace ran) for a graph break before the
     top-frame instruction that raised ``e``, or (None, why not, ())."""
     if e.depth > 0:  # placed at the caller's call: the reason is where the callee stopped
         reason = BreakReason(e.kind, f"{e.reason} (in a called function; the call runs as its "
-                                     f"own intercepted frame)", reason.location)
-    tr, tx = _start(fn, arguments)
+                                     f"own intercepted frame)", reason.location, reason.detail,
+                             reason.advice)
+    tr, tx = _start(fn, arguments, dynamic)
     tx.stop_step = e.top_step
     try:
         tx.run()

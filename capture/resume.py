@@ -34,6 +34,7 @@ import weakref
 from .instructions import decode
 
 __all__ = ["Tail", "SUSPENDING_FLAGS", "live_locals", "resume_code", "resume_function", "canonical",
+           "stack_shown",
            "is_resume_stack", "original_code"]
 
 # generator, coroutine and async generator code: calling it returns its frame
@@ -234,6 +235,20 @@ def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) 
 def resume_function(code: types.CodeType, fn: types.FunctionType) -> types.FunctionType:
     """A function object for a resume code of ``fn``'s code (its globals and closure)."""
     return types.FunctionType(code, fn.__globals__, code.co_name, None, fn.__closure__)
+
+
+# resume code -> {stack parameter: how messages name it} (breaks._stack_descriptions)
+_STACK_SHOWN: "weakref.WeakKeyDictionary[types.CodeType, dict]" = weakref.WeakKeyDictionary()
+
+
+def stack_shown(code: types.CodeType, shown: dict | None = None) -> dict:
+    """How messages name the stack parameters of resume code ``code``
+    (``_resume_stack0_`` is capture's name; the user knows the value as
+    ``lr``); with ``shown``, record it."""
+    if shown is not None:
+        _STACK_SHOWN[code] = shown
+        return shown
+    return _STACK_SHOWN.get(code, {})
 
 
 def is_resume_stack(name: str) -> bool:

@@ -13,7 +13,7 @@ import keyword
 
 __all__ = ["Source", "LocalSource", "GlobalSource", "ClosureSource", "AttrSource", "ItemSource",
            "DefaultSource", "ConstSource", "FunctionSource", "FrameGlobalsSource", "DataSource",
-           "CLOSURE", "FRAME_GLOBALS", "is_safe_key"]
+           "ExprSource", "CLOSURE", "FRAME_GLOBALS", "is_safe_key", "user_text"]
 
 # Names an entry function binds from the called function when a source reads
 # them (``codegen._frame_lines``): its closure cells and its globals dict.
@@ -56,16 +56,21 @@ class Source:
 
 
 class LocalSource(Source):
-    """A parameter of the jitted function (its value at entry)."""
-    __slots__ = ("name",)
+    """A parameter of the jitted function (its value at entry).  ``shown``:
+    how people know it when its name is capture's (a resume function's stack
+    value, ``_resume_stack0_``: what the user's code had there)."""
+    __slots__ = ("name", "shown")
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, shown: str | None = None):
         self.name = name
+        self.shown = shown
 
     def expr(self) -> str:
         return self.name
 
     def text(self) -> str:
+        if self.shown is not None:
+            return self.shown
         return f"L[{self.name!r}]"
 
     def _key(self):
@@ -264,3 +269,53 @@ class DataSource(Source):
     @property
     def root(self) -> Source:
         return self.base.root
+
+
+class ExprSource(Source):
+    """A Python expression over other sources (``L['lr'] * 0.5``,
+    ``math.cos(L['step'])``): a Python scalar the trace computed from scalars
+    of the frame (``variables/scalars.py``).  ``template`` has one ``{}`` per
+    operand; ``pooled`` names (functions) are constant-pool names."""
+    __slots__ = ("template", "operands", "shown", "depth")
+
+    def __init__(self, template: str, operands: tuple, shown: str | None = None):
+        self.template = template
+        self.operands = tuple(operands)
+        self.shown = shown if shown is not None else template
+        self.depth = 1 + max((o.depth for o in self.operands if isinstance(o, ExprSource)), default=0)
+
+    def expr(self) -> str:
+        return self.template.format(*(o.expr() for o in self.operands))
+
+    def text(self) -> str:
+        return self.shown.format(*(o.text() for o in self.operands))
+
+    def _key(self):
+        return (self.template, self.operands)
+
+    def frame_reads(self) -> frozenset:
+        return frozenset().union(*(o.frame_reads() for o in self.operands))
+
+    def roots(self) -> tuple:
+        """The sources of the frame the expression reads."""
+        out = []
+        for o in self.operands:
+            out += o.roots() if isinstance(o, ExprSource) else [o]
+        return tuple(out)
+
+
+def user_text(source: Source) -> str:
+    """How the user's code names the value at ``source``: ``lr``,
+    ``self.scale``, ``opt.param_groups[0]['lr']`` (``text()`` is the
+    guard notation, ``L['opt'].param_groups[0]['lr']``)."""
+    if isinstance(source, LocalSource):
+        return source.shown if source.shown is not None else source.name
+    if isinstance(source, (GlobalSource, ClosureSource)):
+        return source.name
+    if isinstance(source, AttrSource):
+        return f"{user_text(source.base)}.{source.name}"
+    if isinstance(source, ItemSource):
+        return f"{user_text(source.base)}[{source.key!r}]"
+    if isinstance(source, ExprSource):
+        return source.shown.format(*(user_text(o) for o in source.operands))
+    return source.text()

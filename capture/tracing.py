@@ -64,7 +64,7 @@ def _reason(reason: BreakReason | None) -> dict | None:
         return None
     line = reason.location.rpartition(":")[2]
     return {"kind": reason.kind, "reason": reason.reason, "location": reason.location,
-            "line": int(line) if line.isdigit() else None,
+            "detail": reason.detail, "line": int(line) if line.isdigit() else None,
             "explanation": CATALOGUE.get(reason.kind, ("", ""))[0], "hint": reason.hint}
 
 

@@ -10,6 +10,7 @@ twice is one Variable (with an aliasing guard).
 """
 from __future__ import annotations
 
+import os
 import types
 
 import numpy as np
@@ -44,8 +45,14 @@ class Cell:
 
 
 class Translation:
-    def __init__(self, fn: types.FunctionType, device: str = "cpu"):
+    def __init__(self, fn: types.FunctionType, device: str = "cpu", dynamic=frozenset()):
         self.fn = fn
+        # sources of Python scalars that are graph inputs where they meet tensors
+        # (their value guard failed before: capture/jit.py, variables/scalars.py)
+        self.dynamic = dynamic
+        self.scalar_inputs: dict[tuple, TensorVariable] = {}   # (source, dtype) -> its input
+        self.scalar_input_by_value: dict[int, tuple] = {}       # id(graph input) -> (source, dtype)
+        self.active = None   # the innermost InstructionTranslator running (where())
         self.tracer = Tracer(device)
         self.guards = GuardSet()
         self.side_effects = SideEffects()
@@ -79,6 +86,13 @@ class Translation:
                 self.guards.globals_are(f_globals)
             return "__G"
         return self.guards.const(f_globals)
+
+    def where(self) -> str:
+        """``file:line`` in the user's code the trace is at (``user_location``)."""
+        if self.active is None:
+            code = self.fn.__code__
+            return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+        return self.active.user_location()[0]
 
     def grad_enabled(self) -> bool:
         """Grad mode at this point of the trace: set by a ``no_grad``/``enable_grad``

@@ -42,6 +42,7 @@ from .variables.containers import (DictVariable, GeneratorVariable, ListVariable
 from .variables.flow import exception_variable
 from .variables.instances import user_binary_op
 from .variables.numpy_calls import as_array_operand
+from .variables.scalars import ScalarVariable, scalar_binary_op, scalar_unary_op
 
 __all__ = ["Translation", "InstructionTranslator", "Cell", "bind_arguments"]
 
@@ -87,6 +88,14 @@ class InstructionTranslator:
 
     # -- the run loop ------------------------------------------------------------------
     def run(self) -> Variable:
+        tr = self.tr
+        outer, tr.active = tr.active, self
+        try:
+            return self._run()
+        finally:
+            tr.active = outer
+
+    def _run(self) -> Variable:
         instrs = self.instructions
         handlers = self.handlers
         tr = self.tr
@@ -149,7 +158,7 @@ class InstructionTranslator:
 
     def _fail(self, e: Unsupported):
         if e.location is None:
-            e.location = self.location()
+            e.location, e.detail = self.user_location()
             e.in_try = self._inside_try()
             e.depth = self.depth
         if self.parent is None and e.top_step is None:
@@ -173,6 +182,26 @@ class InstructionTranslator:
     def location(self) -> str:
         lineno = getattr(self.current, "lineno", None)
         return _location(self.code, lineno)
+
+    def user_location(self) -> tuple[str, str]:
+        """(where, detail): the line in the user's code -- the jitted
+        function's file, followed from the top frame through the calls it
+        inlines as long as they stay in that file -- that led to this
+        instruction: a call of ``json.dumps``, of frame's or another module's
+        function, not ``json/encoder.py:225``; and the frame the trace was
+        in when it is another one ("" when it is that frame)."""
+        chain = []
+        tx = self
+        while tx is not None:
+            chain.append(tx)
+            tx = tx.parent
+        chain.reverse()
+        chosen = chain[0]
+        for tx in chain[1:]:
+            if tx.code.co_filename != chosen.code.co_filename:
+                break
+            chosen = tx
+        return chosen.location(), ("" if chosen is self else self.location())
 
     # -- stack helpers -----------------------------------------------------------------
     def push(self, v: Variable) -> None:
@@ -338,6 +367,9 @@ class InstructionTranslator:
 
     # -- operators ------------------------------------------------------------------------
     def binary_op(self, fn, a: Variable, b: Variable) -> Variable:
+        result = scalar_binary_op(self, fn, a, b)   # None unless a Python scalar of the frame is involved
+        if result is not None:
+            return result
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             if not self._any_tensor_kind([a, b], {}):  # NumPy makes an array of a list operand
                 a, b = as_array_operand(self, a), as_array_operand(self, b)
@@ -363,6 +395,10 @@ class InstructionTranslator:
         return structurally_equal(self, a, b)
 
     def binary_or_unary(self, fn, *args: Variable) -> Variable:
+        if len(args) == 1 and isinstance(args[0], ScalarVariable):
+            result = scalar_unary_op(self, fn, args[0])
+            if result is not None:
+                return result
         if any(isinstance(a, TensorVariable) for a in args):
             (x, *_) = args
             if fn is operator.pos and isinstance(x, TensorVariable) and x.kind != TENSOR \

@@ -120,6 +120,9 @@ class Config:
                            "nothing", _flag_env)
     backend: str | None = _setting(None, "FRAME_BACKEND", "the jit's default backend: openvino "
                                    "or cpu (unset: openvino if installed, else cpu)", _str)
+    dynamic_scalars: bool = _setting(True, "FRAME_DYNAMIC_SCALARS", "a Python int/float whose "
+                                     "value guard failed becomes a graph input instead of a "
+                                     "constant (docs/capture.md, Dynamic scalars)", _flag_env)
     report: bool = _setting(False, "FRAME_REPORT", "print frame.report() at exit", _flag_env)
     log: tuple[str, ...] = _setting((), "FRAME_LOG", "comma list of log channels: "
                                     + ", ".join(LOG_CHANNELS) + ", all", _log_env)

@@ -132,3 +132,11 @@ def test_numpy_only_example_is_one_graph_and_matches_numpy():
     assert "kmeans_step captured as 1 graph(s), 0 graph break(s)" in done.stdout, done.stdout
     assert "plain NumPy and frame.jit (cpu) agree" in done.stdout, done.stdout
     assert done.stdout.count("iteration ") == 3
+
+
+def test_changing_lr_example_recompiles_only_at_the_second_call():
+    done = _run(str(ROOT / "examples" / "changing_lr.py"), "--steps", "12", "--backend", "cpu")
+    assert done.returncode == 0, done.stderr
+    assert "recompiles: 1 in all, 0 after the second call" in done.stdout, done.stdout
+    first, last = map(float, re.search(r"loss (\S+) -> (\S+)", done.stdout).groups())
+    assert last < first

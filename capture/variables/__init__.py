@@ -11,6 +11,7 @@ hook of ``capture/variables`` and every wrap rule is in place; the hooks of
 """
 from . import registry  # noqa: F401  (isort: skip)
 from . import base  # noqa: F401  (isort: skip)
+from . import scalars  # noqa: F401  (isort: skip)
 from . import tensor_ops  # noqa: F401  (isort: skip)
 from . import callables  # noqa: F401  (isort: skip)
 from . import containers  # noqa: F401  (isort: skip)

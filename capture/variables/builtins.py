@@ -12,7 +12,7 @@ import math
 import operator
 import types
 
-from ..errors import Unsupported, UserCodeRaises
+from ..errors import HINTS, Unsupported, UserCodeRaises
 from .base import ConstantVariable, TensorVariable, Variable
 from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyIteratorVariable,
                          ListVariable, SetVariable, SliceVariable, TupleVariable, constant_value,
@@ -21,6 +21,7 @@ from .container_methods import extreme_item, sort_items
 from .flow import ExceptionVariable
 from .objects import ObjectVariable
 from .registry import HOOKS
+from .scalars import scalar_builtin_call
 from .stdlib import DequeVariable
 
 __all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS", "OBJECT_SLOTS"]
@@ -104,7 +105,8 @@ def _type(tx, args, kwargs):
 def _range(tx, args, kwargs):
     c = _const_args(args, kwargs)
     if c is None:
-        raise Unsupported("data_dependent", "range() bounds that are not Python constants")
+        raise Unsupported("data_dependent", "range() bounds that are not Python constants",
+                          HINTS["range"] if any(isinstance(a, TensorVariable) for a in args) else "")
     return _run_constant(tx, range, *c)
 
 
@@ -267,7 +269,8 @@ def _abs(tx, args, kwargs):
 def _scalar_conversion(fn):
     def handler(tx, args, kwargs):
         if args and isinstance(args[0], TensorVariable):
-            raise Unsupported("data_dependent", f"{fn.__name__}() of a tensor reads its value")
+            raise Unsupported("data_dependent", f"{fn.__name__}() of a tensor reads its value",
+                              HINTS["format"] if fn in (str, repr) else HINTS["convert"])
         if fn in (str, repr) and len(args) == 1 and not kwargs and isinstance(args[0], ExceptionVariable):
             return ConstantVariable(args[0].text(fn))
         c = _const_args(args, kwargs)
@@ -508,15 +511,20 @@ SUPPORTED_BUILTINS.update(OPERATOR_FUNCTIONS)
 
 @HOOKS.provide
 def call_builtin(tx, fn, args, kwargs) -> Variable:
+    computed = scalar_builtin_call(tx, fn, args, kwargs)   # float(lr), min(1.0, s / n), math.cos(s)
+    if computed is not None:
+        return computed
     handler = SUPPORTED_BUILTINS.get(fn)
     if handler is not None:
         return handler(tx, args, kwargs)
     name = getattr(fn, "__name__", repr(fn))
     if fn in EFFECTFUL_BUILTINS:
-        raise Unsupported("unsupported_call", f"{name}() has effects outside the graph")
+        raise Unsupported("unsupported_call", f"{name}() has effects outside the graph",
+                          HINTS["print"] if fn is builtins.print else "")
     if getattr(fn, "__module__", None) == "math" or fn in vars(math).values():
         if any(isinstance(a, TensorVariable) for a in args):
-            raise Unsupported("data_dependent", f"math.{name}() of a tensor reads its value")
+            raise Unsupported("data_dependent", f"math.{name}() of a tensor reads its value",
+                              HINTS["math"])
         c = _const_args(args, kwargs)
         if c is not None:
             return _run_constant(tx, fn, *c)

@@ -16,7 +16,7 @@ import numpy as np
 import frame
 from frame.tensor import Tensor, from_numpy, tensor
 
-from ..errors import Unsupported, UserCodeRaises
+from ..errors import HINTS, Unsupported, UserCodeRaises
 from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 from .registry import HOOKS
 
@@ -46,7 +46,8 @@ class TensorMethodVariable(Variable):
     def call(self, tx, args, kwargs):
         t = self.tensor
         if self.name in _DATA_READS:
-            raise Unsupported("data_dependent", f".{self.name}() reads the tensor's values")
+            raise Unsupported("data_dependent", f".{self.name}() reads the tensor's values",
+                              HINTS["item"])
         if self.name == "backward":
             if t.kind != TENSOR:
                 raise UserCodeRaises("ndarray has no attribute 'backward'")

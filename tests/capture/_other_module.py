@@ -22,3 +22,9 @@ def _private(x):
 def bump_offset(x):
     OFFSET.append(len(OFFSET))
     return x + OFFSET[-1]
+
+
+def helper_that_prints(x):
+    y = x + 1
+    print("helper", y.shape)
+    return y

@@ -16,6 +16,11 @@ them with the inputs they are called with:
 
 ``check`` runs the function natively and jitted (``assert_same_as_eager``:
 types, values, dtypes, argument and global mutation, identity, exceptions).
+A case registered with ``calls=`` (a function returning several argument
+tuples) is called with each in turn through one code cache (the same
+function seeing a new learning rate, a counter, a temperature at every
+call), each call compared with the plain one; ``recompiles=N`` also counts
+the calls that translated again.
 Whether the call was captured is checked only for a case registered with
 ``graphs=N`` (the coverage corpus, ``test_coverage_*.py``): ``frame.explain``
 must show N graphs and exactly the breaks listed in ``breaks=`` (substrings
@@ -66,22 +71,44 @@ class Case:
     observe: bool = False
     graphs: int | None = None
     breaks: tuple[str, ...] = ()
+    calls: Callable[[], list[tuple]] | None = None
+    recompiles: int | None = None
 
     def args(self) -> tuple:
+        if self.calls is not None:
+            return tuple(self.calls()[0])
         return tuple(self.make_args())
 
     def check(self) -> None:
         fn_globals = getattr(self.fn, "__globals__", None) or getattr(
             getattr(self.fn, "__wrapped__", None), "__globals__", {})
-        assert_same_as_eager(
-            self.fn, *self.args(), captured=None, backend=BACKEND,
-            globals_to_check=[(fn_globals, name) for name in self.globals_to_check],
-            **self.kwargs)
+        if self.calls is not None:
+            self.check_calls(fn_globals)
+        else:
+            assert_same_as_eager(
+                self.fn, *self.args(), captured=None, backend=BACKEND,
+                globals_to_check=[(fn_globals, name) for name in self.globals_to_check],
+                **self.kwargs)
         if self.observe:
             capture.reset_caches()
             self.check_observed()
         if self.graphs is not None:
             self.check_captured()
+
+    def check_calls(self, fn_globals) -> None:
+        """A case called several times (``calls``): each call, in order, natively
+        and through one code cache; ``recompiles``: how many of the calls
+        translated again (``frame.stats().recompiles``)."""
+        capture.reset_caches()
+        before = frame.stats().recompiles
+        for args in self.calls():
+            assert_same_as_eager(
+                self.fn, *args, captured=None, backend=BACKEND,
+                globals_to_check=[(fn_globals, name) for name in self.globals_to_check],
+                **self.kwargs)
+        if self.recompiles is not None:
+            got = frame.stats().recompiles - before
+            assert got == self.recompiles, f"{self.name}: {got} recompile(s), expected {self.recompiles}"
 
     def check_captured(self) -> None:
         """The case's capture expectation: ``graphs`` graphs, and exactly the
@@ -147,24 +174,27 @@ class Corpus:
     def __call__(self, make_args: Callable[[], tuple] = tuple, *, kwargs: dict | None = None,
                  globals_to_check: tuple[str, ...] = (), xfail: str | None = None,
                  xfail_on: str | None = None, name: str | None = None, observe: bool = False,
-                 graphs: int | None = None, breaks: tuple[str, ...] | str = ()):
+                 graphs: int | None = None, breaks: tuple[str, ...] | str = (),
+                 calls: Callable[[], list[tuple]] | None = None, recompiles: int | None = None):
         def register(fn):
             self.add(fn, make_args, kwargs=kwargs, globals_to_check=globals_to_check,
                      xfail=xfail, xfail_on=xfail_on, name=name, observe=observe,
-                     graphs=graphs, breaks=breaks)
+                     graphs=graphs, breaks=breaks, calls=calls, recompiles=recompiles)
             return fn
         return register
 
     def add(self, fn, make_args: Callable[[], tuple] = tuple, *, kwargs: dict | None = None,
             globals_to_check: tuple[str, ...] = (), xfail: str | None = None,
             xfail_on: str | None = None, name: str | None = None, observe: bool = False,
-            graphs: int | None = None, breaks: tuple[str, ...] | str = ()) -> None:
+            graphs: int | None = None, breaks: tuple[str, ...] | str = (),
+            calls: Callable[[], list[tuple]] | None = None, recompiles: int | None = None) -> None:
         name = name or fn.__name__
         assert all(c.name != name for c in self.cases), f"two corpus cases named {name!r}"
         breaks = (breaks,) if isinstance(breaks, str) else tuple(breaks)
         assert not breaks or graphs is not None, f"{name}: breaks= needs graphs="
+        assert recompiles is None or calls is not None, f"{name}: recompiles= needs calls="
         self.cases.append(Case(fn, make_args, name, dict(kwargs or {}), tuple(globals_to_check),
-                               xfail, xfail_on, observe, graphs, breaks))
+                               xfail, xfail_on, observe, graphs, breaks, calls, recompiles))
 
     def params(self) -> list:
         params = []

@@ -11,6 +11,7 @@ import copy
 import functools
 import io
 import logging
+import sys
 
 import numpy as np
 import pytest
@@ -267,7 +268,11 @@ def ternary_tensor(x):
     return x * 2 if x.sum() > 0 else x * 3
 
 
-@case(3, [D, D, D], t(), 0)
+# n + 1 is passed on as an expression of n (a Python scalar guarded where its value is
+# used, docs/capture.md "Dynamic scalars"): the loop's resume function serves every n
+# (on 3.12+ the resume function continuing itself is a second resume code: 3 graphs)
+@case(2 if sys.version_info < (3, 12) else 3, [D, D] if sys.version_info < (3, 12) else [D, D, D],
+      t(), 0)
 def while_tensor(x, n):
     y = x
     while y.sum() < 100:
@@ -336,7 +341,8 @@ def loop_print_index(x):
     return x
 
 
-@case(4, [U, U, U, U], t(), 0)
+# `i < 4` guards its outcome, not i: one resume entry serves i = 1, 2, 3
+@case(2, [U, U], t(), 0)
 def while_print(x, i):
     while i < 4:
         x = x * 1.5
@@ -345,7 +351,7 @@ def while_print(x, i):
     return x, i
 
 
-@case(3, [U, U, U], t())
+@case(2, [U, U], t())
 def loop_break_statement(x):
     for i in range(10):
         x = x + 1

@@ -1,0 +1,261 @@
+"""Python ``int``/``float`` values of the frame, guarded where their value is used.
+
+A Python scalar read from an argument, a global, a closure cell, an attribute
+or an item is a ``ScalarVariable``.  Wrapping it guards its type only; its
+*value* is guarded (a ``GuardKind.SCALAR_VALUE`` guard naming the user's
+variable and the line that used it) the first time the trace needs it: control
+flow, a shape, an index, a call of a frame or NumPy function, a Python-level
+result capture does not compute itself.  ``ScalarVariable`` is a
+``ConstantVariable`` whose ``value`` is that guarded read, so every path that
+asks a constant for its value specialises, as before; only what this module
+computes does not:
+
+* Python arithmetic and comparisons of scalars (``lr * 0.5``, ``step + 1``,
+  ``step < warmup``, ``min(1.0, step / warmup)``, ``math.cos(...)``) make a
+  ``ScalarVariable`` whose source is that expression (``sources.ExprSource``):
+  the entry recomputes it in Python from the call's values, so it is exact,
+  and a test of it guards the outcome (``(L['step'] < 100) is True``), not
+  the operands' values;
+* returned, stored or live at a graph break, a scalar is rebuilt by its
+  expression (no value guard);
+* a **dynamic** scalar (its source is in the code cache's dynamic set: a
+  value guard on it failed, ``capture/jit.py``) meeting a tensor in ``+ - * /
+  // %`` or a float comparison becomes a 0-d graph input of the dtype NEP 50
+  gives it next to that tensor (``float32 * lr`` stays float32): the entry
+  passes ``numpy.asarray(<expression>, <dtype>)``.  A static scalar there is
+  a constant of the graph (value guard), as before.
+
+Bools never become scalars of this kind (they are constants).
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from frame.dtypes import from_numpy, weak_scalar_dtype
+
+from ..sources import ExprSource, Source, user_text
+from .base import NDARRAY, ConstantVariable, TensorVariable, Variable
+from .registry import wrap_rule
+
+__all__ = ["ScalarVariable", "scalar_binary_op", "scalar_unary_op", "scalar_builtin_call",
+           "SCALAR_TYPES"]
+
+SCALAR_TYPES = (int, float)
+
+_BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+           operator.floordiv: "//", operator.mod: "%", operator.pow: "**"}
+_COMPARE = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
+            operator.eq: "==", operator.ne: "!="}
+_UNARY = {operator.neg: "-", operator.pos: "+"}
+# tensor (op) dynamic scalar: the scalar is a weak 0-d graph operand
+_TENSOR_OPS = (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+               operator.mod)
+# one-argument math functions of a float computed by the entry
+_MATH = {getattr(math, n) for n in ("cos", "sin", "tan", "exp", "log", "log2", "log10", "sqrt",
+                                    "tanh", "atan", "fabs", "floor", "ceil", "log1p", "expm1")}
+
+
+class ScalarVariable(ConstantVariable):
+    """A Python int or float of the frame (``source``: where it is read, or
+    the ``ExprSource`` computing it from such values); ``concrete`` is its
+    value at trace time, read without a guard only by this module."""
+    __slots__ = ("concrete", "tr", "dynamic")
+
+    def __init__(self, concrete, source: Source, tr, dynamic: bool):
+        Variable.__init__(self, source)
+        self.concrete = concrete
+        self.tr = tr
+        self.dynamic = dynamic
+
+    @property
+    def value(self):
+        """The value, guarded: the trace depends on it from here on."""
+        self.tr.guards.scalar_value(self.source, self.concrete, _roots(self.source),
+                                    self.tr.where())
+        return self.concrete
+
+    def python_type(self) -> type:
+        return type(self.concrete)   # guarded when wrapped
+
+    def is_none(self) -> bool:
+        return False
+
+    def truth(self, tx) -> bool:
+        if type(self.concrete) is bool or _too_deep(self):
+            return self.value
+        return _derived(self, "__bool({})", "bool({})", [self], bool(self.concrete)).value
+
+    def reconstruct(self, rb) -> str:
+        if isinstance(self.source, ExprSource):
+            # recomputed by the entry: a value for which it raises is a miss
+            self.tr.guards.scalar_type(self.source, self.concrete)
+        return rb.source(self)
+
+    def describe(self) -> str:
+        return repr(self)
+
+    def __repr__(self) -> str:
+        return f"Scalar({user_text(self.source)}: {type(self.concrete).__name__})"
+
+
+@wrap_rule(15)
+def _wrap_scalar(tr, value, source):
+    """An ``int`` or ``float`` (exactly: not a bool, not a NumPy scalar): its
+    type is guarded now, its value where the trace uses it; a dynamic one
+    (``tr.dynamic``, capture/jit.py) is a graph input where it meets a tensor."""
+    t = type(value)
+    if t is not int and t is not float:
+        return None
+    tr.guards.scalar_type(source, value)
+    return ScalarVariable(value, source, tr, source in tr.dynamic)
+
+
+def _roots(source: Source) -> tuple:
+    return source.roots() if isinstance(source, ExprSource) else (source,)
+
+
+def _literal(value) -> Source:
+    if type(value) is float and not math.isfinite(value):
+        return ExprSource(f"__float({str(value)!r})", (), f"float({str(value)!r})")
+    return ExprSource(repr(value), ())
+
+
+def _operand(v: Variable):
+    """(source, concrete value, dynamic) of a scalar operand, or None."""
+    if isinstance(v, ScalarVariable):
+        return v.source, v.concrete, v.dynamic
+    if type(v) is ConstantVariable and type(v.value) in SCALAR_TYPES:
+        return _literal(v.value), v.value, False
+    return None
+
+
+def _derived(like: ScalarVariable, template: str, shown: str, args: list, concrete,
+             dynamic: bool | None = None) -> ScalarVariable:
+    ops = [_operand(a) for a in args]
+    return ScalarVariable(concrete, ExprSource(template, tuple(o[0] for o in ops), shown),
+                          like.tr, any(o[2] for o in ops) if dynamic is None else dynamic)
+
+
+def _scalar_result(value) -> bool:
+    return type(value) in SCALAR_TYPES or type(value) is bool
+
+
+# an expression nested deeper (a loop accumulating into a scalar) reads the
+# values instead: the entry's source must stay within the compiler's nesting limit
+MAX_DEPTH = 32
+
+
+def _too_deep(*args: Variable) -> bool:
+    return any(isinstance(a, ScalarVariable) and isinstance(a.source, ExprSource)
+               and a.source.depth >= MAX_DEPTH for a in args)
+
+
+def scalar_binary_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
+    """``a op b`` where one side is a ``ScalarVariable``: a scalar computed
+    by the entry, a dynamic scalar as a graph operand of a tensor, or None
+    (the caller's path, which reads the value: a guard)."""
+    if not isinstance(a, ScalarVariable) and not isinstance(b, ScalarVariable):
+        return None
+    if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+        return _tensor_op(tx, fn, a, b)
+    sym = fn in _BINARY or fn in _COMPARE
+    oa, ob = _operand(a), _operand(b)
+    if not sym or oa is None or ob is None or _too_deep(a, b):
+        return None
+    try:
+        concrete = fn(oa[1], ob[1])
+    except Exception:  # noqa: BLE001 - the value decides: guarded, then raised as Python does
+        return None
+    if not _scalar_result(concrete):   # (-8.0) ** 0.5 is complex
+        return None
+    op = _BINARY.get(fn) or _COMPARE[fn]
+    like = a if isinstance(a, ScalarVariable) else b
+    return _derived(like, f"({{}} {op} {{}})", f"({{}} {op} {{}})", [a, b], concrete)
+
+
+def scalar_unary_op(tx, fn, x: Variable) -> Variable | None:
+    if fn not in _UNARY or not isinstance(x, ScalarVariable) or type(x.concrete) is bool \
+            or _too_deep(x):
+        return None
+    op = _UNARY[fn]
+    return _derived(x, f"({op}{{}})", f"({op}{{}})", [x], fn(x.concrete))
+
+
+def scalar_builtin_call(tx, fn, args: list, kwargs: dict) -> Variable | None:
+    """``float(s)``, ``int(s)``, ``abs(s)``, ``round(s)``, ``min``/``max`` of
+    scalars and constants, one-argument ``math`` functions of a scalar."""
+    if kwargs or not args or not any(isinstance(a, ScalarVariable) for a in args):
+        return None
+    ops = [_operand(a) for a in args]
+    if any(o is None or type(o[1]) is bool for o in ops) or _too_deep(*args):
+        return None
+    like = next(a for a in args if isinstance(a, ScalarVariable))
+    if fn in (min, max) and len(args) >= 2:
+        name = fn.__name__
+    elif fn in (float, int, abs, round) and len(args) == 1:
+        name = fn.__name__
+    elif fn in _MATH and len(args) == 1:
+        pooled = tx.tr.guards.const(fn)
+        try:
+            concrete = fn(ops[0][1])
+        except Exception:  # noqa: BLE001 - a domain error: the value decides
+            return None
+        if type(concrete) not in SCALAR_TYPES:
+            return None
+        return _derived(like, f"{pooled}({{}})", f"math.{fn.__name__}({{}})", args, concrete)
+    else:
+        return None
+    try:
+        concrete = fn(*(o[1] for o in ops))
+    except Exception:  # noqa: BLE001
+        return None
+    if type(concrete) not in SCALAR_TYPES:
+        return None
+    slots = ", ".join("{}" for _ in args)
+    return _derived(like, f"__{name}({slots})", f"{name}({slots})", args, concrete)
+
+
+def _tensor_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
+    """A tensor (op) a dynamic scalar: the scalar becomes a 0-d graph input
+    of the dtype NEP 50 gives a Python scalar next to the tensor."""
+    scalar, tensor = (a, b) if isinstance(a, ScalarVariable) else (b, a)
+    if not isinstance(scalar, ScalarVariable) or not isinstance(tensor, TensorVariable):
+        return None
+    concrete = scalar.concrete
+    if not scalar.dynamic or type(concrete) is bool:
+        return None
+    comparison = fn in _COMPARE
+    if not (fn in _TENSOR_OPS or comparison):
+        return None
+    tensor_dtype = tensor.meta.dtype
+    if comparison and (type(concrete) is not float or tensor_dtype.kind not in "fc"):
+        return None   # NumPy compares out-of-range Python ints specially
+    try:
+        dtype = weak_scalar_dtype(from_numpy(tensor_dtype), concrete).np
+        np.asarray(concrete, dtype=dtype)
+    except Exception:  # noqa: BLE001 - it does not fit: the native run raises NumPy's error
+        return None
+    operand = scalar_input(tx, scalar, dtype)
+    return tx.binary_op(fn, operand, b) if scalar is a else tx.binary_op(fn, a, operand)
+
+
+def scalar_input(tx, scalar: ScalarVariable, dtype: np.dtype) -> TensorVariable:
+    """The graph input holding ``scalar`` as a 0-d array of ``dtype`` (one per
+    expression and dtype)."""
+    tr = tx.tr
+    key = (scalar.source, dtype.str)
+    known = tr.scalar_inputs.get(key)
+    if known is not None:
+        return known
+    array = np.asarray(scalar.concrete, dtype=dtype)
+    meta = tr.tracer.input_for(array, user_text(scalar.source))
+    var = TensorVariable(meta, NDARRAY)
+    tr.scalar_inputs[key] = var
+    tr.scalar_input_by_value[id(tr.tracer.values[id(meta)])] = (scalar.source, dtype)
+    if type(scalar.concrete) is int or isinstance(scalar.source, ExprSource):
+        tr.guards.scalar_input(scalar.source, dtype)   # the conversion may raise: a miss
+    return var
+
