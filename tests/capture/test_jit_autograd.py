@@ -172,6 +172,7 @@ def test_inputs_that_require_grad_get_their_grad():
     for _ in range(2):
         (model(x_e) ** 2).sum().backward()
         (jitted(x_j) ** 2).sum().backward()
+        _with_compiled_backward(jitted)
         _close(x_e.grad.numpy(), x_j.grad.numpy(), "x.grad")
         _compare_grads(model, twin)
 
@@ -190,6 +191,7 @@ def test_training_loop_with_sgd_matches_eager():
             loss = F.cross_entropy(call(x), labels)
             loss.backward()
             opt.step()
+    _with_compiled_backward(jitted)
     for p, q in zip(model.parameters(), twin.parameters()):
         _close(p.numpy(), q.numpy(), "parameter after training")
 
@@ -243,10 +245,12 @@ def test_backward_twice_accumulates_twice_like_eager():
     through the same result accumulates again, through the compiled backward."""
     x = frame.tensor(_data((5, 4), 9))
     (we, be), (wj, bj) = _params(), _params()
-    for fn, w, b in ((_several, we, be), (frame.jit(_several), wj, bj)):
+    jitted = frame.jit(_several)
+    for fn, w, b in ((_several, we, be), (jitted, wj, bj)):
         loss = fn(w, b, x)[1] * 2.0
         loss.backward()
         loss.backward()
+    _with_compiled_backward(jitted)
     _close(we.grad.numpy(), wj.grad.numpy())
     _close(be.grad.numpy(), bj.grad.numpy())
 
@@ -256,8 +260,10 @@ def test_accumulates_into_existing_grad():
     (we, be), (wj, bj) = _params(), _params()
     for w in (we, wj):
         w.grad = frame.tensor(np.full((4, 3), 0.25, dtype=np.float32))
-    for fn, w, b in ((_several, we, be), (frame.jit(_several), wj, bj)):
+    jitted = frame.jit(_several)
+    for fn, w, b in ((_several, we, be), (jitted, wj, bj)):
         fn(w, b, x)[0].sum().backward()
+    _with_compiled_backward(jitted)
     _close(we.grad.numpy(), wj.grad.numpy())
     _close(be.grad.numpy(), bj.grad.numpy())
 
@@ -269,6 +275,7 @@ def test_backward_with_gradient_and_gradients_wrt_a_result():
     jitted = frame.jit(_several)
     _several(we, be, x)[0].backward(g)
     jitted(wj, bj, x)[0].backward(g)
+    _with_compiled_backward(jitted)
     _close(we.grad.numpy(), wj.grad.numpy())
     he = _several(we, be, x)[0]
     hj = jitted(wj, bj, x)[0]
@@ -280,7 +287,9 @@ def test_scalar_result_backward_directly():
     x = frame.tensor(_data((5, 4), 13))
     (we, be), (wj, bj) = _params(), _params()
     _several(we, be, x)[3].backward()
-    frame.jit(_several)(wj, bj, x)[3].backward()
+    jitted = frame.jit(_several)
+    jitted(wj, bj, x)[3].backward()
+    _with_compiled_backward(jitted)
     _close(we.grad.numpy(), wj.grad.numpy())
     _close(be.grad.numpy(), bj.grad.numpy())
 
@@ -385,10 +394,12 @@ def test_create_graph_gradient_penalty_matches_eager():
 def test_backward_create_graph_accumulates_recorded_grads():
     x = frame.tensor(_data((5, 4), 18))
     (we, be), (wj, bj) = _params(), _params()
-    for fn, w, b in ((_several, we, be), (frame.jit(_several), wj, bj)):
+    jitted = frame.jit(_several)
+    for fn, w, b in ((_several, we, be), (jitted, wj, bj)):
         fn(w, b, x)[3].backward(create_graph=True)
         assert w.grad.requires_grad
         (w.grad * w.grad).sum().backward()
+    _with_compiled_backward(jitted)
     _close(we.grad.numpy(), wj.grad.numpy())
     _close(be.grad.numpy(), bj.grad.numpy())
 
@@ -401,6 +412,7 @@ def test_result_used_by_a_second_jitted_call_runs_that_call_natively():
     first = frame.jit(twin)
     second = frame.jit(lambda y: (y * y).sum())
     second(first(x)).backward()
+    _with_compiled_backward(first)
     assert last_entry(second).native
     (model(x) ** 2).sum().backward()
     _compare_grads(model, twin)
