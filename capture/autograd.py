@@ -644,10 +644,10 @@ def plan_backward(tr, roots: list[TensorVariable], compile, origin: str) -> Back
     eager record cannot be reproduced."""
     tracer, tape = tr.tracer, tr.tracer.tape
     stand_ins = [tape.tensor(tv.meta) for tv in roots]
-    dtypes = {tv.meta.dtype for tv in roots}
-    if len(dtypes) != 1 or next(iter(dtypes)).kind != "f":
-        raise Unsupported("unsupported_object", "tensors that require grad of several dtypes (or "
-                                                "not floating-point) leave the compiled code")
+    if any(tv.meta.dtype.kind != "f" for tv in roots):
+        raise Unsupported("unsupported_object", "a complex tensor that requires grad leaves the "
+                                                "compiled code")
+    widest = from_numpy(np.result_type(*(tv.meta.dtype for tv in roots)))
     for t in stand_ins:
         _check_not_overwritten(tape, t, "a backward of the function's result")
     written = {id(tv) for tv in tr.side_effects.tensors.values()}
@@ -662,7 +662,8 @@ def plan_backward(tr, roots: list[TensorVariable], compile, origin: str) -> Back
                                                   "the function")
         leaves.append(var)
         leaf_refs.append(refs[0])
-    # the loss: sum_j sum(root_j * cotangent_j), the cotangents inputs of their own
+    # the loss: sum_j sum(root_j * cotangent_j), the cotangents inputs of their own (a
+    # gradient's dtype is its value's: a float32 result's cotangent is float32)
     cotangents = [np.zeros(tv.shape, tv.meta.dtype) for tv in roots]
     loss = None
     for t, cot in zip(stand_ins, cotangents):
@@ -671,6 +672,9 @@ def plan_backward(tr, roots: list[TensorVariable], compile, origin: str) -> Back
             attrs = get_schema("sum").normalize_attrs(
                 {"axes": tuple(range(t.ndim)), "keepdims": False})
             term = (rg.add_node("sum", attrs, [term]), 0)
+        if t._data.dtype != widest.np:  # results of several dtypes: one loss of the widest
+            attrs = get_schema("cast").normalize_attrs({"dtype": widest})
+            term = (rg.add_node("cast", attrs, [term]), 0)
         loss = term if loss is None else (rg.add_node("add", {}, [loss, term]), 0)
     graph, targets = rg.to_graph(loss, leaf_refs)
     try:

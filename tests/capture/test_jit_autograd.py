@@ -416,3 +416,57 @@ def test_result_used_by_a_second_jitted_call_runs_that_call_natively():
     assert last_entry(second).native
     (model(x) ** 2).sum().backward()
     _compare_grads(model, twin)
+
+
+# --------------------------------------------------------------------------- how results leave
+
+class _Holder:
+    pass
+
+
+def _returned_twice(w, x, box, acc):
+    h = frame.tanh(x @ w)
+    return h, h
+
+
+def _stored_in_attribute(w, x, box, acc):
+    h = frame.tanh(x @ w)
+    box.last = h
+    return h.sum()
+
+
+def _appended_to_argument(w, x, box, acc):
+    acc.append(frame.tanh(x @ w))
+    return len(acc)
+
+
+def _with_views(w, x, box, acc):
+    h = frame.tanh(x @ w)
+    return h, h.T, h[0]
+
+
+def _two_dtypes(w, x, box, acc):
+    return (x @ w).sum(), (x.astype(frame.float64) @ w.astype(frame.float64)).sum()
+
+
+@pytest.mark.parametrize("fn", [_returned_twice, _stored_in_attribute, _appended_to_argument,
+                                _with_views, _two_dtypes], ids=lambda f: f.__name__[1:])
+def test_results_leaving_in_any_way_carry_the_record(fn):
+    x = frame.tensor(_data((5, 4), 19))
+    jitted = frame.jit(fn)
+    grads = []
+    for call in (fn, jitted, jitted):
+        w, box, acc = _params()[0], _Holder(), []
+        out = call(w, x, box, acc)
+        tensors = [t for t in (out if isinstance(out, tuple) else (out,))
+                   if isinstance(t, frame.Tensor)] + acc + [getattr(box, "last", None)]
+        loss = None
+        for t in tensors:
+            if t is not None:
+                term = (t.astype(frame.float32) ** 2).sum()
+                loss = term if loss is None else loss + term
+        loss.backward()
+        grads.append(w.grad.numpy())
+    _with_compiled_backward(jitted)
+    _close(grads[0], grads[1])
+    _close(grads[0], grads[2])
