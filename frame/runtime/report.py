@@ -265,7 +265,8 @@ def _fusion(s: StatsSnapshot):
 
 
 def _other(s: StatsSnapshot):
-    shown = {name for name, _ in PGO_COUNTERS} | {name for name, _ in MISS_ROWS}
+    shown = {name for name, _ in PGO_COUNTERS} | {name for name, _ in MISS_ROWS} | \
+        {"compiled_backward_compiles", "compiled_backward_runs"}   # (in the summary)
     counters = {k: v for k, v in s.extra.items()
                 if v and k not in shown and not k.startswith("fusion_")}
     times = {k: v for k, v in s.extra_times.items() if v}

@@ -7,6 +7,7 @@ exceptions must be eager's."""
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -470,3 +471,18 @@ def test_results_leaving_in_any_way_carry_the_record(fn):
     _with_compiled_backward(jitted)
     _close(grads[0], grads[1])
     _close(grads[0], grads[2])
+
+
+def test_report_shows_compiled_backward_runs():
+    import io
+    model, x = _model("mlp")
+    jitted = frame.jit(model)
+    for _ in range(2):
+        jitted(x).sum().backward()
+    out = io.StringIO()
+    frame.report(out)
+    text = out.getvalue()
+    assert "compiled backwards (of jitted calls' results)" in text
+    runs = stats().extra["compiled_backward_runs"]
+    assert runs >= 2
+    assert re.search(r"compiled backward runs\s*│?\s*" + str(runs), text), text
