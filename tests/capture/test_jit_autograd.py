@@ -501,3 +501,21 @@ def test_cpu_gradients_are_eagers_bit_for_bit(name):
         _with_compiled_backward(jitted)
     for a, b in zip(_grads(model), _grads(twin)):
         np.testing.assert_array_equal(b, a)
+
+
+def test_dropout_in_training_mode_matches_eager_for_the_same_seed():
+    """The dropout mask is a graph input drawn when the entry runs; the backward
+    reads the same mask (saved) as eager's."""
+    frame.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Dropout(0.5), nn.Linear(12, 3))
+    twin = copy.deepcopy(model)
+    jitted = frame.jit(twin)
+    x = frame.tensor(_data((5, 6), 20))
+    for step in range(3):
+        frame.manual_seed(step)
+        out_e, _ = _step(model, model, x)
+        frame.manual_seed(step)
+        out_j, _ = _step(twin, jitted, x)
+        _with_compiled_backward(jitted)
+        _close(out_e.numpy(), out_j.numpy())
+        _compare_grads(model, twin)
