@@ -16,6 +16,13 @@ output (an in-place op rebased the tensor and the op kept a private copy of
 what it read), an identity ``reshape`` node with that copy as its known output
 sits between them, so the gradient still reaches the producer.
 
+Compiled records.  The result tensors of a jitted call carry one
+``compiled.CompiledRecord`` (docs/compiler.md, "Compiled autograd across the jit
+boundary"); the graph stops there: each of its outputs the graph uses is an
+input, whose gradient ``gradients`` asks for too and hands to the record's
+compiled backward as its cotangent; what that returns is added to the gradients
+of the record's leaves.
+
 Evaluation.  Only the nodes ``build_backward_graph`` appended (and the few
 that make the loss from the root) run.  Before a node reads a recorded value,
 its version is checked: a value overwritten in place since it was recorded
@@ -113,13 +120,6 @@ class RecordedGraph:
     def compiled_results(self) -> list[tuple[CompiledRecord, int, Ref]]:
         """``(compiled record, output index, ref)`` of each compiled output the graph uses."""
         return [(self.compiled[rid], j, ref) for (rid, j), ref in self._results.items()]
-
-    def result_check(self, k: int) -> tuple | None:
-        """``(record, output index)`` when input ``k`` is a compiled record's output."""
-        for (rid, j), ref in self._results.items():
-            if ref[1] == k:
-                return self.compiled[rid], j
-        return None
 
     def add_node(self, op: str, attrs, inputs: list[Ref], known: list[tuple] | None = None) -> int:
         self.nodes.append((op, attrs, tuple(inputs)))
@@ -444,7 +444,9 @@ def _through_compiled(results, cotangents, wrt, out: list, create_graph: bool) -
         else:
             grads = [Tensor._wrap(g) for g in rec.gradients(cots)]
         for leaf, g in zip(rec.edges, grads):
-            for k in where.get(id(leaf), ()):
+            for n, k in enumerate(where.get(id(leaf), ())):
+                if n:  # a leaf listed twice in wrt: two gradients, not one tensor twice
+                    g = _add(g, Tensor._wrap(np.zeros_like(g._data)), create_graph)
                 out[k] = g if out[k] is None else _add(out[k], g, create_graph)
 
 
