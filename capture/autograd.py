@@ -56,11 +56,17 @@ import numpy as np
 
 import frame
 from frame.autograd import functional, tape
+from frame.autograd.backward import build_backward_graph
+from frame.autograd.compiled import CompiledBackward
 from frame.autograd.eager import GradSlots, RecordedGraph, gradients, reachable
 from frame.autograd.eager import backward as eager_backward
 from frame.autograd.functional import _positions
 from frame.autograd.registry import NonDifferentiableError
 from frame.errors import FrameError
+from frame.ops.registry import get_schema
+from frame.dtypes import from_numpy
+from frame.ir import GraphBuilder, TensorType
+from frame.ir.verify import verify
 from frame.tensor import Tensor
 
 from .errors import Unsupported, UserCodeRaises
@@ -72,7 +78,8 @@ from .variables.objects import ClassVariable
 from .variables.registry import HOOKS, wrap_rule
 
 __all__ = ["GradModeVariable", "grad_mode_static", "read_grad", "write_grad", "backward",
-           "check_inplace", "after_inplace", "escaping_tracked", "grad_call"]
+           "check_inplace", "after_inplace", "escaping_tracked", "grad_call",
+           "BackwardPlan", "plan_backward"]
 
 
 # --------------------------------------------------------------------------- grad mode
@@ -234,6 +241,23 @@ def escaping_tracked(tr, tensors) -> TensorVariable | None:
         if tv.source is None and tape.is_tracked(tv.meta) and id(tv.meta) not in tr.leaves:
             return tv
     return None
+
+
+def escaping_roots(tr, tensors) -> list[TensorVariable]:
+    """The tensors computed in the function that require grad among ``tensors``
+    (which leave the compiled code), once each: the results of the entry's
+    autograd record (``plan_backward``)."""
+    tape = tr.tracer.tape
+    roots, metas = [], {}
+    for tv in tensors:
+        if tv.source is None and tape.is_tracked(tv.meta) and id(tv.meta) not in tr.leaves:
+            if tv.kind != TENSOR or tv.base is not None or id(tv.meta) in metas:
+                raise Unsupported("unsupported_object", "a tensor that requires grad (computed in "
+                                                        "the function) leaves the compiled code "
+                                                        "as a view or under two names")
+            metas[id(tv.meta)] = tv
+            roots.append(tv)
+    return roots
 
 
 # --------------------------------------------------------------------------- .grad
@@ -588,3 +612,174 @@ def _release(tracer, calls: _GradCalls, fresh: list[TensorVariable]) -> None:
         v.requires_grad = False
         tracer.tape.untrack(tracer.tape.tensor(v.meta))
         calls.active.discard(id(v.meta))
+
+
+# --------------------------------------------------------------------------- across the jit boundary
+
+class BackwardPlan:
+    """The autograd record a cache entry gives the tensors it hands out that
+    require grad (docs/compiler.md, "Compiled autograd across the jit
+    boundary"): ``roots`` (the result variables, one per graph value), the
+    ``leaves`` they depend on (input variables), the forward values saved for
+    the backward (``saved``: graph Values the entry hands to ``attach``, in
+    order) and the ``CompiledBackward`` of the entry."""
+
+    def __init__(self, roots, leaves, saved, backward: CompiledBackward):
+        self.roots = roots
+        self.leaves = leaves
+        self.saved = saved
+        self.backward = backward
+
+
+def plan_backward(tr, roots: list[TensorVariable], compile, origin: str) -> BackwardPlan:
+    """The backward of ``roots`` (tensors computed in the function that require
+    grad and leave it), built from the tape's records as eager's backward
+    would build it: the ``RecordedGraph`` of the roots, weighted by one
+    cotangent per root, differentiated with ``build_backward_graph`` with
+    respect to its leaves.  What the gradient nodes read from the forward
+    becomes the saved values; the gradient nodes alone are the backward graph
+    (``compile`` makes its Executable on the first backward).  The whole
+    differentiated graph is kept as well, for ``create_graph``
+    (``CompiledRecord.recorded_gradients``).  Raises ``Unsupported`` where the
+    eager record cannot be reproduced."""
+    tracer, tape = tr.tracer, tr.tracer.tape
+    stand_ins = [tape.tensor(tv.meta) for tv in roots]
+    if any(tv.meta.dtype.kind != "f" for tv in roots):
+        raise Unsupported("unsupported_object", "a complex tensor that requires grad leaves the "
+                                                "compiled code")
+    widest = from_numpy(np.result_type(*(tv.meta.dtype for tv in roots)))
+    for t in stand_ins:
+        _check_not_overwritten(tape, t, "a backward of the function's result")
+    written = {id(tv) for tv in tr.side_effects.tensors.values()}
+    rg = RecordedGraph(stand_ins)
+    leaves, leaf_refs = [], []
+    for leaf in rg.leaves():
+        var = tr.leaves.get(id(leaf._data))
+        refs = rg.refs_of(leaf)
+        if var is None or len(refs) != 1 or id(var) in written or leaf._version.value != 0:
+            raise Unsupported("unsupported_call", "a tensor that requires grad leaves the compiled "
+                                                  "code and depends on a leaf updated in place in "
+                                                  "the function")
+        leaves.append(var)
+        leaf_refs.append(refs[0])
+    # the loss: sum_j sum(root_j * cotangent_j), the cotangents inputs of their own (a
+    # gradient's dtype is its value's: a float32 result's cotangent is float32)
+    cotangents = [np.zeros(tv.shape, tv.meta.dtype) for tv in roots]
+    loss = None
+    for t, cot in zip(stand_ins, cotangents):
+        term = (rg.add_node("mul", {}, [rg.root_ref(t), rg.const_input(cot)]), 0)
+        if t.ndim:
+            attrs = get_schema("sum").normalize_attrs(
+                {"axes": tuple(range(t.ndim)), "keepdims": False})
+            term = (rg.add_node("sum", attrs, [term]), 0)
+        if t._data.dtype != widest.np:  # results of several dtypes: one loss of the widest
+            attrs = get_schema("cast").normalize_attrs({"dtype": widest})
+            term = (rg.add_node("cast", attrs, [term]), 0)
+        loss = term if loss is None else (rg.add_node("add", {}, [loss, term]), 0)
+    graph, targets = rg.to_graph(loss, leaf_refs)
+    try:
+        joint = build_backward_graph(graph, 0, targets)
+    except FrameError as e:  # eager's backward would raise it: the call runs natively
+        raise Unsupported("unsupported_call", f"the backward of the function's result cannot be "
+                                              f"built: {e}") from e
+    return _partition(tr, rg, joint, roots, leaves, cotangents, compile, origin)
+
+
+def _partition(tr, rg: RecordedGraph, joint, roots, leaves, cotangents, compile,
+               origin: str) -> BackwardPlan:
+    """Cut ``joint`` (recorded forward nodes, the weighting, gradient nodes)
+    into the backward graph: the nodes after the recorded ones that the
+    gradients need, reading saved values where they read the forward."""
+    tracer = tr.tracer
+    n_known = len(rg.known)
+    cot_of = {id(c): j for j, c in enumerate(cotangents)}
+    leaf_of = {id(v.meta): k for k, v in enumerate(leaves)}
+    root_of = {id(tracer.values[id(tv.meta)]): j for j, tv in enumerate(roots)}
+    saved: list = []
+    saved_index: dict[int, int] = {}
+
+    def forward(fv):
+        """Where the value of forward graph value ``fv`` comes from at run time."""
+        if fv.producer is not None and fv.producer.op == "constant":
+            return ("const", fv.producer.const)
+        j = root_of.get(id(fv))
+        if j is not None:
+            return ("result", j)
+        s = saved_index.get(id(fv))
+        if s is None:
+            s = saved_index[id(fv)] = len(saved)
+            saved.append(fv)
+        return ("saved", s)
+
+    def source(array, leaf) -> tuple:
+        """Where an input of the recorded graph comes from."""
+        if leaf is not None:
+            return ("leaf", leaf_of[id(leaf._data)])
+        if id(array) in cot_of:
+            return ("cotangent", cot_of[id(array)])
+        if tracer.is_meta(array):
+            return forward(tracer.values[id(array)])
+        return ("const", array)
+
+    origin_of_value: dict[int, tuple] = {}
+    for k, v in enumerate(joint.inputs):
+        origin_of_value[id(v)] = ("input", k)
+    for n, node in enumerate(joint.nodes[:n_known]):
+        for j, v in enumerate(node.outputs):
+            origin_of_value[id(v)] = ("known", n, j)
+    live = {id(v) for v in joint.outputs[1:]}
+    kept = []
+    for node in reversed(joint.nodes[n_known:]):
+        if any(id(v) in live for v in node.outputs):
+            kept.append(node)
+            live.update(id(v) for v in node.inputs)
+    kept.reverse()
+    produced = {id(v) for node in kept for v in node.outputs}
+
+    def where(v) -> tuple:
+        at = origin_of_value[id(v)]
+        if at[0] == "input":
+            array, leaf, _ = rg.inputs[at[1]]
+            return source(array, leaf)
+        return forward(tracer.values[id(rg.known[at[1]][at[2]][0])])
+
+    outside = [v for node in kept for v in node.inputs if id(v) not in produced]
+    outside += [v for v in joint.outputs[1:] if id(v) not in produced]
+    b = GraphBuilder(device=tracer.graph.device)
+    env: dict[int, object] = {}
+    layout: list[tuple] = []          # where each saved input of the backward comes from
+    inputs: dict[tuple, object] = {}  # kind -> input Value of the backward graph
+    cot_of_root: dict[int, int] = {}  # id(joint value) -> root index
+    for v in outside:
+        if id(v) in env or id(v) in cot_of_root:
+            continue
+        kind = where(v)
+        if kind[0] == "const":
+            env[id(v)] = b.constant(kind[1])
+        elif kind[0] == "cotangent":
+            cot_of_root[id(v)] = kind[1]
+        else:
+            if kind not in inputs:
+                inputs[kind] = b.graph.add_input(v.type)
+                layout.append(kind)
+            env[id(v)] = inputs[kind]
+    cot_inputs = [b.graph.add_input(TensorType(from_numpy(tv.meta.dtype), tuple(tv.shape)))
+                  for tv in roots]
+    for key, j in cot_of_root.items():
+        env[key] = cot_inputs[j]
+    for node in kept:
+        if node.op == "constant":
+            out = [b.constant(node.const)]
+        else:
+            out = b.op_multi(node.op, [env[id(v)] for v in node.inputs], node.attrs)
+        for v, o in zip(node.outputs, out):
+            o.producer.backward = True
+            env[id(v)] = o
+    b.graph.set_outputs([env[id(v)] for v in joint.outputs[1:]])
+    verify(b.graph)
+    # what the whole differentiated graph reads, for create_graph
+    joint_layout = [source(array, leaf) for array, leaf, _ in rg.inputs]
+    result_types = [(tv.meta.dtype, tuple(tv.shape)) for tv in roots]
+    backward = CompiledBackward(b.graph, layout, result_types, compile, joint=joint,
+                                joint_layout=joint_layout, origin=origin)
+    return BackwardPlan(roots, leaves, saved, backward)

@@ -46,7 +46,9 @@ from frame.runtime.eager import run_op
 from frame.functions.random import host_draws
 from frame.tensor import Tensor
 
-from .autograd import escaping_tracked
+from frame.autograd.compiled import attach as _attach_record
+
+from .autograd import escaping_roots, escaping_tracked, plan_backward
 from .breaks import break_lines
 from .errors import Unsupported
 from .guards import Guard, GuardSet
@@ -89,6 +91,7 @@ class CacheEntry:
     files: frozenset = frozenset()  # co_filename of every code the trace ran (capture/persist.py)
     namespace: dict = dataclasses.field(default_factory=dict)  # helpers and constants of fn
     donate: tuple = ()          # CompileOptions.donate of the executable (capture/persist.py)
+    backward: object = None     # the CompiledBackward of the results' autograd record, if any
 
     def failing_guard(self, fn, args, kwargs) -> Guard | None:
         """The first guard that does not hold for these arguments (for logs)."""
@@ -406,10 +409,13 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
         gen.check_closed()
     _defaults_guard(fn, tr.guards)
     needed = _collect_needed(tr, result, brk)
-    outputs, out_index = _choose_outputs(tr, needed)
+    plan = _plan_backward(tr, needed, brk, backend, options, pgo, fn)
+    outputs, out_index = _choose_outputs(tr, needed, plan.saved if plan is not None else ())
     graph = tr.tracer.graph
     rb = _Rebuilder(tr, tr.guards, out_index, {id(v) for v in needed})
     replay = _write_replay(tr, fn, rb, out_index, result, brk, requested_backend)
+    if plan is not None:
+        _attach_line(tr, rb, plan, out_index)
     _mutation_guards(tr)
     donate = _donate_write_backs(tr, graph, out_index, rb, replay) if outputs else ()
     if donate:
@@ -418,6 +424,8 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     src, lines = _assemble_source(tr, fn, rb, exe, outputs, replay, brk)
     namespace = {**entry_helpers(exe.run if exe is not None else None), **tr.guards.consts,
                  **replay.consts}
+    if plan is not None:  # (helpers persist.py does not know: such an entry is not stored)
+        namespace.update({"__attach": _attach_record, "__backward": plan.backward})
     # a break entry's reason is the break's; its backend and files stay unset
     # (persist.py stores only entries that end in a return)
     return CacheEntry(_compile(src, namespace, fn, lines), list(tr.guards.guards), src,
@@ -426,7 +434,8 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
                       backend=backend if brk is None else None,
                       files=frozenset() if brk is not None else
                       frozenset(code.co_filename for code in tr.codes),
-                      namespace=namespace, donate=donate if exe is not None else ())
+                      namespace=namespace, donate=donate if exe is not None else (),
+                      backward=plan.backward if plan is not None else None)
 
 
 def _collect_needed(tr: Translation, result: Variable | None, brk) -> list[TensorVariable]:
@@ -449,19 +458,58 @@ def _collect_needed(tr: Translation, result: Variable | None, brk) -> list[Tenso
     for _, v in se.grads.values():
         _collect_tensors(v, needed, seen)
     leaving = escaping_tracked(tr, needed)
-    if leaving is not None and not tr.backward_done:
+    if leaving is not None and not tr.backward_done and brk is not None:
         # eager hands out a tensor with an autograd record (backward through it
-        # later works); a compiled function could only hand out a plain tensor
+        # later works); at a break the compiled code hands out plain tensors
         raise Unsupported("unsupported_object", "a tensor that requires grad (computed in the "
-                                                "function) leaves the compiled code; its autograd "
+                                                "function) is live at a graph break; its autograd "
                                                 "record cannot be handed out")
     return needed
 
 
-def _choose_outputs(tr: Translation, needed: list[TensorVariable]) -> tuple[list, dict[int, int]]:
+def _plan_backward(tr: Translation, needed, brk, backend: str, options, pgo: bool, fn):
+    """The autograd record of the tensors computed in the function that
+    require grad and leave it (``capture.autograd.plan_backward``), or None.
+    Its backward graph is compiled like the forward, on the first backward."""
+    if brk is not None or tr.backward_done:
+        return None  # (after a traced backward they leave detached, docs/capture.md)
+    roots = escaping_roots(tr, needed)
+    if not roots:
+        return None
+    origin = origin_of(fn)
+
+    def compile_backward(graph):
+        return _executable(graph, backend, options, pgo, origin + " backward")
+    return plan_backward(tr, roots, compile_backward, origin)
+
+
+def _attach_line(tr: Translation, rb: _Rebuilder, plan, out_index: dict[int, int]) -> None:
+    """The line giving the result tensors their autograd record, after the
+    graph ran: ``__attach(backward, leaves, saved arrays, results)``.  A saved
+    value is an output of the graph, or, when it is an input's value (or was
+    written back into one), that input's array itself."""
+    results = [rb.tensor(tv) for tv in plan.roots]
+    written = {id(tr.tracer.values[id(tv.meta)]): tv for tv in tr.side_effects.tensors.values()}
+    saved = []
+    for fv in plan.saved:
+        tv = tr.input_by_value.get(id(fv)) or written.get(id(fv))
+        if tv is not None:
+            saved.append(rb.source(tv) + ("._data" if tv.kind == TENSOR else ""))
+        else:
+            i = out_index[id(fv)]
+            rb.used_outputs.add(i)   # its own array (_distinct_outputs)
+            saved.append(f"__o[{i}]")
+    leaves = [rb.source(v) for v in plan.leaves]
+    rb.emit(f"__attach(__backward, ({''.join(x + ', ' for x in leaves)}), "
+            f"({''.join(x + ', ' for x in saved)}), ({''.join(x + ', ' for x in results)}))")
+
+
+def _choose_outputs(tr: Translation, needed: list[TensorVariable], saved=()
+                    ) -> tuple[list, dict[int, int]]:
     """The graph's outputs: each needed tensor computed by the graph (inputs are
-    read from their sources, views remade from their parents) and each tensor
-    written in place.  Sets them on the graph and drops unused inputs; returns
+    read from their sources, views remade from their parents), each tensor
+    written in place, and each value ``saved`` for the backward that is not an
+    input.  Sets them on the graph and drops unused inputs; returns
     (outputs, id(graph Value) -> output position)."""
     graph = tr.tracer.graph
     outputs, out_index = [], {}
@@ -482,6 +530,10 @@ def _choose_outputs(tr: Translation, needed: list[TensorVariable]) -> tuple[list
             want(tv)
     for tv in tr.side_effects.tensors.values():
         want(tv)
+    for value in saved:
+        if id(value) not in out_index and id(value) not in tr.input_by_value:
+            out_index[id(value)] = len(outputs)
+            outputs.append(value)
     graph.set_outputs(outputs)
     _prune_unused_inputs(tr)
     return outputs, out_index

@@ -49,6 +49,9 @@ class ExplainOutput:
     graph_break_count: int = 0
     break_reasons: list = dataclasses.field(default_factory=list)   # BreakReason
     ops_per_graph: list = dataclasses.field(default_factory=list)   # list[list[str]]
+    # per graph, the ops of the compiled backward of its results' autograd record
+    # (compiled autograd across the jit boundary), or None when its results need none
+    backward_ops_per_graph: list = dataclasses.field(default_factory=list)
     guards: list = dataclasses.field(default_factory=list)          # list[str]
     compile_time_s: float = 0.0
     result: object = None           # what the call returned
@@ -61,6 +64,11 @@ class ExplainOutput:
     # operator_fusion's counts over the graphs, forward and backward
     # (frame.passes.fusion.FusionSummary; None when no graph was captured)
     fusion: object = None
+
+    @property
+    def backward_graph_count(self) -> int:
+        """How many of the graphs have a compiled backward (their results require grad)."""
+        return sum(1 for ops in self.backward_ops_per_graph if ops is not None)
 
     def __str__(self) -> str:
         lines = []
@@ -80,6 +88,11 @@ class ExplainOutput:
             lines.append("Ops per graph:")
             for i, ops in enumerate(self.ops_per_graph, 1):
                 lines.append(f"  graph {i} ({len(ops)} ops): {', '.join(ops)}")
+                bw = self.backward_ops_per_graph[i - 1] if i <= len(
+                    self.backward_ops_per_graph) else None
+                if bw is not None:
+                    lines.append(f"    its backward ({len(bw)} ops, compiled on the first "
+                                 f"backward): {', '.join(bw)}")
         if self.tier_decisions:
             lines.append("Tiers:")
             for i, text in enumerate(self.tier_decisions, 1):
@@ -112,6 +125,8 @@ def note_translation(fn, entry, seconds: float) -> None:
         out.graph_count += 1
         # constants are data, not work: they are not listed as ops
         out.ops_per_graph.append([n.op for n in entry.graph.nodes if n.op != "constant"])
+        backward = getattr(entry, "backward", None)
+        out.backward_ops_per_graph.append(backward.ops() if backward is not None else None)
         out.entries.append(entry)
         try:
             # lazy: the compiler (frame.passes, frame.runtime.compile) loads on the first compile

@@ -1,4 +1,5 @@
-"""The training example (examples/mnist_mlp.py) and ``python -m frame demo``.
+"""The training example (examples/mnist_mlp.py), ``python -m frame demo`` and
+examples/jit_model_autograd.py.
 
 Each runs in a subprocess, as a user would start it.  The accuracy test trains
 for the demo's default epochs on scikit-learn's digits and is skipped without
@@ -46,6 +47,22 @@ def test_example_quick_prints_accuracy_for_both_runs():
     diff = float(re.search(r"differ by at most (\S+)", done.stdout)[1])
     assert diff < 1e-4, done.stdout
     assert "ms / step" in done.stdout
+
+
+@pytest.mark.parametrize("backend", ["cpu", None])
+def test_jit_model_autograd_example(backend):
+    """Inference with jit(model) under grad mode is one graph whose backward is not
+    compiled; training through jit(model) with an eager backward ends where eager
+    training ends."""
+    args = ["--steps", "12"] + (["--backend", backend] if backend else [])
+    done = _run(str(ROOT / "examples" / "jit_model_autograd.py"), *args, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "inference under grad mode: graphs 1, graph breaks 0, backward graphs 1" in out, out
+    assert "result requires grad: True; compiled backwards so far: 0" in out, out
+    diff = float(re.search(r"eager training differ by at most (\S+)", out)[1])
+    assert diff < 1e-4, out
+    assert "compiled backward runs: 12" in out, out
 
 
 def test_example_synthetic_data_is_labelled_as_such():

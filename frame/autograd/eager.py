@@ -16,6 +16,13 @@ output (an in-place op rebased the tensor and the op kept a private copy of
 what it read), an identity ``reshape`` node with that copy as its known output
 sits between them, so the gradient still reaches the producer.
 
+Compiled records.  The result tensors of a jitted call carry one
+``compiled.CompiledRecord`` (docs/compiler.md, "Compiled autograd across the jit
+boundary"); the graph stops there: each of its outputs the graph uses is an
+input, whose gradient ``gradients`` asks for too and hands to the record's
+compiled backward as its cotangent; what that returns is added to the gradients
+of the record's leaves.
+
 Evaluation.  Only the nodes ``build_backward_graph`` appended (and the few
 that make the loss from the root) run.  Before a node reads a recorded value,
 its version is checked: a value overwritten in place since it was recorded
@@ -39,6 +46,7 @@ from ..ops.registry import get_schema
 from ..tensor import Tensor
 from ..functions import _core
 from .backward import build_backward_graph
+from .compiled import CompiledRecord
 from .tape import AutogradError, Record, VersionCounter, current_tape, enable_grad
 
 __all__ = ["backward", "gradients", "RecordedGraph", "GradSlots", "reachable"]
@@ -75,8 +83,13 @@ class RecordedGraph:
         self._const_inputs: dict[int, Ref] = {}
         self._node_of: dict[int, int] = {}
         self._shims: dict[tuple[int, int, int], Ref] = {}
+        # the outputs of compiled records (calls of jitted functions, compiled.py) are
+        # inputs: (id(record), output index) -> ref; the records, in first-use order
+        self._results: dict[tuple[int, int], Ref] = {}
+        self.compiled: dict[int, CompiledRecord] = {}
         for rec in reachable(roots):
-            self._add_record(rec)
+            if type(rec) is not CompiledRecord:  # its outputs become inputs when used
+                self._add_record(rec)
 
     # -- construction -----------------------------------------------------------
     def _leaf_input(self, leaf: Tensor, array: np.ndarray, version: int) -> Ref:
@@ -94,6 +107,20 @@ class RecordedGraph:
             self.inputs.append((array, None, None))
         return ref
 
+    def _result_input(self, rec: CompiledRecord, j: int) -> Ref:
+        """The input standing for output ``j`` of a compiled record."""
+        key = (id(rec), j)
+        ref = self._results.get(key)
+        if ref is None:
+            ref = self._results[key] = (-1, len(self.inputs))
+            self.inputs.append((rec.outputs[j], None, None))
+            self.compiled.setdefault(id(rec), rec)
+        return ref
+
+    def compiled_results(self) -> list[tuple[CompiledRecord, int, Ref]]:
+        """``(compiled record, output index, ref)`` of each compiled output the graph uses."""
+        return [(self.compiled[rid], j, ref) for (rid, j), ref in self._results.items()]
+
     def add_node(self, op: str, attrs, inputs: list[Ref], known: list[tuple] | None = None) -> int:
         self.nodes.append((op, attrs, tuple(inputs)))
         if known is not None:
@@ -103,7 +130,10 @@ class RecordedGraph:
     def _operand(self, array: np.ndarray, edge, version) -> Ref:
         if type(edge) is tuple:
             rec, j = edge
-            ref = (self._node_of[id(rec)], j)
+            if type(rec) is CompiledRecord:
+                ref = self._result_input(rec, j)
+            else:
+                ref = (self._node_of[id(rec)], j)
             if array is rec.outputs[j]:
                 return ref
             # the op read a private copy (write_recorded): an identity node holding it
@@ -131,25 +161,34 @@ class RecordedGraph:
         version of a leaf; empty when the graph does not use ``t``."""
         if t._grad_fn is not None:
             rec, j = t._grad_fn
+            if type(rec) is CompiledRecord:
+                ref = self._results.get((id(rec), j))
+                return [] if ref is None else [ref]
             n = self._node_of.get(id(rec))
             return [] if n is None else [(n, j)]
         return [ref for (tid, _), ref in self._leaf_inputs.items() if tid == id(t)]
 
     def root_ref(self, t: Tensor) -> Ref:
+        if t._grad_fn is not None and type(t._grad_fn[0]) is CompiledRecord:
+            return self._result_input(*t._grad_fn)
         if t._grad_fn is not None:
             return self.refs_of(t)[0]
         return self._leaf_input(t, t._data, t._version.value)
 
     def leaves(self) -> list[Tensor]:
-        """The leaves that require grad, each once, in first-use order."""
+        """The leaves that require grad, each once, in first-use order (those
+        compiled records read last)."""
         seen: dict[int, Tensor] = {}
         for _, leaf, _ in self.inputs:
             if leaf is not None:
                 seen.setdefault(id(leaf), leaf)
+        for rec in self.compiled.values():
+            for leaf in rec.edges:
+                seen.setdefault(id(leaf), leaf)
         return list(seen.values())
 
     def has_leaf_other_than(self, excluded: set[int]) -> bool:
-        return any(leaf is not None and id(leaf) not in excluded for _, leaf, _ in self.inputs)
+        return any(id(leaf) not in excluded for leaf in self.leaves())
 
     def key(self, loss: Ref, wrt: Sequence[Ref]) -> tuple:
         """Everything ``build_backward_graph`` looks at: types, ops, attrs, wiring."""
@@ -274,6 +313,14 @@ def _evaluate(rg: RecordedGraph, bw: Graph, create_graph: bool) -> list:
         if leaf is not None and leaf._version.value != version:
             stale[id(v)] = (f"a leaf tensor of shape {list(array.shape)} ({array.dtype}) used at "
                             f"version {version} is now at version {leaf._version.value}")
+    for rec, j, (_, k) in rg.compiled_results():  # the results of jitted calls
+        v = bw.inputs[k]
+        counter, version = rec.out_versions[j]
+        if create_graph:
+            env[id(v)] = _standin(rec.outputs[j], (rec, j), counter)
+        if counter.value != version:
+            stale[id(v)] = (f"result {j} of a jitted function ({v.type}) was made at version "
+                            f"{version} and is now at version {counter.value}")
     n_known = len(rg.known)
     for node, outputs in zip(bw.nodes, rg.known):
         for v, (array, edge, counter, version) in zip(node.outputs, outputs):
@@ -353,19 +400,54 @@ def gradients(root: Tensor, wrt: Sequence[Tensor], *, gradient=None, create_grap
         for ref in rg.refs_of(w):
             targets.append(ref)
             owners.append(k)
-    bw = _backward_graph(rg, loss, targets)
+    # the results of jitted calls the graph uses: their gradients are the cotangents
+    # of the calls' compiled backwards (compiled.py), which give their leaves' gradients
+    results = rg.compiled_results()
+    bw = _backward_graph(rg, loss, targets + [ref for _, _, ref in results])
     if create_graph:
         with enable_grad():
             values = _evaluate(rg, bw, True)
     else:
-        values = [Tensor._wrap(a) for a in _evaluate(rg, bw, False)]
+        values = _evaluate(rg, bw, False)
+    n = len(targets)
+    values, cotangents = values[:n], values[n:]
+    if not create_graph:
+        values = [Tensor._wrap(a) for a in values]
     out: list = [None] * len(wrt)
     for k, g in zip(owners, values):
         out[k] = g if out[k] is None else _add(out[k], g, create_graph)
+    if results:
+        _through_compiled(results, cotangents, wrt, out, create_graph)
     for k, w in enumerate(wrt):
         if out[k] is None:
             out[k] = Tensor._wrap(np.zeros(w.shape, dtype=w._data.dtype))
     return out
+
+
+def _through_compiled(results, cotangents, wrt, out: list, create_graph: bool) -> None:
+    """Add to ``out`` (the gradients of ``wrt``) what each compiled record
+    gives its leaves for the cotangents of its results."""
+    per_record: dict[int, list] = {}
+    for (rec, j, _), g in zip(results, cotangents):
+        cots = per_record.get(id(rec))
+        if cots is None:
+            cots = per_record[id(rec)] = [rec, [None] * len(rec.outputs)]
+        cots[1][j] = g
+    where: dict[int, list[int]] = {}
+    for k, w in enumerate(wrt):
+        if w._grad_fn is None:
+            where.setdefault(id(w), []).append(k)
+    for rec, cots in per_record.values():
+        if create_graph:
+            with enable_grad():
+                grads = rec.recorded_gradients(cots)
+        else:
+            grads = [Tensor._wrap(g) for g in rec.gradients(cots)]
+        for leaf, g in zip(rec.edges, grads):
+            for n, k in enumerate(where.get(id(leaf), ())):
+                if n:  # a leaf listed twice in wrt: two gradients, not one tensor twice
+                    g = _add(g, Tensor._wrap(np.zeros_like(g._data)), create_graph)
+                out[k] = g if out[k] is None else _add(out[k], g, create_graph)
 
 
 def _check_requires_grad(root: Tensor, what: str) -> None:

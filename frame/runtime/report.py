@@ -158,6 +158,10 @@ def _summary(s: StatsSnapshot):
         t.add_row("  of which slow tiers compiled in the background", str(background))
     t.add_row("translations", str(s.translations))
     t.add_row("recompiles", str(s.recompiles))
+    if s.extra.get("compiled_backward_compiles"):  # compiled autograd across the jit boundary
+        t.add_row("compiled backwards (of jitted calls' results)",
+                  str(s.extra["compiled_backward_compiles"]))
+        t.add_row("  compiled backward runs", str(s.extra.get("compiled_backward_runs", 0)))
     t.add_row("graph breaks", str(sum(s.graph_breaks.values())))
     t.add_row("fallback hops", str(sum(s.fallback_targets.values()) or sum(s.fallbacks.values())))
     t.add_row("translation time (compiles included)", _time(s.translation_time_s))
@@ -261,7 +265,8 @@ def _fusion(s: StatsSnapshot):
 
 
 def _other(s: StatsSnapshot):
-    shown = {name for name, _ in PGO_COUNTERS} | {name for name, _ in MISS_ROWS}
+    shown = {name for name, _ in PGO_COUNTERS} | {name for name, _ in MISS_ROWS} | \
+        {"compiled_backward_compiles", "compiled_backward_runs"}   # (in the summary)
     counters = {k: v for k, v in s.extra.items()
                 if v and k not in shown and not k.startswith("fusion_")}
     times = {k: v for k, v in s.extra_times.items() if v}

@@ -305,14 +305,21 @@ def test_input_gradient_of_a_module_loss():
     traced(fgsm, *_model_and_data())
 
 
-def test_gradient_that_requires_grad_leaving_the_function_runs_natively():
+def test_gradient_that_requires_grad_leaves_the_function_with_its_record():
     # the parameters require grad and grad mode is on: eager records the gradient
-    # (create_graph), so it requires grad and cannot leave the compiled code
+    # (create_graph), so it requires grad; it leaves the compiled code with the
+    # entry's autograd record (compiled autograd across the jit boundary)
     def saliency(model, x, y):
         g = frame.grad(lambda x: F.cross_entropy(model(x), y))(x)
         return g, g.requires_grad
 
-    assert_same_as_eager(saliency, *_model_and_data(), captured=False)
+    assert_same_as_eager(saliency, *_model_and_data())
+    model, x, y = _model_and_data()
+    twin = copy.deepcopy(model)
+    (saliency(model, x, y)[0] ** 2).sum().backward()
+    (frame.jit(saliency)(twin, x, y)[0] ** 2).sum().backward()
+    for p, q in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 
 def test_functional_sgd_and_a_parameter_argument():

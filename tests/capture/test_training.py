@@ -152,17 +152,19 @@ def test_requires_grad_mirrors_eager():
     assert explain_ok(f, w, x, graphs=0).result == f(w, x)
 
 
-def test_tensor_requiring_grad_returned_without_backward_runs_natively():
+def test_tensor_requiring_grad_returned_without_backward_carries_a_compiled_record():
+    # compiled autograd across the jit boundary (tests/capture/test_jit_autograd.py)
     def f(w, x):
         return w * x
 
     jf = frame.jit(f, backend="cpu")
     w, x = leaf([1.0, 2.0]), frame.tensor([3.0, 4.0])
     y = jf(w, x)
-    assert y.requires_grad and y.grad_fn is not None  # eager's record, usable later
+    assert y.requires_grad and y.grad_fn is not None  # a record, usable later
+    assert y.grad_fn.op == "jit"
     y.sum().backward()
     close(w.grad.numpy(), [3.0, 4.0])
-    assert not captured(jf)
+    assert captured(jf)
 
 
 # --------------------------------------------------------------------------- backward, .grad
