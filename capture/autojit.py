@@ -31,10 +31,10 @@ running eagerly meanwhile.  The job translates the unit exactly as
 ``runtime.compile``, so tiers, PGO and the persistent cache apply) and adds
 the entry to the code's cache (the one ``frame.jit`` of the same function
 uses).  Only an entry that is one graph, no break and nothing native, is
-installed; a unit that capture cannot compile that way (a graph break, a
-tensor requiring grad leaving the code -- a training forward --, anything
-``frame.explain`` would report) runs eagerly from then on, its trampoline
-removed.  The swap is one attribute store: a call runs wholly eagerly or
+installed; a unit that capture cannot compile that way (a graph break,
+anything ``frame.explain`` would report as native) runs eagerly from then
+on, its trampoline removed.  (A training forward compiles: its result
+carries the compiled autograd record, capture/autograd.py.)  The swap is one attribute store: a call runs wholly eagerly or
 wholly on an entry.
 
 Installed, each call tries the entries (guards); a miss runs eagerly,

@@ -125,21 +125,24 @@ def test_threshold_honoured_for_a_module(auto):
     assert [u.kind for u in autojit.units()] == ["module"]
 
 
-def test_training_forward_is_not_compiled_and_stays_correct(auto):
-    # a forward whose result requires grad cannot leave compiled code (no autograd record
-    # across the jit boundary yet): the unit is refused once, gradients stay eager
+def test_training_forward_compiles_and_its_gradients_stay_correct(auto):
+    # a forward whose result requires grad compiles: its result carries the compiled
+    # autograd record (docs/compiler.md "Compiled autograd across the jit boundary")
     lin = nn.Linear(4, 2)
     x = _t(3, 4)
     for _ in range(THRESHOLD + 2):
         out = lin(x)
     autojit.wait_idle(60)
     unit = _unit("Linear")
-    assert unit.state == autojit.EAGER and "requires grad" in unit.reason
+    assert unit.state == autojit.COMPILED, unit.reason
+    hits = unit.hits
     out = lin(x)
+    assert unit.hits == hits + 1   # this call ran the compiled entry
     assert out.requires_grad
     out.sum().backward()
     np.testing.assert_allclose(lin.weight.grad.numpy(), np.tile(x.numpy().sum(0), (2, 1)),
                                rtol=1e-6)
+    np.testing.assert_allclose(lin.bias.grad.numpy(), np.full(2, 3.0, np.float32), rtol=1e-6)
 
 
 class _Gate:
