@@ -120,6 +120,7 @@ class Unit:
         self.hits = 0               # calls run by an entry
         self.misses = 0             # calls whose guards failed: eager
         self.eager_calls = 0
+        self.probe_calls = 0        # eager calls run in state probing
         self.run_of_misses = 0
         self.compiles = 0
         self.compile_s = 0.0
@@ -183,8 +184,11 @@ class Unit:
             # this call runs eagerly first (timed without a compile competing for the
             # cores), then, after _PROBE_CALLS such calls, its arguments go to the
             # background capture
+            # (calls made while another background compile runs are not timed, but
+            # count: a busy compiler -- tiers, PGO trials -- must not hold the unit back)
             result = self.eager(args, kwargs)
-            if len(self.eager_s) >= _PROBE_CALLS or state is COOLDOWN:
+            self.probe_calls += 1
+            if self.probe_calls >= _PROBE_CALLS or state is COOLDOWN:
                 self._submit(args, kwargs)
             return result
         return self.eager(args, kwargs)
