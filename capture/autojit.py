@@ -188,7 +188,8 @@ class Unit:
             # count: a busy compiler -- tiers, PGO trials -- must not hold the unit back)
             result = self.eager(args, kwargs)
             self.probe_calls += 1
-            if self.probe_calls >= _PROBE_CALLS or state is COOLDOWN:
+            if len(self.eager_s) >= _PROBE_CALLS or self.probe_calls >= _PROBE_CALLS \
+                    or state is COOLDOWN:
                 self._submit(args, kwargs)
             return result
         return self.eager(args, kwargs)
