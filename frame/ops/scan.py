@@ -15,12 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..dtypes import int64
-from ..errors import FrameIndexError, FrameTypeError, FrameValueError
+from ..errors import FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from .reduction import reduction_dtype
 from .registry import register
 from .schema import AttrSpec, OpSchema
-from .shape import check_axis
+from .shape import check_axis, check_indices_in_bounds
 
 __all__ = ["SORT_KINDS"]
 
@@ -127,12 +127,7 @@ def _take_along_axis_infer(types, attrs):
 def _take_along_axis_kernel(ins, attrs):
     x, idx = ins
     axis = attrs["axis"]
-    n = x.shape[axis]
-    if idx.size:
-        bad = idx[(idx < -n) | (idx >= n)]
-        if bad.size:
-            raise FrameIndexError(f"take_along_axis: index {int(bad.flat[0])} is out of bounds "
-                                  f"for axis {axis} with size {n}")
+    check_indices_in_bounds("take_along_axis", idx, axis, x.shape[axis])
     return (np.ascontiguousarray(np.take_along_axis(x, idx, axis=axis)),)
 
 

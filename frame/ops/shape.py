@@ -387,15 +387,20 @@ def _take_infer(types, attrs):
     return [x.with_shape(x.shape[:axis] + idx.shape + x.shape[axis + 1:])]
 
 
-def _take_kernel(ins, attrs):
-    x, idx = ins
-    axis = attrs["axis"]
-    n = x.shape[axis]
+def check_indices_in_bounds(op: str, idx: np.ndarray, axis: int, n: int) -> None:
+    """Raise FrameIndexError, naming the first bad index, when ``idx`` holds an
+    index outside [-n, n) for ``axis`` (of size ``n``)."""
     if idx.size:
         bad = idx[(idx < -n) | (idx >= n)]
         if bad.size:
-            raise FrameIndexError(f"take: index {int(bad.flat[0])} is out of bounds for axis "
+            raise FrameIndexError(f"{op}: index {int(bad.flat[0])} is out of bounds for axis "
                                   f"{axis} with size {n}")
+
+
+def _take_kernel(ins, attrs):
+    x, idx = ins
+    axis = attrs["axis"]
+    check_indices_in_bounds("take", idx, axis, x.shape[axis])
     return (np.take(x, idx, axis=axis),)
 
 
