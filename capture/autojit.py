@@ -56,7 +56,6 @@ import logging
 import os
 import statistics
 import sys
-import sysconfig
 import threading
 import time
 import types
@@ -72,6 +71,7 @@ from frame.settings import config
 from frame.tensor import Tensor
 
 from . import persist, trampolines
+from .library import library_dirs
 from .codegen import MISS
 from .jit import (CACHE_LIMIT, JitOptions, _CACHES, _backend_unpinned, _default_backend,
                   _persisting, _trampoline, _unbound, cache_of, translate)
@@ -497,12 +497,8 @@ module_call.__frame_traced_as__ = _forward_call
 
 # --------------------------------------------------------------------------- function units
 
-_FRAME_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-                    for m in (frame, sys.modules[__package__]))
-_USER_FILES = frozenset({os.path.join(_FRAME_DIRS[0], "demo.py")})  # an example program
-_FOREIGN_DIRS = tuple({os.path.abspath(p) + os.sep for p in
-                       (sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib",
-                                                               "platlib")) if p})
+_USER_FILES = frozenset({os.path.join(os.path.dirname(os.path.abspath(frame.__file__)),
+                                      "demo.py")})  # an example program inside frame
 # id(code) -> (code, is it library code?); keyed by id (hashing a code object hashes its
 # contents: microseconds), the code held so that its id is not reused meanwhile
 _library: dict[int, tuple[types.CodeType, bool]] = {}
@@ -519,8 +515,7 @@ def _is_library(code: types.CodeType) -> bool:
         found = True
     else:
         path = os.path.abspath(path)
-        found = (path.startswith(_FRAME_DIRS) and path not in _USER_FILES) \
-            or (path.startswith(_FOREIGN_DIRS) and not path.startswith(_FRAME_DIRS))
+        found = path.startswith(library_dirs()) and path not in _USER_FILES
     if len(_library) > 100_000:
         _library.clear()
     _library[id(code)] = (code, found)

@@ -26,13 +26,13 @@ from __future__ import annotations
 import inspect
 import os
 import sys
-import sysconfig
 import traceback
 import types
 import weakref
 
 from .errors import Unsupported
 from .handlers import ON_BREAK
+from .library import library_dirs
 from .resume import (SUSPENDING_FLAGS, Tail, is_resume_stack, live_locals, resume_code,
                      resume_function, stack_shown)
 from .sources import user_text
@@ -319,12 +319,8 @@ def _skipped(code: types.CodeType) -> bool:
     capture themselves) is not intercepted: only the user's functions are."""
     found = _SKIP.get(code)
     if found is None:
-        roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-        here = os.path.dirname(os.path.abspath(__file__))
-        roots |= {here, os.path.join(os.path.dirname(here), "frame")}
-        path = os.path.abspath(code.co_filename)
-        found = _SKIP[code] = code.co_filename.startswith("<") or any(
-            path.startswith(os.path.join(r, "")) for r in roots)
+        found = _SKIP[code] = code.co_filename.startswith("<") or \
+            os.path.abspath(code.co_filename).startswith(library_dirs())
     return found
 
 

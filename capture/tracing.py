@@ -12,13 +12,12 @@ starts there); a native entry covers none.
 from __future__ import annotations
 
 import os
-import sysconfig
 
-import frame
 from frame.runtime import trace
 
 from .errors import CATALOGUE, BreakReason
 from .instructions import decode
+from .library import library_dirs
 from .resume import original_code
 
 __all__ = ["record_translation", "record_break", "graph_lines"]
@@ -105,24 +104,12 @@ def record_translation(tid: int, fn, entry, stop: int | None, codes, seconds: fl
         tier=describe() if describe is not None else None, inlined=inlined, **fields)
 
 
-def _library_dirs() -> tuple[str, ...]:
-    """Directories whose code is not the user's: frame, capture, Python's own
-    library and installed packages."""
-    dirs = {os.path.dirname(os.path.dirname(os.path.abspath(frame.__file__))) + os.sep + "frame",
-            os.path.dirname(os.path.abspath(__file__))}
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        path = sysconfig.get_paths().get(key)
-        if path:
-            dirs.add(os.path.abspath(path))
-    return tuple(d.rstrip(os.sep) + os.sep for d in dirs)
-
-
 def _inlined(fn, codes) -> list[dict]:
     """The user's functions the trace inlined into the graph (not frame's,
     capture's, the standard library's or installed packages'), with the lines
     of each (all its lines reachable from its start)."""
     top = original_code(fn.__code__)
-    library = _library_dirs()
+    library = library_dirs()
     out = []
     for code in sorted(codes, key=lambda c: (c.co_filename, c.co_firstlineno)):
         if original_code(code) is top or code.co_filename.startswith("<"):
