@@ -49,11 +49,11 @@ from ...errors import FrameTypeError, FrameValueError
 from ...ir.graph import Graph
 from ...ir.types import TensorType
 from ...ops.interpreter import evaluate
-from .lower import INPUT_COMPLEX, INPUT_DIRECT, INPUT_INT64, OUT_INPUT, OUT_MODEL, LoweredGraph
+from .lower import (INPUT_COMPLEX, INPUT_DIRECT, INPUT_INT64, OUT_INPUT, OUT_MODEL, SHARE_BYTES,
+                    LoweredGraph)
 
 __all__ = ["OpenVinoExecutable", "SHARE_BYTES"]
 
-SHARE_BYTES = 1 << 17  # at and above this size, bind without copying (crossover measured)
 POOL_SIZE = 2  # arrays a shared output takes turns in (a caller holds the last one for a step)
 
 
@@ -87,7 +87,7 @@ class _Request:
     """One thread's infer request with its pre-bound tensors' numpy views."""
 
     __slots__ = ("req", "infer", "in_views", "out_views", "copy_in", "shared_out", "bound",
-                 "bound_in")
+                 "bound_in", "keep_in")
 
     def __init__(self, compiled: ov.CompiledModel, inputs: list[_InputSlot],
                  outputs: list[tuple[ov.Type, list[int], bool]]):
@@ -97,6 +97,8 @@ class _Request:
         # the caller's array each shared input is bound to now (kept alive by the
         # request's tensor, so identity means the same memory)
         self.bound_in: list[np.ndarray | None] = [None] * len(inputs)
+        # the array each shared input's tensor reads, kept alive while bound
+        self.keep_in: list[np.ndarray | None] = [None] * len(inputs)
         for slot in inputs:
             if slot.share:
                 self.in_views.append(None)
@@ -174,6 +176,13 @@ class OpenVinoExecutable(Executable):
             t = self.input_types[i]
             ov_input = compiled.input(param)
             self._inputs.append(_InputSlot(i, param, mode, t.dtype.np, t.shape,
+                                           ov_input.get_element_type(),
+                                           list(ov_input.get_shape())))
+        self._aliases = list(lowered.aliases)
+        for i, param in self._aliases:  # the same array bound once more (lower.py)
+            t = self.input_types[i]
+            ov_input = compiled.input(param)
+            self._inputs.append(_InputSlot(i, param, INPUT_DIRECT, t.dtype.np, t.shape,
                                            ov_input.get_element_type(),
                                            list(ov_input.get_shape())))
         # per model output: (element type, shape, numpy dtype, bind without copy)
@@ -265,6 +274,10 @@ class OpenVinoExecutable(Executable):
             else:
                 bound = np.ascontiguousarray(x)
                 req.set_input_tensor(slot.param, ov.Tensor(bound, shared_memory=True))
+                # The request's tensor does not keep the array alive (the Python
+                # ov.Tensor does, and it is gone after this line): keep it here
+                # until it is replaced, a copy made just now included.
+                state.keep_in[i] = bound
                 # only the caller's own array can be bound again as it is
                 bound_in[i] = x if bound is x and slot.mode == INPUT_DIRECT else None
         # A large output is computed straight into a NumPy array that is handed out.

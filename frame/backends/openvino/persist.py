@@ -16,10 +16,11 @@ apart for that) and the binding plan of
 ``LoweredGraph`` (which model parameter each graph input is bound to and how,
 where each graph output comes from, the check output).
 
-    meta = {"format": 2, "graph": <dump_text>, "device": "CPU",
+    meta = {"format": 3, "graph": <dump_text>, "device": "CPU",
             "input_types": [[dtype, [dims]], ...], "output_types": [...],
             "inputs": [[param, mode] | None, ...], "outputs": [[kind, index | None], ...],
-            "flag_output": int | None, "model_inputs": n, "model_outputs": m}
+            "flag_output": int | None, "aliases": [[graph_input, param], ...],
+            "model_inputs": n, "model_outputs": m}
     blobs = {"constants": <npz>, "model": <export_model bytes>}   # no "model" when
                                                                 # every output is an input
                                                                 # or a constant
@@ -39,7 +40,7 @@ from .lower import OUT_CONST, OUT_INPUT, OUT_MODEL, LoweredGraph
 
 __all__ = ["serialize", "deserialize", "loaded_from_cache", "FORMAT"]
 
-FORMAT = 2
+FORMAT = 3
 
 
 def _refuse(why: str) -> FrameError:
@@ -63,7 +64,7 @@ def serialize(graph: Graph, executable, device: str) -> Artifact | None:
     if type(executable) is not OpenVinoExecutable:
         return None
     inputs: list[list | None] = [None] * len(executable.input_types)
-    for slot in executable._inputs:
+    for slot in executable._inputs[:len(executable._inputs) - len(executable._aliases)]:
         inputs[slot.graph_index] = [slot.param, slot.mode]
     outputs = [[kind, None if kind == OUT_CONST else int(where)]
                for kind, where in executable._outputs]
@@ -78,6 +79,7 @@ def serialize(graph: Graph, executable, device: str) -> Artifact | None:
             "input_types": [type_to_json(t) for t in executable.input_types],
             "output_types": [type_to_json(t) for t in executable.output_types],
             "outputs": outputs, "flag_output": executable._flag,
+            "aliases": [list(a) for a in executable._aliases],
             "model_inputs": 0 if compiled is None else len(compiled.inputs),
             "model_outputs": 0 if compiled is None else len(compiled.outputs)}
     return Artifact(meta, blobs)
@@ -132,5 +134,6 @@ def deserialize(core: ov.Core, artifact: Artifact, device: str,
     elif any(kind == OUT_MODEL for kind, _ in outputs):
         raise _refuse("outputs come from a model, but the artifact holds none")
     flag = meta["flag_output"]
-    lowered = LoweredGraph(None, inputs, outputs, None if flag is None else int(flag))
+    aliases = [(int(i), int(param)) for i, param in meta["aliases"]]
+    lowered = LoweredGraph(None, inputs, outputs, None if flag is None else int(flag), aliases)
     return OpenVinoExecutable(graph if graph is not None else parse, lowered, compiled, types)
