@@ -103,10 +103,14 @@ class _Builder:
             pairs = out(ops.reshape(param, self.cx.ints([t.size, 2]), False))
             low = out(ops.gather(pairs, self.cx.i32(0), self.cx.i32(1)))
             high = out(ops.gather(pairs, self.cx.i32(1), self.cx.i32(1)))
-            # in range iff the high word is the low word's sign extension (integer ops
-            # only: the plugin compares i32 in float32)
-            sign = out(ops.bitwise_right_shift(low, self.cx.i32(31)))
-            self.cx.flag(out(ops.convert(out(ops.bitwise_xor(high, sign)), ov.Type.boolean)))
+            # In range iff the high word is the low word's sign extension, -1 or 0.
+            # The plugin compares i32 in float32, which is exact here: a sign test,
+            # and equality with -1 or 0, which no other int32 rounds to.  (Not
+            # BitwiseRightShift + BitwiseXor: the plugin runs those as reference
+            # kernels, ~4% of the MLP training step's time in its nodes.)
+            extension = out(ops.select(out(ops.less(low, self.cx.i32(0))), self.cx.i32(-1),
+                                       self.cx.i32(0)))
+            self.cx.flag(out(ops.not_equal(high, extension)))
             self.env[id(v)] = out(ops.reshape(low, self.cx.ints(t.shape), False))
             return param, INPUT_INT64
         if t.dtype.is_complex:  # bound as its float32 view: (real, imaginary) pairs

@@ -339,6 +339,26 @@ def test_int64_inputs_beyond_int32_are_exact():
             np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("value", [2 ** 31, -2 ** 31 - 1, 2 ** 32, -2 ** 32, 2 ** 32 - 1,
+                                   (2 ** 24 + 1) << 32, -(2 ** 24 + 1) << 32, 2 ** 62, -2 ** 63,
+                                   2 ** 63 - 1])
+def test_each_int64_value_beyond_int32_is_caught(value):
+    """The in-range check (high word == the low word's sign extension) on every
+    kind of value outside int32: each alone in an otherwise in-range input."""
+    b = GraphBuilder()
+    x = b.input(frame.int64, (4,))
+    y = b.input(frame.int64, (4,))
+    g = b.build(b.op("maximum", x, y), b.op("less", x, y))
+    exe = backend().compile(g, OPTIONS)
+    assert isinstance(exe, OpenVinoExecutable)
+    zeros = np.zeros(4, np.int64)
+    for ins in ([np.array([0, -1, 2 ** 31 - 1, -2 ** 31], np.int64), zeros],
+                [np.array([3, value, -7, 0], np.int64), zeros],
+                [zeros, np.array([3, value, -7, 0], np.int64)]):
+        for got, w in zip(exe.run(ins), evaluate(g, ins)):
+            np.testing.assert_array_equal(got, w)
+
+
 # --------------------------------------------------------------------------- honesty
 
 def test_reasons_name_op_and_dtype():
