@@ -70,6 +70,6 @@ def _take_along_axis(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     if node.inputs[1].type.shape != out_shape:
         index = out(ops.broadcast(index, cx.ints(out_shape)))
     index = checked_index(cx, index, -n, n)
-    negative = cx.int_less(index, cx.i32(0))
+    negative = cx.int_below(index, 0)
     index = out(ops.select(negative, out(ops.add(index, cx.i32(n))), index))
     return [out(ops.gather_elements(x, index, axis))]

@@ -43,8 +43,8 @@ def checked_index(cx: Lowerer, index: Out, low: int, high: int) -> Out:
     Comparisons are exact integer ones (the plugin's Less on i32 runs in float32);
     the clamp keeps Gather/GatherElements/ScatterElementsUpdate from reading out
     of range or throwing before the flag is looked at."""
-    below = cx.int_less(index, cx.i32(low))
-    inside = cx.int_less(index, cx.i32(high))
+    below = cx.int_below(index, low)
+    inside = cx.int_below(index, high)
     cx.flag(out(ops.logical_or(below, out(ops.logical_not(inside)))))
     return out(ops.minimum(out(ops.maximum(index, cx.i32(low))), cx.i32(high - 1)))
 
@@ -167,7 +167,7 @@ def _scatter(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
                                              numbers, cx.i32(0), "max", True))
     picked = out(ops.gather(out(ops.reshape(updates, cx.ints([k]), False)),
                             out(ops.maximum(winner, cx.i32(0))), cx.i32(0)))
-    written = out(ops.logical_not(cx.int_less(winner, cx.i32(0))))
+    written = out(ops.logical_not(cx.int_below(winner, 0)))
     flat = out(ops.select(written, picked, out(ops.reshape(x, cx.ints([n]), False))))
     return [out(ops.reshape(flat, cx.ints(t.shape), False))]
 

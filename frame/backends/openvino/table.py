@@ -158,6 +158,16 @@ class Lowerer:
         sign = ops.bitwise_right_shift(ops.bitwise_xor(d, overflow_fix), self.i32(31))
         return ops.convert(sign, ov.Type.boolean).output(0)
 
+    def int_below(self, a: Out, k: int) -> Out:
+        """a < k for i32 ``a`` and a constant ``k``.  With |k| <= 2**24 the
+        plugin's own Less is exact although it compares in float32: k and k - 1
+        are exact floats and rounding is monotonic, so a >= k rounds to >= k and
+        a <= k - 1 to <= k - 1 (a JIT kernel, where ``int_less``'s shift runs as
+        a reference kernel)."""
+        if abs(k) <= 1 << 24 and abs(k - 1) <= 1 << 24:
+            return ops.less(a, self.i32(k)).output(0)
+        return self.int_less(a, self.i32(k))
+
     # -- run-time exactness checks -------------------------------------------------
     def flag(self, bad: Out) -> None:
         """Record a boolean tensor that is True where the lowering would be wrong."""

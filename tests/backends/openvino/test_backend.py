@@ -306,6 +306,24 @@ def test_out_of_range_index_raises_the_reference_error():
         exe.run([xin, np.array([0, 5, 1, 1], np.int64)])
 
 
+@pytest.mark.parametrize("bad", [6, -1, 2 ** 24, 2 ** 24 + 1, 2 ** 24 + 6, -2 ** 24 - 1,
+                                 2 ** 31 - 1, -2 ** 31])
+def test_each_out_of_range_int32_index_is_caught(bad):
+    """The index range check compares in float32 inside the plugin: exact for
+    the constant bounds, also for indices that float32 cannot hold."""
+    b = GraphBuilder()
+    w = b.input(frame.float32, (6, 2))
+    i = b.input(frame.int32, (3,))
+    g = b.build(b.op("embedding", i, w))
+    exe = backend().compile(g, OPTIONS)
+    weights = _rand((6, 2))
+    for good in ([0, 5, 1], [5, 5, 5]):
+        idx = np.array(good, np.int32)
+        np.testing.assert_array_equal(exe.run([weights, idx])[0], weights[idx])
+    with pytest.raises(ValueError, match="out of range"):
+        exe.run([weights, np.array([0, bad, 1], np.int32)])
+
+
 def test_embedding_and_labels_out_of_range_raise():
     b = GraphBuilder()
     w = b.input(frame.float32, (6, 2))
