@@ -4,6 +4,7 @@ JAX jit), default settings, on six workloads.
     python benchmarks/peers.py                       # everything, table + peers.png
     python benchmarks/peers.py --rounds 11 --png /tmp/peers.png
     python benchmarks/peers.py --no-first            # skip the first-call children
+    python benchmarks/peers.py --passes 3 --rounds 5 # children 3 times each, rotated
 
 Workloads (float32):
 
@@ -471,6 +472,9 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--first-runs", type=int, default=3, help="fresh processes per first-call row")
     ap.add_argument("--no-first", action="store_true")
+    ap.add_argument("--passes", type=int, default=1,
+                    help="run every child this many times, rotating their order; cells are "
+                         "medians over the passes")
     ap.add_argument("--only", nargs="*", choices=list(GROUPS), help="child groups to run")
     ap.add_argument("--pause", type=float, default=0.2,
                     help="seconds of sleep before each timed block (spinning pools go quiet)")
@@ -495,22 +499,35 @@ def main(argv=None) -> int:
                TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"))
     results: dict = {"steady": {}, "first": {}, "load": {}, "threads": None, "versions": {},
                      "decisions": None, "own_blas": {}}
-    for g in groups:
-        before = _load()
-        t0 = time.perf_counter()
-        res = _run_child(["--child", g, "--rounds", str(args.rounds), "--pause", str(args.pause)],
-                         env, timeout=1800)
-        if res is None:
-            continue
-        print(f"child {g}: {time.perf_counter() - t0:.0f} s, load before {before}", flush=True)
-        results["steady"][g] = res["ms"]
-        results["load"][g] = before
-        results["versions"].update(res["versions"])
-        results["own_blas"][g] = res["own_blas"]
-        if res["threads"] is not None:
-            results["threads"] = res["threads"]
-        if res["decisions"] is not None:
-            results["decisions"] = res["decisions"]
+    # Each pass runs every group's child once, the order rotated pass by pass; a
+    # cell is the median over the passes of its child's medians (the machine's
+    # speed drifts over minutes on a shared host, and children run minutes apart).
+    passes: dict[str, list[dict]] = {g: [] for g in groups}
+    for p in range(args.passes):
+        for g in groups[p % len(groups):] + groups[:p % len(groups)]:
+            before = _load()
+            t0 = time.perf_counter()
+            res = _run_child(["--child", g, "--rounds", str(args.rounds), "--pause",
+                              str(args.pause)], env, timeout=1800)
+            if res is None:
+                continue
+            print(f"pass {p + 1}, child {g}: {time.perf_counter() - t0:.0f} s, load before "
+                  f"{before}", flush=True)
+            passes[g].append(res["ms"])
+            results["load"].setdefault(g, []).append(before)
+            results["versions"].update(res["versions"])
+            results["own_blas"][g] = res["own_blas"]
+            if res["threads"] is not None:
+                results["threads"] = res["threads"]
+            if res["decisions"] is not None:
+                results["decisions"] = res["decisions"]
+    for g, runs in passes.items():
+        if runs:
+            results["steady"][g] = {
+                w: {c: statistics.median(r[w][c] for r in runs if c in r.get(w, {}))
+                    for c in runs[0][w]}
+                for w in runs[0]}
+    results["load"] = {g: " / ".join(loads) for g, loads in results["load"].items()}
     if not args.no_first:
         for g in groups:
             for cand in ("numpy",) + GROUPS[g]:

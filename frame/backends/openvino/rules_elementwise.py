@@ -51,7 +51,13 @@ def _kinds(node: Node) -> str:
 
 
 def _keep_nan(x: Out, value: Out) -> Out:
-    """``value``, except NaN where ``x`` is NaN (NumPy's propagation)."""
+    """``value``, except NaN where ``x`` is NaN (NumPy's propagation).  Nothing
+    to do for a constant ``x`` without NaN (relu's 0: the plugin would compute
+    IsNaN of it and a Select on every call)."""
+    node = x.get_node()
+    if (node.get_type_name() == "Constant" and node.get_element_type().is_real()
+            and not np.isnan(node.get_data()).any()):
+        return value
     return out(ops.select(out(ops.is_nan(x)), x, value))
 
 
