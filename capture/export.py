@@ -274,7 +274,7 @@ def _model(graph, inputs: list[tuple[str, object]], output_names: list[str], nam
     from frame.backends.openvino.lower import (INPUT_DIRECT, OUT_CONST, OUT_INPUT, OUT_MODEL,
                                                lower_graph)
 
-    lowered = lower_graph(graph, name)
+    lowered = lower_graph(graph, name, alias_inputs=False)
     if lowered.flag_output is not None:
         raise ExportError(f"frame.export({name}): the graph needs frame's run-time exactness "
                           f"check (an index that may be out of range, int64 values that may not "

@@ -49,8 +49,8 @@ from ...errors import FrameTypeError, FrameValueError
 from ...ir.graph import Graph
 from ...ir.types import TensorType
 from ...ops.interpreter import evaluate
-from .lower import (INPUT_COMPLEX, INPUT_DIRECT, INPUT_INT64, OUT_INPUT, OUT_MODEL, SHARE_BYTES,
-                    LoweredGraph)
+from .lower import (INPUT_COMPLEX, INPUT_DIRECT, INPUT_INT64, INPUT_INT64_COPY, OUT_INPUT,
+                    OUT_MODEL, SHARE_BYTES, LoweredGraph)
 
 __all__ = ["OpenVinoExecutable", "SHARE_BYTES"]
 
@@ -265,6 +265,11 @@ class OpenVinoExecutable(Executable):
             x = inputs[slot.graph_index]
             if view is None and x is bound_in[i]:
                 continue  # the array bound last call (a parameter, a reused batch)
+            if slot.mode == INPUT_INT64_COPY:
+                np.copyto(view, x, casting="unsafe")  # int64 -> int32, wrapping
+                if (view != x).any():  # a value outside int32: the reference's result
+                    return self._reference(inputs)
+                continue
             if slot.mode == INPUT_INT64:
                 x = x.reshape(-1).view(np.int32)  # (low, high) word pairs; a view when contiguous
             elif slot.mode == INPUT_COMPLEX:
@@ -323,14 +328,16 @@ class OpenVinoExecutable(Executable):
     def _assemble(self, inputs: Sequence[np.ndarray], results: list[np.ndarray]) -> list[np.ndarray]:
         outs = []
         handed: set[int] = set()
-        for kind, where in self._outputs:
+        for k, (kind, where) in enumerate(self._outputs):
             if kind == OUT_MODEL:
                 value = results[where]
                 if id(value) in handed:  # one model output listed twice: two arrays
                     value = value.copy()
                 handed.add(id(value))
             elif kind == OUT_INPUT:
-                value = np.array(inputs[where], copy=True)
+                # the input itself, or an identity lowering's cast of it (int64 ->
+                # int32 of an input whose range was checked)
+                value = np.array(inputs[where], dtype=self.output_types[k].dtype.np, copy=True)
             else:
                 value = np.array(where, copy=True)
             outs.append(value)

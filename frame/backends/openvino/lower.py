@@ -7,11 +7,15 @@ Boundary conversions (the only places float16 and int64 appear in a model):
   the f32 value converted to f16 (one rounding, where NumPy rounds too).
 - a complex64 input or output is its float32 view, (real, imaginary) pairs on
   a trailing axis of 2.
-- an int64 input is bound *without a copy* as its int32 view: a Parameter of
-  twice as many int32 words, little-endian (low, high) pairs.  The model keeps
-  the low words and flags any high word that is not the low word's sign
-  extension, i.e. any value outside int32; the executable then runs that
-  call with the reference kernels.  An int64 output is the int32 value
+- a large int64 input (``SHARE_BYTES`` and more) is bound *without a copy* as
+  its int32 view: a Parameter of twice as many int32 words, little-endian
+  (low, high) pairs.  The model keeps the low words and flags any high word
+  that is not the low word's sign extension, i.e. any value outside int32; the
+  executable then runs that call with the reference kernels.  A small one
+  (labels, indices) is an int32 Parameter the executable converts into (it is
+  copied into a bound tensor anyway) and checks on the host, before the
+  model runs: the in-model check was 7 nodes, each with its own dispatch cost
+  in the plugin, where NumPy checks 128 labels in ~2 us (``INPUT_INT64_COPY``).  An int64 output is the int32 value
   converted to i64 (it fits: ``support.py`` only admits such values).
 
 A large input read by more than one elementwise node is bound as one
@@ -43,10 +47,12 @@ from ...ir.graph import Graph, Node, Value
 from . import rules_elementwise, rules_nn, rules_reduction, rules_scan, rules_shape  # noqa: F401 (fill RULES)
 from .table import RULES, Lowerer, Out, internal_shape, internal_type, out
 
-__all__ = ["LoweredGraph", "lower_graph", "INPUT_DIRECT", "INPUT_INT64", "INPUT_COMPLEX",
+__all__ = ["LoweredGraph", "lower_graph", "INPUT_DIRECT", "INPUT_INT64", "INPUT_INT64_COPY",
+           "INPUT_COMPLEX",
            "OUT_MODEL", "OUT_INPUT", "OUT_CONST", "SHARE_BYTES"]
 
 INPUT_DIRECT, INPUT_INT64, INPUT_COMPLEX = "direct", "int64", "complex64"
+INPUT_INT64_COPY = "int64_copy"  # converted to int32 and range-checked by the executable
 OUT_MODEL, OUT_INPUT, OUT_CONST = "model", "input", "const"
 # At and above this size an input or output is bound without copying (the
 # executable's crossover, measured), and an input read by several elementwise
@@ -98,6 +104,10 @@ class _Builder:
 
     def parameter(self, v: Value) -> tuple[ops.parameter, str]:
         t = v.type
+        if t.dtype is int64 and t.size * 8 < SHARE_BYTES:
+            param = ops.parameter(list(t.shape), ov.Type.i32)
+            self.env[id(v)] = param.output(0)
+            return param, INPUT_INT64_COPY
         if t.dtype is int64:
             param = ops.parameter([2 * t.size], ov.Type.i32)
             pairs = out(ops.reshape(param, self.cx.ints([t.size, 2]), False))
@@ -168,8 +178,10 @@ class _Builder:
         return value
 
 
-def lower_graph(graph: Graph, name: str = "frame") -> LoweredGraph:
-    """Build the model for ``graph`` (every node must be supported: ``support.py``)."""
+def lower_graph(graph: Graph, name: str = "frame", *, alias_inputs: bool = True) -> LoweredGraph:
+    """Build the model for ``graph`` (every node must be supported: ``support.py``).
+    ``alias_inputs=False``: one Parameter per input (a model for other programs
+    to run, ``frame.export``), not one per elementwise reader of a large one."""
     b = _Builder()
     used = {id(v) for n in graph.nodes for v in n.inputs}
     used |= {id(v) for v in graph.outputs if v.producer is not None}
@@ -189,8 +201,10 @@ def lower_graph(graph: Graph, name: str = "frame") -> LoweredGraph:
     # tensors are bound by the caller (measured, OpenVINO 2026.4 CPU): such an
     # output (an identity lowering: floor of ints, abs of bools, a sum over no
     # axes) is the input itself, so it is handed back as a copy of the input.
+    # (An int32 Parameter of a small int64 input, range-checked by the executable,
+    # counts too: the output is the input cast to the output's type.)
     param_input = {params[entry[0]].get_name(): i for i, entry in enumerate(inputs)
-                   if entry is not None and entry[1] == INPUT_DIRECT}
+                   if entry is not None and entry[1] in (INPUT_DIRECT, INPUT_INT64_COPY)}
     results: list[Out] = []
     model_index: dict[int, int] = {}
     outputs: list[tuple[str, object]] = []
@@ -220,7 +234,7 @@ def lower_graph(graph: Graph, name: str = "frame") -> LoweredGraph:
     if not results:
         return LoweredGraph(None, [None] * len(graph.inputs), outputs, None)
     model = ov.Model([ops.result(r) for r in results], params, name)
-    aliases = _alias_parameters(graph, model, params, inputs)
+    aliases = _alias_parameters(graph, model, params, inputs) if alias_inputs else []
     return LoweredGraph(model, inputs, outputs, flag_output, aliases)
 
 

@@ -360,19 +360,26 @@ def test_int64_inputs_beyond_int32_are_exact():
 @pytest.mark.parametrize("value", [2 ** 31, -2 ** 31 - 1, 2 ** 32, -2 ** 32, 2 ** 32 - 1,
                                    (2 ** 24 + 1) << 32, -(2 ** 24 + 1) << 32, 2 ** 62, -2 ** 63,
                                    2 ** 63 - 1])
-def test_each_int64_value_beyond_int32_is_caught(value):
-    """The in-range check (high word == the low word's sign extension) on every
-    kind of value outside int32: each alone in an otherwise in-range input."""
+@pytest.mark.parametrize("n", [4, 1 << 15])  # checked by the executable / inside the model
+def test_each_int64_value_beyond_int32_is_caught(value, n):
+    """The in-range check on every kind of value outside int32, each alone in an
+    otherwise in-range input: on the host for a small input, in the model (high
+    word == the low word's sign extension) for a large one bound without a copy."""
     b = GraphBuilder()
-    x = b.input(frame.int64, (4,))
-    y = b.input(frame.int64, (4,))
+    x = b.input(frame.int64, (n,))
+    y = b.input(frame.int64, (n,))
     g = b.build(b.op("maximum", x, y), b.op("less", x, y))
     exe = backend().compile(g, OPTIONS)
     assert isinstance(exe, OpenVinoExecutable)
-    zeros = np.zeros(4, np.int64)
-    for ins in ([np.array([0, -1, 2 ** 31 - 1, -2 ** 31], np.int64), zeros],
-                [np.array([3, value, -7, 0], np.int64), zeros],
-                [zeros, np.array([3, value, -7, 0], np.int64)]):
+    zeros = np.zeros(n, np.int64)
+
+    def with_values(*values):
+        a = np.zeros(n, np.int64)
+        a[:len(values)] = values
+        return a
+    for ins in ([with_values(0, -1, 2 ** 31 - 1, -2 ** 31), zeros],
+                [with_values(3, value, -7, 0), zeros],
+                [zeros, with_values(3, value, -7, 0)]):
         for got, w in zip(exe.run(ins), evaluate(g, ins)):
             np.testing.assert_array_equal(got, w)
 
