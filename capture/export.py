@@ -275,7 +275,7 @@ def _model(graph, inputs: list[tuple[str, object]], output_names: list[str], nam
                                                lower_graph)
 
     lowered = lower_graph(graph, name, alias_inputs=False)
-    if lowered.flag_output is not None:
+    if lowered.flag_output is not None or lowered.host_checks:
         raise ExportError(f"frame.export({name}): the graph needs frame's run-time exactness "
                           f"check (an index that may be out of range, int64 values that may not "
                           f"fit int32), which a plain OpenVINO model cannot make")

@@ -167,6 +167,7 @@ class OpenVinoExecutable(Executable):
         self._local = threading.local()
         self._outputs = lowered.outputs
         self._flag = lowered.flag_output
+        self._host_checks = list(lowered.host_checks)
         self._expect = [(t.dtype.np, t.shape) for t in self.input_types]
         self._inputs: list[_InputSlot] = []
         for i, entry in enumerate(lowered.inputs):
@@ -202,6 +203,7 @@ class OpenVinoExecutable(Executable):
         # every output copied out of its own, in order, no run-time checks.
         in_order = [(OUT_MODEL, k) for k in range(len(self._model_outputs))]
         self._simple = (compiled is not None and self._flag is None and not self._complex_out
+                        and not self._host_checks
                         and all(not s.share and s.mode == INPUT_DIRECT for s in self._inputs)
                         and not any(share for *_, share in self._model_outputs)
                         and list(self._outputs) == in_order)
@@ -258,6 +260,10 @@ class OpenVinoExecutable(Executable):
         return self._run_general(inputs)
 
     def _run_general(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        for i, low, high in self._host_checks:  # indices the model would clamp: lower.py
+            x = inputs[i]
+            if x.size and (x.min() < low or x.max() >= high):
+                return self._reference(inputs)  # the reference's error (or result)
         state = self._request()
         req = state.req
         bound_in = state.bound_in

@@ -78,7 +78,12 @@ class LoweredGraph:
     ``inputs[i]`` is ``(param_index, mode)`` for graph input i, or None when the
     graph does not read it.  ``outputs[j]`` is ``(OUT_MODEL, model_output)``,
     ``(OUT_INPUT, graph_input)`` or ``(OUT_CONST, array)``.  ``flag_output`` is
-    the index of the run-time check output, or None.
+    the index of the run-time check output, or None.  ``aliases`` lists
+    ``(graph_input, param_index)`` for the further Parameters a large direct
+    input is also bound to (module docstring).  ``host_checks`` lists
+    ``(graph_input, low, high)``: the executable runs the call with the
+    reference kernels unless every value of that input is in [low, high)
+    (``rules_shape.checked_index``).
     """
 
     model: ov.Model | None
@@ -86,6 +91,7 @@ class LoweredGraph:
     outputs: list[tuple[str, object]]
     flag_output: int | None
     aliases: list[tuple[int, int]] = dataclasses.field(default_factory=list)
+    host_checks: list[tuple[int, int, int]] = dataclasses.field(default_factory=list)
 
 
 def _internal_error(node: Node, what: str) -> FrameError:
@@ -102,11 +108,12 @@ class _Builder:
         self.cx = Lowerer()
         self.env: dict[int, Out] = {}
 
-    def parameter(self, v: Value) -> tuple[ops.parameter, str]:
+    def parameter(self, v: Value, graph_index: int) -> tuple[ops.parameter, str]:
         t = v.type
         if t.dtype is int64 and t.size * 8 < SHARE_BYTES:
             param = ops.parameter(list(t.shape), ov.Type.i32)
             self.env[id(v)] = param.output(0)
+            self.cx.host_inputs[param.get_name()] = graph_index
             return param, INPUT_INT64_COPY
         if t.dtype is int64:
             param = ops.parameter([2 * t.size], ov.Type.i32)
@@ -131,6 +138,8 @@ class _Builder:
         value = param.output(0)
         if t.dtype is float16:
             value = out(ops.convert(value, ov.Type.f32))
+        elif t.dtype.kind == "i" and t.size * t.dtype.np.itemsize < SHARE_BYTES:
+            self.cx.host_inputs[param.get_name()] = graph_index  # copied in: checkable
         self.env[id(v)] = value
         return param, INPUT_DIRECT
 
@@ -191,7 +200,7 @@ def lower_graph(graph: Graph, name: str = "frame", *, alias_inputs: bool = True)
         if id(v) not in used:
             inputs.append(None)
             continue
-        param, mode = b.parameter(v)
+        param, mode = b.parameter(v, len(inputs))
         inputs.append((len(params), mode))
         params.append(param)
     b.lower_nodes(graph.nodes)
@@ -233,9 +242,10 @@ def lower_graph(graph: Graph, name: str = "frame", *, alias_inputs: bool = True)
         results.append(flag)
     if not results:
         return LoweredGraph(None, [None] * len(graph.inputs), outputs, None)
+    host_checks = list(dict.fromkeys(b.cx.host_checks))
     model = ov.Model([ops.result(r) for r in results], params, name)
     aliases = _alias_parameters(graph, model, params, inputs) if alias_inputs else []
-    return LoweredGraph(model, inputs, outputs, flag_output, aliases)
+    return LoweredGraph(model, inputs, outputs, flag_output, aliases, host_checks)
 
 
 def _alias_parameters(graph: Graph, model: ov.Model, params: list,

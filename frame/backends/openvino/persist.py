@@ -20,6 +20,7 @@ where each graph output comes from, the check output).
             "input_types": [[dtype, [dims]], ...], "output_types": [...],
             "inputs": [[param, mode] | None, ...], "outputs": [[kind, index | None], ...],
             "flag_output": int | None, "aliases": [[graph_input, param], ...],
+            "host_checks": [[graph_input, low, high], ...],
             "model_inputs": n, "model_outputs": m}
     blobs = {"constants": <npz>, "model": <export_model bytes>}   # no "model" when
                                                                 # every output is an input
@@ -80,6 +81,7 @@ def serialize(graph: Graph, executable, device: str) -> Artifact | None:
             "output_types": [type_to_json(t) for t in executable.output_types],
             "outputs": outputs, "flag_output": executable._flag,
             "aliases": [list(a) for a in executable._aliases],
+            "host_checks": [list(c) for c in executable._host_checks],
             "model_inputs": 0 if compiled is None else len(compiled.inputs),
             "model_outputs": 0 if compiled is None else len(compiled.outputs)}
     return Artifact(meta, blobs)
@@ -135,5 +137,7 @@ def deserialize(core: ov.Core, artifact: Artifact, device: str,
         raise _refuse("outputs come from a model, but the artifact holds none")
     flag = meta["flag_output"]
     aliases = [(int(i), int(param)) for i, param in meta["aliases"]]
-    lowered = LoweredGraph(None, inputs, outputs, None if flag is None else int(flag), aliases)
+    host_checks = [(int(i), int(low), int(high)) for i, low, high in meta["host_checks"]]
+    lowered = LoweredGraph(None, inputs, outputs, None if flag is None else int(flag), aliases,
+                           host_checks)
     return OpenVinoExecutable(graph if graph is not None else parse, lowered, compiled, types)

@@ -42,7 +42,17 @@ def checked_index(cx: Lowerer, index: Out, low: int, high: int) -> Out:
 
     Comparisons are exact integer ones (the plugin's Less on i32 runs in float32);
     the clamp keeps Gather/GatherElements/ScatterElementsUpdate from reading out
-    of range or throwing before the flag is looked at."""
+    of range or throwing before the flag is looked at.
+
+    An index that is a small graph input as it is (cross_entropy's labels, an
+    embedding's token ids) is checked by the executable on the host before the
+    model runs (``Lowerer.host_checks``: a min and a max over a few hundred
+    values, where the model would spend four nodes and a flag output), and
+    needs no clamp."""
+    source = index.get_node()
+    if source.get_type_name() == "Parameter" and source.get_name() in cx.host_inputs:
+        cx.host_checks.append((cx.host_inputs[source.get_name()], low, high))
+        return index
     below = cx.int_below(index, low)
     inside = cx.int_below(index, high)
     cx.flag(out(ops.logical_or(below, out(ops.logical_not(inside)))))

@@ -100,6 +100,11 @@ class Lowerer:
 
     def __init__(self):
         self.flags: list[Out] = []
+        # Parameters of small graph inputs the executable can check on the host
+        # (Parameter name -> graph input index), and the checks asked of it:
+        # (graph input, low, high), every value of that input in [low, high)
+        self.host_inputs: dict[str, int] = {}
+        self.host_checks: list[tuple[int, int, int]] = []
 
     # -- constants --------------------------------------------------------------
     def const(self, value, kind: str) -> Out:

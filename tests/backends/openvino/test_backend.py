@@ -324,6 +324,29 @@ def test_each_out_of_range_int32_index_is_caught(bad):
         exe.run([weights, np.array([0, bad, 1], np.int32)])
 
 
+@pytest.mark.parametrize("where", ["input, checked on the host", "computed, checked in the model",
+                                   "large input, checked in the model"])
+def test_index_checks_on_the_host_and_in_the_model_agree(where):
+    b = GraphBuilder()
+    x = b.input(frame.float32, (5, 3))
+    n = 40000 if where.startswith("large") else 4  # 160 KB of int32: bound without a copy
+    i = b.input(frame.int32, (n,))
+    index = b.op("add", i, b.scalar(1, like=i)) if where.startswith("computed") else i
+    g = b.build(b.op("take", x, index, axis=0))
+    exe = backend().compile(g, OPTIONS)
+    lowered_checks = exe._host_checks
+    assert bool(lowered_checks) == where.endswith("host")
+    xin = _rand((5, 3))
+    shift = 1 if where.startswith("computed") else 0
+    ok = np.resize(np.array([0, -1, 4, 2, -5], np.int32), n) - shift
+    np.testing.assert_array_equal(exe.run([xin, ok])[0], np.take(xin, ok + shift, axis=0))
+    for bad in (5, -6, 2 ** 31 - 2):
+        idx = ok.copy()
+        idx[n // 2] = bad - shift
+        with pytest.raises(IndexError, match="out of bounds"):
+            exe.run([xin, idx])
+
+
 def test_embedding_and_labels_out_of_range_raise():
     b = GraphBuilder()
     w = b.input(frame.float32, (6, 2))
