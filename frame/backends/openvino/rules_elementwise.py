@@ -244,6 +244,8 @@ _COMPARE = {"equal": (ops.equal, False), "not_equal": (ops.not_equal, False),
 def compare_ints(cx: Lowerer, op: str, a: Out, b: Out) -> Out:
     """An exact comparison of i32 values (see ``Lowerer.int_equal``)."""
     if op in ("equal", "not_equal"):
+        if cx.exact_in_float(a) or cx.exact_in_float(b):  # (one-hot against an iota)
+            return out((ops.equal if op == "equal" else ops.not_equal)(a, b))
         eq = cx.int_equal(a, b)
         return eq if op == "equal" else out(ops.logical_not(eq))
     if op in ("greater", "less_equal"):

@@ -163,6 +163,17 @@ class Lowerer:
         sign = ops.bitwise_right_shift(ops.bitwise_xor(d, overflow_fix), self.i32(31))
         return ops.convert(sign, ov.Type.boolean).output(0)
 
+    @staticmethod
+    def exact_in_float(x: Out) -> bool:
+        """Is ``x`` an integer constant whose every value v has |v| < 2**24?  The
+        plugin's float32 Equal against such a constant is exact: an int32 that
+        rounds to v is v (only beyond 2**24 do neighbours round together)."""
+        node = x.get_node()
+        if node.get_type_name() != "Constant" or not node.get_element_type().is_integral():
+            return False
+        data = node.get_data()
+        return bool(data.size) and int(np.abs(data.astype(np.int64)).max()) < 1 << 24
+
     def int_below(self, a: Out, k: int) -> Out:
         """a < k for i32 ``a`` and a constant ``k``.  With |k| <= 2**24 the
         plugin's own Less is exact although it compares in float32: k and k - 1

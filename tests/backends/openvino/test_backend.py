@@ -425,6 +425,22 @@ def test_reasons_name_op_and_dtype():
         assert not backend().supports(v.producer)
 
 
+@pytest.mark.parametrize("k", [0, 7, 2 ** 24 - 1, -(2 ** 24 - 1), 2 ** 24, -2 ** 24, 2 ** 31 - 1])
+def test_int32_equality_with_a_constant_is_exact(k):
+    """Against a constant under 2**24 the plugin's own Equal is used (exact
+    there); at 2**24 and beyond, the integer-only comparison."""
+    b = GraphBuilder()
+    x = b.input(frame.int32, (12,))
+    c = b.scalar(k, like=x)
+    g = b.build(b.op("equal", x, c), b.op("not_equal", c, x), b.op("equal", c, x))
+    exe = backend().compile(g, OPTIONS)
+    near = [k - 2, k - 1, k, k + 1, k + 2, 2 ** 24 + 1, 2 ** 24, -2 ** 24 - 1, 2 ** 31 - 1, -2 ** 31,
+            0, 16777217]
+    ins = [np.array([v for v in near], np.int64).clip(-2 ** 31, 2 ** 31 - 1).astype(np.int32)]
+    for got, want in zip(exe.run(ins), evaluate(g, ins)):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_int32_comparisons_are_exact_beyond_float32():
     # the plugin's own Equal/Less on i32 run in float32: 16777217 == 16777216 there
     b = GraphBuilder()
