@@ -15,6 +15,7 @@ import operator
 
 from ..errors import Unsupported, UserCodeRaises
 from .base import ConstantVariable, Variable
+from .callables import BoundBuiltinMethod
 from .containers import (DictVariable, IteratorVariable, ListVariable, TupleVariable,
                          unpack_constant_key)
 from .flow import make_context_manager
@@ -244,14 +245,10 @@ class DequeVariable(Variable):
         return f"Deque{self.items!r}"
 
 
-class StdlibMethodVariable(Variable):
-    """A bound method of one of the Variables above (``obj.method(...)``)."""
-    __slots__ = ("obj", "name")
-
-    def __init__(self, obj: Variable, name: str):
-        super().__init__(None)
-        self.obj = obj
-        self.name = name
+class StdlibMethodVariable(BoundBuiltinMethod):
+    """A bound method of one of the Variables above (``obj.method(...)``): a
+    bound builtin method whose call the object runs itself."""
+    __slots__ = ()
 
     def call(self, tx, args, kwargs):
         return self.obj.method(tx, self.name, args, kwargs)
