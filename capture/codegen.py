@@ -424,8 +424,8 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     src, lines = _assemble_source(tr, fn, rb, exe, outputs, replay, brk)
     namespace = {**entry_helpers(exe.run if exe is not None else None), **tr.guards.consts,
                  **replay.consts}
-    if plan is not None:  # (helpers persist.py does not know: such an entry is not stored)
-        namespace.update({"__attach": _attach_record, "__backward": plan.backward})
+    if plan is not None:  # (persist.py stores the backward beside the entry)
+        namespace["__backward"] = plan.backward
     # a break entry's reason is the break's; its backend and files stay unset
     # (persist.py stores only entries that end in a return)
     return CacheEntry(_compile(src, namespace, fn, lines), list(tr.guards.guards), src,
@@ -471,8 +471,6 @@ def _plan_backward(tr: Translation, needed, brk, backend: str, options, pgo: boo
     """The autograd record of the tensors computed in the function that
     require grad and leave it (``capture.autograd.plan_backward``), or None.
     Its backward graph is compiled like the forward, on the first backward."""
-    if brk is not None or tr.backward_done:
-        return None  # (after a traced backward they leave detached, docs/capture.md)
     roots = escaping_roots(tr, needed)
     if not roots:
         return None
@@ -500,8 +498,10 @@ def _attach_line(tr: Translation, rb: _Rebuilder, plan, out_index: dict[int, int
             rb.used_outputs.add(i)   # its own array (_distinct_outputs)
             saved.append(f"__o[{i}]")
     leaves = [rb.source(v) for v in plan.leaves]
+    offsets = f", {plan.offsets!r}" if any(plan.offsets) else ""
     rb.emit(f"__attach(__backward, ({''.join(x + ', ' for x in leaves)}), "
-            f"({''.join(x + ', ' for x in saved)}), ({''.join(x + ', ' for x in results)}))")
+            f"({''.join(x + ', ' for x in saved)}), ({''.join(x + ', ' for x in results)})"
+            f"{offsets})")
 
 
 def _choose_outputs(tr: Translation, needed: list[TensorVariable], saved=()
@@ -591,6 +591,11 @@ def _write_replay(tr: Translation, fn, rb: _Rebuilder, out_index: dict[int, int]
         i = out_index[id(tr.tracer.values[id(tv.meta)])]
         target = rb.source(tv) + ("._data" if tv.kind == TENSOR else "")
         written.append(f"    __copyto({target}, __o[{i}], casting='same_kind')")
+    for tv in se.tensors.values():  # eager's bump_version, once per in-place write
+        if tv.kind == TENSOR:
+            version = rb.source(tv) + "._version"
+            written.append(f"    if {version} is not None: {version}.value += "
+                           f"{se.tensor_writes[id(tv)]}")
     for c in se.containers.values():
         lines += c.write_back(rb)
     for obj, name, value in se.attrs.values():
@@ -662,7 +667,8 @@ def entry_helpers(run) -> dict:
     """The names a graph entry's code uses besides its constants (``__k<n>``);
     ``run`` is the executable's ``run`` (persist.py rebuilds entries with these)."""
     return {"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
-            "__disjoint": disjoint, "__run": run, "__draws": host_draws}
+            "__disjoint": disjoint, "__run": run, "__draws": host_draws,
+            "__attach": _attach_record}
 
 
 class _EagerExecutable:
