@@ -32,6 +32,7 @@ import builtins
 import dataclasses
 import inspect
 import keyword
+import logging
 import math
 import os
 import re
@@ -58,6 +59,8 @@ from .sources import CLOSURE, FRAME_GLOBALS, FunctionSource, LocalSource
 from .translation import Cell
 from .translator import Translation
 from .variables.base import NDARRAY, NPSCALAR, TENSOR, TensorVariable, Variable
+
+log = logging.getLogger("frame.capture")
 
 __all__ = ["MISS", "CacheEntry", "build_entry", "build_native_entry", "signature_source",
            "maker_code", "entry_function", "set_entry_helper"]
@@ -172,10 +175,11 @@ def _frame_lines(reads: frozenset) -> list[str]:
     return lines
 
 
-def _guard_block(pool: GuardSet) -> list[str]:
-    if not pool.guards:
+def _guard_block(pool: GuardSet, guards=None) -> list[str]:
+    guards = pool.guards if guards is None else guards
+    if not guards:
         return []
-    cond = " and\n                ".join(f"({g.expr})" for g in pool.guards)
+    cond = " and\n                ".join(f"({g.expr})" for g in guards)
     return ["    try:",
             f"        if not ({cond}):",
             "            return __MISS",
@@ -273,8 +277,23 @@ def _line_table(code: types.CodeType, first: int, lines: dict[int, int]) -> byte
     return bytes(out)
 
 
+#: What ``compile`` raises on generated source it cannot compile (a guard over
+#: a source nested deeper than the parser allows, a parameter name that is not
+#: an identifier): the call then runs natively (``_compile``, ``build_native_entry``).
+_COMPILE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
+
+
 def _compile(src: str, namespace: dict, fn, lines: dict[int, int] | None = None):
-    return entry_function(maker_code(src, namespace), namespace, fn, lines)
+    """The entry function of ``src``; source that does not compile raises
+    ``Unsupported`` (the call runs natively, with the reason)."""
+    try:
+        maker = maker_code(src, namespace)
+    except _COMPILE_ERRORS as e:
+        log.debug("capture: generated entry of %s does not compile: %s\n%s", fn.__qualname__,
+                  e, src)
+        raise Unsupported("capture_error", f"the generated entry code does not compile "
+                                           f"({type(e).__name__}: {e})") from e
+    return entry_function(maker, namespace, fn, lines)
 
 
 class _Rebuilder:
@@ -812,13 +831,37 @@ def build_native_entry(tr: Translation, fn, reason, in_try: bool = False) -> Cac
     it is an exception a try block of the function may catch)."""
     pool = tr.guards
     _defaults_guard(fn, pool)
-    params, call = signature_source(fn.__code__, fn, pool)
-    # the function being called, not the one translated: closures of one code
-    # object share the entries (their cells are guarded only if the trace read them)
-    body = _guard_block(pool) + [f"    return __fn({call})"]
-    lines = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
-    lines += _frame_lines(pool.frame_reads()) + body
-    src = "\n".join(lines) + "\n"
     namespace = {"__MISS": MISS, **pool.consts}
-    return CacheEntry(_compile(src, namespace, fn), list(pool.guards), src, native=True,
-                      reason=reason, in_try=in_try, namespace=namespace)
+    guards = list(pool.guards)
+    for attempt in range(3):
+        try:
+            if attempt == 2:
+                # the signature cannot be spelled (a parameter name that is not an
+                # identifier, or one capture reserves): every call runs natively
+                params, call, guards = "*__args, **__kwargs", "*__args, **__kwargs", []
+            else:
+                params, call = signature_source(fn.__code__, fn, pool)
+            if attempt == 1:  # only the guards that compile: more calls run natively
+                guards = [g for g in guards if _expression_compiles(g.expr)]
+            # the function being called, not the one translated: closures of one code
+            # object share the entries (their cells are guarded only if the trace read them)
+            body = _guard_block(pool, guards) + [f"    return __fn({call})"]
+            lines = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
+            reads = frozenset().union(*(s.frame_reads() for g in guards for s in g.sources))
+            lines += _frame_lines(reads) + body
+            src = "\n".join(lines) + "\n"
+            entry_fn = _compile(src, namespace, fn)
+            break
+        except Unsupported:
+            if attempt == 2:
+                raise
+    return CacheEntry(entry_fn, guards, src, native=True, reason=reason, in_try=in_try,
+                      namespace=namespace)
+
+
+def _expression_compiles(expr: str) -> bool:
+    try:
+        compile(f"({expr})", ENTRY_FILENAME, "eval")
+    except _COMPILE_ERRORS:
+        return False
+    return True
