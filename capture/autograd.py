@@ -40,9 +40,10 @@ requires grad (eager raises or rebases); a backward through a record that read
 an untracked value overwritten in place since (eager reads the new memory; for
 tracked values eager's version checks decide);
 ``backward(create_graph=True)`` and ``backward(gradient=...)`` with a gradient
-that is not a Tensor of the root's dtype; tensors that require grad
-leaving the compiled code (returned, stored, live at a graph break) unless
-the function ran a backward (they then leave detached, as plain tensors);
+that is not a Tensor of the root's dtype; tensors that require grad live at a
+graph break when the function ran no backward (returned or stored ones leave
+with the entry's compiled autograd record, ``plan_backward``; after a backward
+also those live at a break);
 ``frame.grad`` with respect to a Python float (its gradient is a Python float
 read from the graph), ``backward()`` and in-place updates of a ``frame.grad``
 variable inside the differentiated function.

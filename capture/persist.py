@@ -37,6 +37,10 @@ What a stored entry may depend on, and how a new process knows it still holds:
   constant (an object instance, an array, a closure's contents...) is not
   stored.
 
+An entry whose results carry a compiled autograd record stores its
+``CompiledBackward`` beside it (``_encode_backward``: the backward and joint
+graphs, parsed at their first use after loading).
+
 Not stored: native entries and graph-break entries (their resume functions
 are built in-process), entries made under ``frame.explain``.  Up to
 ``jit.CACHE_LIMIT`` entries per (code, backend, full_graph), newest first.
@@ -62,6 +66,7 @@ import types
 import numpy as np
 
 import frame
+from frame.autograd.compiled import CompiledBackward
 from frame.hal.backend import pack_graph, unpack_graph
 from frame.hal.options import CompileOptions
 from frame.runtime.persistent import active_store, stamp_sources
@@ -457,7 +462,6 @@ def _encode_backward(bw) -> tuple[dict, dict[str, bytes]]:
 def _decode_backward(item: dict, parts: dict[str, bytes], pgo: bool):
     """The ``CompiledBackward`` ``_encode_backward`` stored; its graphs are
     parsed on first use, compiled like the forward on the first backward."""
-    from frame.autograd.compiled import CompiledBackward
     part = item["backward"]
     with np.load(io.BytesIO(parts["bconsts"]), allow_pickle=False) as z:
         consts = [z[f"c{k}"] for k in range(len(z.files))]

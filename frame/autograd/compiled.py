@@ -24,7 +24,10 @@ feeds another record.
 Version checks are eager's: a saved leaf, or a saved result, that was updated
 in place after the call makes a backward that needs it raise
 ``AutogradError``; an untracked input read through its memory at backward
-time, as eager reads it.
+time, as eager reads it.  A leaf the call itself updated in place after using
+it (an optimizer step after a traced backward) is an edge once per version the
+call read, at that version (``attach``'s offsets), as eager's recorded graph has
+one input per (leaf, version).
 """
 from __future__ import annotations
 
