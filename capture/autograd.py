@@ -40,9 +40,10 @@ requires grad (eager raises or rebases); a backward through a record that read
 an untracked value overwritten in place since (eager reads the new memory; for
 tracked values eager's version checks decide);
 ``backward(create_graph=True)`` and ``backward(gradient=...)`` with a gradient
-that is not a Tensor of the root's dtype; tensors that require grad
-leaving the compiled code (returned, stored, live at a graph break) unless
-the function ran a backward (they then leave detached, as plain tensors);
+that is not a Tensor of the root's dtype; tensors that require grad live at a
+graph break when the function ran no backward (returned or stored ones leave
+with the entry's compiled autograd record, ``plan_backward``; after a backward
+also those live at a break);
 ``frame.grad`` with respect to a Python float (its gradient is a Python float
 read from the graph), ``backward()`` and in-place updates of a ``frame.grad``
 variable inside the differentiated function.
@@ -622,11 +623,15 @@ class BackwardPlan:
     boundary"): ``roots`` (the result variables, one per graph value), the
     ``leaves`` they depend on (input variables), the forward values saved for
     the backward (``saved``: graph Values the entry hands to ``attach``, in
-    order) and the ``CompiledBackward`` of the entry."""
+    order) and the ``CompiledBackward`` of the entry.  A leaf variable is
+    listed once per version the record read (``offsets``: that version minus
+    the one it has when the function returns, 0 unless it was updated in place
+    after the use)."""
 
-    def __init__(self, roots, leaves, saved, backward: CompiledBackward):
+    def __init__(self, roots, leaves, saved, backward: CompiledBackward, offsets=()):
         self.roots = roots
         self.leaves = leaves
+        self.offsets = tuple(offsets) or (0,) * len(leaves)
         self.saved = saved
         self.backward = backward
 
@@ -650,18 +655,23 @@ def plan_backward(tr, roots: list[TensorVariable], compile, origin: str) -> Back
     widest = from_numpy(np.result_type(*(tv.meta.dtype for tv in roots)))
     for t in stand_ins:
         _check_not_overwritten(tape, t, "a backward of the function's result")
-    written = {id(tv) for tv in tr.side_effects.tensors.values()}
     rg = RecordedGraph(stand_ins)
-    leaves, leaf_refs = [], []
-    for leaf in rg.leaves():
+    # one leaf of the record per (leaf, version) the graph read, as eager's inputs:
+    # a leaf updated in place in the function (an optimizer step after a traced
+    # backward) is read at the version it had when used, eager's version checks
+    # deciding at backward time (``offsets``: that version minus the final one)
+    leaves, leaf_refs, offsets, leaf_inputs = [], [], [], {}
+    for k, (_, leaf, version) in enumerate(rg.inputs):
+        if leaf is None:
+            continue
         var = tr.leaves.get(id(leaf._data))
-        refs = rg.refs_of(leaf)
-        if var is None or len(refs) != 1 or id(var) in written or leaf._version.value != 0:
+        if var is None:
             raise Unsupported("unsupported_call", "a tensor that requires grad leaves the compiled "
-                                                  "code and depends on a leaf updated in place in "
-                                                  "the function")
+                                                  "code and depends on a leaf that is not an input")
+        leaf_inputs[k] = len(leaves)
         leaves.append(var)
-        leaf_refs.append(refs[0])
+        leaf_refs.append((-1, k))
+        offsets.append(version - leaf._version.value)
     # the loss: sum_j sum(root_j * cotangent_j), the cotangents inputs of their own (a
     # gradient's dtype is its value's: a float32 result's cotangent is float32)
     cotangents = [np.zeros(tv.shape, tv.meta.dtype) for tv in roots]
@@ -682,18 +692,18 @@ def plan_backward(tr, roots: list[TensorVariable], compile, origin: str) -> Back
     except FrameError as e:  # eager's backward would raise it: the call runs natively
         raise Unsupported("unsupported_call", f"the backward of the function's result cannot be "
                                               f"built: {e}") from e
-    return _partition(tr, rg, joint, roots, leaves, cotangents, compile, origin)
+    return _partition(tr, rg, joint, roots, leaves, leaf_inputs, offsets, cotangents, compile,
+                      origin)
 
 
-def _partition(tr, rg: RecordedGraph, joint, roots, leaves, cotangents, compile,
-               origin: str) -> BackwardPlan:
+def _partition(tr, rg: RecordedGraph, joint, roots, leaves, leaf_inputs, offsets, cotangents,
+               compile, origin: str) -> BackwardPlan:
     """Cut ``joint`` (recorded forward nodes, the weighting, gradient nodes)
     into the backward graph: the nodes after the recorded ones that the
     gradients need, reading saved values where they read the forward."""
     tracer = tr.tracer
     n_known = len(rg.known)
     cot_of = {id(c): j for j, c in enumerate(cotangents)}
-    leaf_of = {id(v.meta): k for k, v in enumerate(leaves)}
     root_of = {id(tracer.values[id(tv.meta)]): j for j, tv in enumerate(roots)}
     saved: list = []
     saved_index: dict[int, int] = {}
@@ -711,10 +721,11 @@ def _partition(tr, rg: RecordedGraph, joint, roots, leaves, cotangents, compile,
             saved.append(fv)
         return ("saved", s)
 
-    def source(array, leaf) -> tuple:
-        """Where an input of the recorded graph comes from."""
+    def source(k: int) -> tuple:
+        """Where input ``k`` of the recorded graph comes from."""
+        array, leaf, _ = rg.inputs[k]
         if leaf is not None:
-            return ("leaf", leaf_of[id(leaf._data)])
+            return ("leaf", leaf_inputs[k])
         if id(array) in cot_of:
             return ("cotangent", cot_of[id(array)])
         if tracer.is_meta(array):
@@ -739,8 +750,7 @@ def _partition(tr, rg: RecordedGraph, joint, roots, leaves, cotangents, compile,
     def where(v) -> tuple:
         at = origin_of_value[id(v)]
         if at[0] == "input":
-            array, leaf, _ = rg.inputs[at[1]]
-            return source(array, leaf)
+            return source(at[1])
         return forward(tracer.values[id(rg.known[at[1]][at[2]][0])])
 
     outside = [v for node in kept for v in node.inputs if id(v) not in produced]
@@ -778,8 +788,8 @@ def _partition(tr, rg: RecordedGraph, joint, roots, leaves, cotangents, compile,
     b.graph.set_outputs([env[id(v)] for v in joint.outputs[1:]])
     verify(b.graph)
     # what the whole differentiated graph reads, for create_graph
-    joint_layout = [source(array, leaf) for array, leaf, _ in rg.inputs]
+    joint_layout = [source(k) for k in range(len(rg.inputs))]
     result_types = [(tv.meta.dtype, tuple(tv.shape)) for tv in roots]
     backward = CompiledBackward(b.graph, layout, result_types, compile, joint=joint,
                                 joint_layout=joint_layout, origin=origin)
-    return BackwardPlan(roots, leaves, saved, backward)
+    return BackwardPlan(roots, leaves, saved, backward, offsets)

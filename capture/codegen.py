@@ -32,6 +32,7 @@ import builtins
 import dataclasses
 import inspect
 import keyword
+import logging
 import math
 import os
 import re
@@ -58,6 +59,8 @@ from .sources import CLOSURE, FRAME_GLOBALS, FunctionSource, LocalSource
 from .translation import Cell
 from .translator import Translation
 from .variables.base import NDARRAY, NPSCALAR, TENSOR, TensorVariable, Variable
+
+log = logging.getLogger("frame.capture")
 
 __all__ = ["MISS", "CacheEntry", "build_entry", "build_native_entry", "signature_source",
            "maker_code", "entry_function", "set_entry_helper"]
@@ -172,10 +175,11 @@ def _frame_lines(reads: frozenset) -> list[str]:
     return lines
 
 
-def _guard_block(pool: GuardSet) -> list[str]:
-    if not pool.guards:
+def _guard_block(pool: GuardSet, guards=None) -> list[str]:
+    guards = pool.guards if guards is None else guards
+    if not guards:
         return []
-    cond = " and\n                ".join(f"({g.expr})" for g in pool.guards)
+    cond = " and\n                ".join(f"({g.expr})" for g in guards)
     return ["    try:",
             f"        if not ({cond}):",
             "            return __MISS",
@@ -273,8 +277,23 @@ def _line_table(code: types.CodeType, first: int, lines: dict[int, int]) -> byte
     return bytes(out)
 
 
+#: What ``compile`` raises on generated source it cannot compile (a guard over
+#: a source nested deeper than the parser allows, a parameter name that is not
+#: an identifier): the call then runs natively (``_compile``, ``build_native_entry``).
+_COMPILE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
+
+
 def _compile(src: str, namespace: dict, fn, lines: dict[int, int] | None = None):
-    return entry_function(maker_code(src, namespace), namespace, fn, lines)
+    """The entry function of ``src``; source that does not compile raises
+    ``Unsupported`` (the call runs natively, with the reason)."""
+    try:
+        maker = maker_code(src, namespace)
+    except _COMPILE_ERRORS as e:
+        log.debug("capture: generated entry of %s does not compile: %s\n%s", fn.__qualname__,
+                  e, src)
+        raise Unsupported("capture_error", f"the generated entry code does not compile "
+                                           f"({type(e).__name__}: {e})") from e
+    return entry_function(maker, namespace, fn, lines)
 
 
 class _Rebuilder:
@@ -424,8 +443,8 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     src, lines = _assemble_source(tr, fn, rb, exe, outputs, replay, brk)
     namespace = {**entry_helpers(exe.run if exe is not None else None), **tr.guards.consts,
                  **replay.consts}
-    if plan is not None:  # (helpers persist.py does not know: such an entry is not stored)
-        namespace.update({"__attach": _attach_record, "__backward": plan.backward})
+    if plan is not None:  # (persist.py stores the backward beside the entry)
+        namespace["__backward"] = plan.backward
     # a break entry's reason is the break's; its backend and files stay unset
     # (persist.py stores only entries that end in a return)
     return CacheEntry(_compile(src, namespace, fn, lines), list(tr.guards.guards), src,
@@ -471,8 +490,6 @@ def _plan_backward(tr: Translation, needed, brk, backend: str, options, pgo: boo
     """The autograd record of the tensors computed in the function that
     require grad and leave it (``capture.autograd.plan_backward``), or None.
     Its backward graph is compiled like the forward, on the first backward."""
-    if brk is not None or tr.backward_done:
-        return None  # (after a traced backward they leave detached, docs/capture.md)
     roots = escaping_roots(tr, needed)
     if not roots:
         return None
@@ -500,8 +517,10 @@ def _attach_line(tr: Translation, rb: _Rebuilder, plan, out_index: dict[int, int
             rb.used_outputs.add(i)   # its own array (_distinct_outputs)
             saved.append(f"__o[{i}]")
     leaves = [rb.source(v) for v in plan.leaves]
+    offsets = f", {plan.offsets!r}" if any(plan.offsets) else ""
     rb.emit(f"__attach(__backward, ({''.join(x + ', ' for x in leaves)}), "
-            f"({''.join(x + ', ' for x in saved)}), ({''.join(x + ', ' for x in results)}))")
+            f"({''.join(x + ', ' for x in saved)}), ({''.join(x + ', ' for x in results)})"
+            f"{offsets})")
 
 
 def _choose_outputs(tr: Translation, needed: list[TensorVariable], saved=()
@@ -591,6 +610,11 @@ def _write_replay(tr: Translation, fn, rb: _Rebuilder, out_index: dict[int, int]
         i = out_index[id(tr.tracer.values[id(tv.meta)])]
         target = rb.source(tv) + ("._data" if tv.kind == TENSOR else "")
         written.append(f"    __copyto({target}, __o[{i}], casting='same_kind')")
+    for tv in se.tensors.values():  # eager's bump_version, once per in-place write
+        if tv.kind == TENSOR:
+            version = rb.source(tv) + "._version"
+            written.append(f"    if {version} is not None: {version}.value += "
+                           f"{se.tensor_writes[id(tv)]}")
     for c in se.containers.values():
         lines += c.write_back(rb)
     for obj, name, value in se.attrs.values():
@@ -662,7 +686,8 @@ def entry_helpers(run) -> dict:
     """The names a graph entry's code uses besides its constants (``__k<n>``);
     ``run`` is the executable's ``run`` (persist.py rebuilds entries with these)."""
     return {"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
-            "__disjoint": disjoint, "__run": run, "__draws": host_draws}
+            "__disjoint": disjoint, "__run": run, "__draws": host_draws,
+            "__attach": _attach_record}
 
 
 class _EagerExecutable:
@@ -806,13 +831,37 @@ def build_native_entry(tr: Translation, fn, reason, in_try: bool = False) -> Cac
     it is an exception a try block of the function may catch)."""
     pool = tr.guards
     _defaults_guard(fn, pool)
-    params, call = signature_source(fn.__code__, fn, pool)
-    # the function being called, not the one translated: closures of one code
-    # object share the entries (their cells are guarded only if the trace read them)
-    body = _guard_block(pool) + [f"    return __fn({call})"]
-    lines = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
-    lines += _frame_lines(pool.frame_reads()) + body
-    src = "\n".join(lines) + "\n"
     namespace = {"__MISS": MISS, **pool.consts}
-    return CacheEntry(_compile(src, namespace, fn), list(pool.guards), src, native=True,
-                      reason=reason, in_try=in_try, namespace=namespace)
+    guards = list(pool.guards)
+    for attempt in range(3):
+        try:
+            if attempt == 2:
+                # the signature cannot be spelled (a parameter name that is not an
+                # identifier, or one capture reserves): every call runs natively
+                params, call, guards = "*__args, **__kwargs", "*__args, **__kwargs", []
+            else:
+                params, call = signature_source(fn.__code__, fn, pool)
+            if attempt == 1:  # only the guards that compile: more calls run natively
+                guards = [g for g in guards if _expression_compiles(g.expr)]
+            # the function being called, not the one translated: closures of one code
+            # object share the entries (their cells are guarded only if the trace read them)
+            body = _guard_block(pool, guards) + [f"    return __fn({call})"]
+            lines = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
+            reads = frozenset().union(*(s.frame_reads() for g in guards for s in g.sources))
+            lines += _frame_lines(reads) + body
+            src = "\n".join(lines) + "\n"
+            entry_fn = _compile(src, namespace, fn)
+            break
+        except Unsupported:
+            if attempt == 2:
+                raise
+    return CacheEntry(entry_fn, guards, src, native=True, reason=reason, in_try=in_try,
+                      namespace=namespace)
+
+
+def _expression_compiles(expr: str) -> bool:
+    try:
+        compile(f"({expr})", ENTRY_FILENAME, "eval")
+    except _COMPILE_ERRORS:
+        return False
+    return True

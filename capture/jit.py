@@ -421,6 +421,8 @@ def _miss(cache: CodeCache, fn, args, kwargs, options):
         bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
     except TypeError:
         return fn(*args, **kwargs)  # raises the call's own TypeError; nothing to cache
+    except ValueError:  # a parameter name that is not an identifier (a code object
+        return fn(*args, **kwargs)  # made by hand): no entry can spell it; it runs natively
     bound.apply_defaults()
     fresh = False
     with cache.translating:  # one translation at a time per code object

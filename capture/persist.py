@@ -37,6 +37,10 @@ What a stored entry may depend on, and how a new process knows it still holds:
   constant (an object instance, an array, a closure's contents...) is not
   stored.
 
+An entry whose results carry a compiled autograd record stores its
+``CompiledBackward`` beside it (``_encode_backward``: the backward and joint
+graphs, parsed at their first use after loading).
+
 Not stored: native entries and graph-break entries (their resume functions
 are built in-process), entries made under ``frame.explain``.  Up to
 ``jit.CACHE_LIMIT`` entries per (code, backend, full_graph), newest first.
@@ -51,6 +55,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import logging
 import marshal
 import os
@@ -61,13 +66,14 @@ import types
 import numpy as np
 
 import frame
+from frame.autograd.compiled import CompiledBackward
 from frame.hal.backend import pack_graph, unpack_graph
 from frame.hal.options import CompileOptions
 from frame.runtime.persistent import active_store, stamp_sources
 from frame.runtime.stats import record
 
-from .codegen import (CacheEntry, _EagerExecutable, entry_function, entry_helpers, maker_code,
-                      origin_of, runs_eagerly, set_entry_helper)
+from .codegen import (CacheEntry, _EagerExecutable, _executable, entry_function, entry_helpers,
+                      maker_code, origin_of, runs_eagerly, set_entry_helper)
 from .guards import Guard
 
 __all__ = ["load_entries", "save_entry"]
@@ -75,7 +81,7 @@ __all__ = ["load_entries", "save_entry"]
 log = logging.getLogger("frame.cache")
 
 KIND = "capture"
-FORMAT = 5
+FORMAT = 6
 
 
 class NotPersistable(Exception):
@@ -302,11 +308,12 @@ def save_entry(fn, entry, options, limit: int) -> bool:
     namespace = entry.namespace
     try:
         if set(k for k in namespace if k.startswith("__") and not k.startswith("__k")) - \
-                set(entry_helpers(None)) - {"__builtins__", "__entry"}:
+                set(entry_helpers(None)) - {"__builtins__", "__entry", "__backward"}:
             raise NotPersistable("entry helpers this version does not know")
         consts = {k: _encode_const(k, v, fn, namespace) for k, v in namespace.items()
                   if k.startswith("__k")}
         deps = _dependencies(entry.files | {fn.__code__.co_filename})
+        backward = _encode_backward(entry.backward) if entry.backward is not None else None
     except NotPersistable as why:
         log.debug("capture: translation of %s not persisted: %s", fn.__qualname__, why)
         return False
@@ -319,6 +326,9 @@ def save_entry(fn, entry, options, limit: int) -> bool:
             "blobs": {}}
     if entry.donate:
         item["donate"] = [list(pair) for pair in entry.donate]
+    if backward is not None:
+        item["backward"], backward_blobs = backward
+        blobs.update(backward_blobs)
     if entry.graph is not None:
         item["nodes"] = len(entry.graph.nodes)
         item["bodies"] = any(n.body is not None for n in entry.graph.nodes)
@@ -407,11 +417,73 @@ def _rebuild(fn, item: dict, blobs: dict[str, bytes], pgo: bool = False):
     if not isinstance(code, types.CodeType):
         raise NotPersistable("the stored entry code is not a code object")
     # the entry capture generated (checksummed record)
+    backward = None
+    if "backward" in item:
+        backward = namespace["__backward"] = _decode_backward(item, parts, pgo)
     entry_fn = entry_function(code, namespace, fn)
     if lazy is not None:
         lazy.entry_fn = entry_fn
     return CacheEntry(entry_fn, guards, item["source"], executable=lazy, backend=item["backend"],
-                      namespace=namespace)
+                      namespace=namespace, backward=backward)
+
+
+# --------------------------------------------------------------------------- the backward
+
+def _encode_backward(bw) -> tuple[dict, dict[str, bytes]]:
+    """The ``CompiledBackward`` of an entry whose results carry a compiled
+    autograd record (``frame.autograd.compiled``) as an item part and blobs:
+    its graph and the joint graph (``pack_graph``), where their inputs come
+    from, the results' types; the few non-graph constants the joint graph
+    reads go into an ``.npz`` blob."""
+    if bw.joint is None:
+        raise NotPersistable("a compiled backward without its joint graph")
+    text, payload = pack_graph(bw.graph)
+    joint_text, joint_payload = pack_graph(bw.joint)
+    consts: list[np.ndarray] = []
+    joint_layout = []
+    for kind, i in bw.joint_layout:
+        if kind == "const":
+            if not isinstance(i, np.ndarray) or i.dtype.hasobject:
+                raise NotPersistable("a compiled backward reading a non-array constant")
+            joint_layout.append(["const", len(consts)])
+            consts.append(i)
+        else:
+            joint_layout.append([kind, int(i)])
+    buf = io.BytesIO()
+    np.savez(buf, **{f"c{k}": a for k, a in enumerate(consts)})
+    part = {"graph": text, "joint": joint_text, "origin": bw.origin,
+            "layout": [[kind, int(i)] for kind, i in bw.layout],
+            "joint_layout": joint_layout,
+            "joint_backward": [n for n, node in enumerate(bw.joint.nodes) if node.backward],
+            "result_types": [[dtype.str, list(shape)] for dtype, shape in bw.result_types]}
+    return part, {"bgraph": payload, "jgraph": joint_payload, "bconsts": buf.getvalue()}
+
+
+def _decode_backward(item: dict, parts: dict[str, bytes], pgo: bool):
+    """The ``CompiledBackward`` ``_encode_backward`` stored; its graphs are
+    parsed on first use, compiled like the forward on the first backward."""
+    part = item["backward"]
+    with np.load(io.BytesIO(parts["bconsts"]), allow_pickle=False) as z:
+        consts = [z[f"c{k}"] for k in range(len(z.files))]
+    joint_layout = [("const", consts[i]) if kind == "const" else (kind, i)
+                    for kind, i in part["joint_layout"]]
+    layout = [(kind, i) for kind, i in part["layout"]]
+    result_types = [(np.dtype(dtype), tuple(shape)) for dtype, shape in part["result_types"]]
+    backend = item["backend"]
+
+    def graph():
+        return unpack_graph(part["graph"], parts["bgraph"])
+
+    def joint():
+        g = unpack_graph(part["joint"], parts["jgraph"])
+        for n in part["joint_backward"]:
+            g.nodes[n].backward = True
+        return g
+
+    def compile_backward(g):
+        return _executable(g, backend, None, pgo, part["origin"] + " backward")
+    return CompiledBackward(graph, layout, result_types, compile_backward, joint=joint,
+                            joint_layout=joint_layout, origin=part["origin"])
 
 
 class _LazyRun:

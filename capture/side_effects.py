@@ -27,6 +27,7 @@ DELETED = _Deleted()
 class SideEffects:
     def __init__(self):
         self.tensors: dict[int, TensorVariable] = {}        # in-place writes to input tensors
+        self.tensor_writes: dict[int, int] = {}             # how many: eager bumps its version each
         self.containers: dict[int, Variable] = {}           # mutated input lists / dicts
         self.attrs: dict[tuple[int, str], tuple[Variable, str, Variable]] = {}
         self.globals: dict[tuple[int, str], tuple[dict, str, Variable]] = {}
@@ -36,6 +37,7 @@ class SideEffects:
     def tensor_written(self, t: TensorVariable) -> None:
         if t.source is not None:
             self.tensors[id(t)] = t
+            self.tensor_writes[id(t)] = self.tensor_writes.get(id(t), 0) + 1
 
     def container_mutated(self, c: Variable) -> None:
         if c.source is not None:

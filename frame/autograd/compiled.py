@@ -24,7 +24,10 @@ feeds another record.
 Version checks are eager's: a saved leaf, or a saved result, that was updated
 in place after the call makes a backward that needs it raise
 ``AutogradError``; an untracked input read through its memory at backward
-time, as eager reads it.
+time, as eager reads it.  A leaf the call itself updated in place after using
+it (an optimizer step after a traced backward) is an edge once per version the
+call read, at that version (``attach``'s offsets), as eager's recorded graph has
+one input per (leaf, version).
 """
 from __future__ import annotations
 
@@ -50,14 +53,17 @@ class CompiledBackward:
     the entry hands to ``attach``, ``("leaf", k)`` the data of leaf ``k``,
     ``("result", j)`` the array of result ``j``.  ``compile(graph)`` returns
     the Executable; it is called once, on the first backward (a function run
-    for inference under grad mode never pays for it)."""
+    for inference under grad mode never pays for it).  ``graph`` and ``joint``
+    may be given as functions that make them, called on first use (an entry
+    loaded from the persistent cache parses them only if a backward needs
+    them)."""
 
     def __init__(self, graph, layout: Sequence[tuple], result_types: Sequence,
                  compile: Callable, joint=None, joint_layout: Sequence[tuple] = (),
                  origin: str = ""):
-        self.graph = graph
+        self._graph = graph
         self.layout = tuple(layout)
-        self.joint = joint
+        self._joint = joint
         self.joint_layout = tuple(joint_layout)
         self.result_types = tuple(result_types)   # (np.dtype, shape) of each result
         self.origin = origin
@@ -65,6 +71,20 @@ class CompiledBackward:
         self._executable = None
         self._lock = threading.Lock()
         self.runs = 0
+
+    @property
+    def graph(self):
+        graph = self._graph
+        if callable(graph):
+            graph = self._graph = graph()
+        return graph
+
+    @property
+    def joint(self):
+        joint = self._joint
+        if callable(joint):
+            joint = self._joint = joint()
+        return joint
 
     @property
     def compiled(self) -> bool:
@@ -93,9 +113,11 @@ class CompiledRecord(Record):
     __slots__ = ("backward", "saved")
 
     def __init__(self, backward: CompiledBackward, leaves: tuple, saved: tuple,
-                 outputs: tuple):
-        super().__init__("jit", {}, tuple(t._data for t in leaves), leaves,
-                         tuple(t._version.value for t in leaves), outputs)
+                 outputs: tuple, offsets: tuple = ()):
+        versions = tuple(t._version.value for t in leaves)
+        if offsets:  # leaves used before the call updated them in place
+            versions = tuple(v + d for v, d in zip(versions, offsets))
+        super().__init__("jit", {}, tuple(t._data for t in leaves), leaves, versions, outputs)
         self.backward = backward
         self.saved = saved
 
@@ -195,10 +217,15 @@ class CompiledRecord(Record):
             f"of writing into it before backward")
 
 
-def attach(backward: CompiledBackward, leaves: tuple, saved: tuple, results: tuple) -> None:
+def attach(backward: CompiledBackward, leaves: tuple, saved: tuple, results: tuple,
+           offsets: tuple = ()) -> None:
     """Give the result tensors of one call of a jitted entry their autograd
-    record (what the entry's code calls after its graph ran)."""
-    rec = CompiledRecord(backward, leaves, saved, tuple(t._data for t in results))
+    record (what the entry's code calls after its graph ran, after its in-place
+    writes bumped the versions of the tensors they updated).  A leaf is listed
+    once per version the call read; ``offsets[k]``: the version leaf ``k`` was
+    read at minus its version now (0 unless the call updated it afterwards,
+    as an optimizer step after a backward does)."""
+    rec = CompiledRecord(backward, leaves, saved, tuple(t._data for t in results), offsets)
     versions = []
     for j, t in enumerate(results):
         t._grad_fn = (rec, j)

@@ -2,7 +2,9 @@
 forwards, losses and functional code run in grad mode with parameters or inputs
 that require grad, written the way other frameworks' tests write them
 (TorchDynamo's test_modules / test_functions, Paddle SOT's test_*.py, PyTorch's
-tutorials).  Each is one graph with no break (``graphs=1``), its results carry
+tutorials), training steps (backward and optimizer inside) among them.  Each is
+one graph with no break (``graphs=1``; a step that prints its loss has its two
+inherent breaks), its results carry
 the entry's autograd record, and a backward outside the jitted function gives
 eager's gradients: ``test_coverage_autograd`` checks the results
 (``corpus.Case.check``), then runs a backward from the results of a native and
@@ -336,6 +338,57 @@ def no_grad_block_inside(w, x):
     with frame.no_grad():
         scale = (x * x).sum()
     return (x @ w) / scale
+
+
+# -- training steps: backward and the optimizer inside, the loss returned ------------------
+
+def with_sgd(model, *rest, momentum=0.0):
+    return (model, frame.optim.SGD(list(model.parameters()), lr=0.1, momentum=momentum), *rest)
+
+
+def with_adam(model, *rest):
+    return (model, frame.optim.Adam(list(model.parameters()), lr=0.01), *rest)
+
+
+@case(built(lambda: with_sgd(TwoLayerNet(), data((5, 6)), labels(5, 3))), graphs=1)
+def sgd_train_step_returns_loss(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+@case(built(lambda: with_adam(TwoLayerNet(), data((4, 6)), labels(4, 3))), graphs=1)
+def adam_train_step_returns_loss_and_logits(model, optimizer, x, y):
+    optimizer.zero_grad()
+    logits = model(x)
+    loss = F.cross_entropy(logits, y)
+    loss.backward()
+    optimizer.step()
+    return loss, logits
+
+
+@case(built(lambda: with_sgd(TwoLayerNet(6, 10, 1), data((5, 6)), data((5, 1), 1),
+                             momentum=0.9)), graphs=1)
+def momentum_train_step_returns_metrics_dict(model, optimizer, x, target):
+    optimizer.zero_grad()
+    pred = model(x)
+    loss = F.mse_loss(pred, target)
+    loss.backward()
+    optimizer.step()
+    return {"loss": loss, "pred": pred.detach(), "mae": (pred - target).abs().mean()}
+
+
+@case(built(lambda: with_sgd(TwoLayerNet(), data((5, 6)), labels(5, 3))), graphs=2,
+      breaks=(".item()", "print()"))
+def train_step_prints_the_loss(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    print(f"loss {loss.item():.1f}")
+    optimizer.step()
+    return loss
 
 
 @pytest.mark.parametrize("c", case.params())

@@ -50,6 +50,18 @@ def with_dtype(x):
 
 def keyword_only(x, *, scale=2.0, shift=(1.0, 2.0)):
     return x * scale + shift[1]
+
+
+def train_step(w, x):
+    loss = (frame.tanh(x @ w) ** 2).mean()
+    loss.backward()
+    with frame.no_grad():
+        w -= 0.1 * w.grad
+    return loss
+
+
+def forward(w, x):
+    return frame.tanh(x @ w) * w.sum()
 '''
 
 
@@ -122,6 +134,39 @@ def test_a_later_run_uses_the_stored_translation(cache_dir, mod):
     out, s = run(mod.f, x, w)  # later calls: the loaded entry, no new translation
     assert s.translations == 0
     np.testing.assert_array_equal(out.numpy(), expected)
+
+
+@pytest.mark.parametrize("name", ["train_step", "forward"])
+def test_results_with_a_compiled_autograd_record_are_stored_with_their_backward(
+        cache_dir, mod, name):
+    """A stored entry whose results require grad (a training step's loss, a
+    forward in grad mode) hands out results with the record, whose backward
+    (stored beside the entry) gives eager's gradients."""
+    fn = getattr(mod, name)
+    x, w0 = data()
+
+    def observe(call):
+        w = frame.tensor(w0.numpy(), requires_grad=True)
+        out = call(w, x)
+        first = None if w.grad is None else w.grad.numpy().copy()
+        (out * out).sum().backward()
+        return (out.numpy(), out.requires_grad, out.is_leaf, first, w.grad.numpy(), w.numpy())
+
+    def same(a, b):
+        for u, v in zip(a, b):
+            if isinstance(u, np.ndarray):
+                np.testing.assert_allclose(v, u, rtol=1e-5, atol=1e-6)
+            else:
+                assert u == v
+
+    expected = observe(fn)
+    same(expected, observe(frame.jit(fn, backend="cpu")))
+    assert stats().translations == 1 and stats().extra["capture_persistent_writes"] == 1
+    new_process()
+    same(expected, observe(frame.jit(fn, backend="cpu")))
+    s = stats()
+    assert s.translations == 0 and s.extra["capture_persistent_hits"] == 1
+    assert s.extra.get("compiled_backward_runs") == 1
 
 
 def test_each_guarded_case_is_stored(cache_dir, mod):
