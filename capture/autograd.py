@@ -696,11 +696,25 @@ def plan_backward(tr, roots: list[TensorVariable], compile, origin: str) -> Back
                       origin)
 
 
+# Forward ops the backward graph computes again from their inputs rather than
+# have the forward save their results (AOTAutograd's partitioner does the
+# same with cheap ops), when those inputs are forward values themselves:
+# relu's result is one pass over the input the relu gradient reads anyway.
+# Saved values are extra outputs of every forward call, kept alive with the
+# result; recomputing happens only on a backward through the record (rare for
+# a training step, whose backward ran in the call).  Never from a leaf or an
+# input: eager saved its value at the call (``W.T`` is a copy), and a later
+# in-place update (the step's own ``opt.step()``) must not change what a
+# second backward computes.
+RECOMPUTE = frozenset({"transpose", "reshape", "expand_dims", "squeeze", "relu"})
+
+
 def _partition(tr, rg: RecordedGraph, joint, roots, leaves, leaf_inputs, offsets, cotangents,
                compile, origin: str) -> BackwardPlan:
     """Cut ``joint`` (recorded forward nodes, the weighting, gradient nodes)
     into the backward graph: the nodes after the recorded ones that the
-    gradients need, reading saved values where they read the forward."""
+    gradients need, reading saved values where they read the forward, or
+    computing them again (``RECOMPUTE``)."""
     tracer = tr.tracer
     n_known = len(rg.known)
     cot_of = {id(c): j for j, c in enumerate(cotangents)}
@@ -760,9 +774,36 @@ def _partition(tr, rg: RecordedGraph, joint, roots, leaves, leaf_inputs, offsets
     layout: list[tuple] = []          # where each saved input of the backward comes from
     inputs: dict[tuple, object] = {}  # kind -> input Value of the backward graph
     cot_of_root: dict[int, int] = {}  # id(joint value) -> root index
-    for v in outside:
-        if id(v) in env or id(v) in cot_of_root:
-            continue
+
+    def recomputable(v) -> bool:
+        """Is ``v`` made by a ``RECOMPUTE`` node of the forward whose inputs are
+        forward values (not leaves or inputs), and not a result (which comes
+        back as it is)?"""
+        at = origin_of_value[id(v)]
+        if at[0] != "known":
+            return False
+        node = joint.nodes[at[1]]
+        if node.op not in RECOMPUTE or len(node.outputs) != 1:
+            return False
+        if id(tracer.values[id(rg.known[at[1]][at[2]][0])]) in root_of:
+            return False
+        return all(origin_of_value[id(u)][0] == "known" for u in node.inputs)
+
+    def recomputed(v) -> bool:
+        """Build ``v`` in the backward graph from its forward node's inputs if
+        it is ``recomputable``."""
+        if not recomputable(v):
+            return False
+        node = joint.nodes[origin_of_value[id(v)][1]]
+        for u in node.inputs:
+            read(u)
+        env[id(v)] = b.op_multi(node.op, [env[id(u)] for u in node.inputs], node.attrs)[0]
+        return True
+
+    def read(v) -> None:
+        """Make ``env[id(v)]`` (or the root's cotangent slot) for a forward value."""
+        if id(v) in env or id(v) in cot_of_root or recomputed(v):
+            return
         kind = where(v)
         if kind[0] == "const":
             env[id(v)] = b.constant(kind[1])
@@ -773,6 +814,9 @@ def _partition(tr, rg: RecordedGraph, joint, roots, leaves, leaf_inputs, offsets
                 inputs[kind] = b.graph.add_input(v.type)
                 layout.append(kind)
             env[id(v)] = inputs[kind]
+
+    for v in outside:
+        read(v)
     cot_inputs = [b.graph.add_input(TensorType(from_numpy(tv.meta.dtype), tuple(tv.shape)))
                   for tv in roots]
     for key, j in cot_of_root.items():

@@ -353,3 +353,32 @@ def test_forward_under_no_grad_then_step():
     assert not ref.requires_grad
     _close(ref.numpy(), out.numpy())
     _twins(step_returns_loss, OPTIMIZERS["sgd"], calls=2)
+
+
+def test_a_relu_result_is_recomputed_not_saved():
+    """The record saves what a second backward needs; relu's result is computed
+    again from its (saved) input instead of being one more output of every
+    call (``capture/autograd.py``, RECOMPUTE), and the second backward is still
+    eager's."""
+    native_model = _model()
+    jit_model = copy.deepcopy(native_model)
+    x = frame.tensor(_data((5, 4)))
+    y = frame.tensor(np.array([0, 1, 2, 0, 1]))
+
+    def step_of(model):
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            return loss
+        return step
+    native, jitted = step_of(native_model), frame.jit(step_of(jit_model))
+    for _ in range(2):
+        want, got = native(x, y), jitted(x, y)
+    record = got._grad_fn[0]  # (the record, the index of this result among its outputs)
+    saved_shapes = sorted(a.shape for a in record.saved)
+    # the pre-activation (5, 8) and the logits (5, 3): not relu's (5, 8) result too
+    assert saved_shapes.count((5, 8)) == 1, saved_shapes
+    want.backward()
+    got.backward()
+    for p, q in zip(native_model.parameters(), jit_model.parameters()):
+        _close(p.grad.numpy(), q.grad.numpy(), "second backward")
