@@ -21,7 +21,7 @@ from frame.ops import all_ops, get_schema
 from frame.runtime import eager
 from frame.ops.interpreter import evaluate
 
-from .optable import load_all, tolerance
+from .optable import check_each, load_all, tolerance
 
 OP_CASES = load_all()
 NO_CASES_NEEDED = {"constant", "fused"}  # payload/body ops: covered by IR, fusion and interpreter tests
@@ -33,17 +33,7 @@ ALL_CASES = {op: [(f"{op}-{case.id or i}", case) for i, case in enumerate(OP_CAS
 
 
 def _each_case(op, check) -> None:
-    """``check(op, case)`` on every case of ``op``; fails once at the end,
-    naming every failing case and what failed."""
-    failures = []
-    for case_id, case in ALL_CASES[op]:
-        try:
-            check(op, case)
-        except Exception as e:  # noqa: BLE001  (reported per case below)
-            failures.append(f"[{case_id}] {type(e).__name__}: {e}")
-    if failures:
-        pytest.fail(f"{len(failures)} of {len(ALL_CASES[op])} cases of {op} failed:\n"
-                    + "\n".join(failures), pytrace=False)
+    check_each(op, [(case_id, (op, case)) for case_id, case in ALL_CASES[op]], check)
 
 
 def test_every_op_has_cases():
