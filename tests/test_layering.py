@@ -1,6 +1,7 @@
 """Architecture rules checked on the source tree."""
 from __future__ import annotations
 
+import functools
 import pathlib
 import re
 import subprocess
@@ -90,8 +91,14 @@ def _layer(module: str) -> int | None:
     return best
 
 
-def _imports(path: pathlib.Path):
-    """``(line, imported module, function-level?)`` for every import statement in ``path``."""
+@functools.lru_cache(maxsize=None)
+def _imports(path: pathlib.Path) -> tuple:
+    """``(line, imported module, function-level?)`` for every import statement in ``path``
+    (parsed once per test process: several tests walk every source file)."""
+    return tuple(_scan_imports(path))
+
+
+def _scan_imports(path: pathlib.Path):
     import ast
 
     tree = ast.parse(path.read_text(), str(path))

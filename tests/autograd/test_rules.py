@@ -24,7 +24,7 @@ from frame.dtypes import as_dtype, from_numpy
 from frame.ir import TensorType
 from frame.ops import all_schemas, get_schema
 from frame.ops.interpreter import evaluate
-from tests.ops.optable import load_all
+from tests.ops.optable import check_each, load_all
 
 from .gradcheck import (ATOL, EPS, RTOL, add_scalar_output, check_gradients, is_diff_array,
                         op_loss_graph)
@@ -160,19 +160,43 @@ def _quiet_complex_casts():
         yield
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_gradient_matches_central_differences(case):
+def _by_op(cases: list[GradCase]) -> dict[str, list[GradCase]]:
+    """Cases grouped per op: one test item per (check, op) runs all of them
+    (``check_each`` names every failing case)."""
+    out: dict[str, list[GradCase]] = {}
+    for c in cases:
+        out.setdefault(c.op, []).append(c)
+    return out
+
+
+def _each(op: str, cases: dict[str, list[GradCase]], check) -> None:
+    check_each(op, [(c.id, (c,)) for c in cases[op]], check)
+
+
+BY_OP = _by_op(CASES)
+
+
+@pytest.mark.parametrize("op", list(BY_OP))
+def test_gradient_matches_central_differences(op):
+    _each(op, BY_OP, _gradient_matches_central_differences)
+
+
+def _gradient_matches_central_differences(case):
     graph = op_loss_graph(case.op, case.inputs, case.attrs)
     check_gradients(graph, case.inputs, _wrt(case), case.eps, case.rtol, case.atol, case.id)
 
 
-SECOND = [c for c in CASES if c.smooth and c.eps == EPS]
+SECOND = _by_op([c for c in CASES if c.smooth and c.eps == EPS])
 
 
-@pytest.mark.parametrize("case", SECOND, ids=[c.id for c in SECOND])
-def test_second_order_matches_central_differences(case):
+@pytest.mark.parametrize("op", list(SECOND))
+def test_second_order_matches_central_differences(op):
     """Differentiate ``sum(grad * w2)`` again: the gradient rules' own graphs
     must be differentiable and correct."""
+    _each(op, SECOND, _second_order_matches_central_differences)
+
+
+def _second_order_matches_central_differences(case):
     wrt = _wrt(case)
     first = check_gradients(op_loss_graph(case.op, case.inputs, case.attrs), case.inputs, wrt,
                             what=case.id)
@@ -200,14 +224,18 @@ def _low_precision_cases() -> list[GradCase]:
     return out
 
 
-LOW = _low_precision_cases()
+LOW = _by_op(_low_precision_cases())
 
 
-@pytest.mark.parametrize("case", LOW, ids=[c.id for c in LOW])
-def test_low_precision_gradients_keep_dtypes_and_agree_with_float64(case):
+@pytest.mark.parametrize("op", list(LOW))
+def test_low_precision_gradients_keep_dtypes_and_agree_with_float64(op):
     """float32/float16 graphs: every gradient has its input's dtype (the engine
     checks each rule's result type) and is close to the float64 gradient of
     the same values."""
+    _each(op, LOW, _low_precision_gradients_keep_dtypes_and_agree_with_float64)
+
+
+def _low_precision_gradients_keep_dtypes_and_agree_with_float64(case):
     wrt = _wrt(case)
     low = build_backward_graph(op_loss_graph(case.op, case.inputs, case.attrs), 0, wrt)
     wide_inputs = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in case.inputs]

@@ -47,6 +47,26 @@ def load_all() -> dict:
     return OP_CASES
 
 
+def check_each(what: str, items, check) -> None:
+    """``check(*item)`` for every ``(item id, item)`` of ``items`` (an item is a
+    tuple of arguments); fails once at the end, naming every failing item and
+    its error.  Registry tests use it to run all cases of an op in one test
+    item: thousands of one-case items cost more in pytest/xdist bookkeeping
+    than in checking."""
+    import pytest
+
+    failures, n = [], 0
+    for item_id, item in items:
+        n += 1
+        try:
+            check(*item)
+        except Exception as e:  # noqa: BLE001  (reported per item below)
+            failures.append(f"[{item_id}] {type(e).__name__}: {e}")
+    if failures:
+        pytest.fail(f"{len(failures)} of {n} cases of {what} failed:\n" + "\n".join(failures),
+                    pytrace=False)
+
+
 def rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed)
 
