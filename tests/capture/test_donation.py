@@ -233,3 +233,23 @@ def test_same_tensor_passed_as_parameter_and_gradient(backend):
 
     p = _param(np.arange(5.0))
     assert_same_as_eager(f, p, p, backend=backend, captured=None)
+
+
+def test_the_aliasing_guard_remembers_answers_only_for_the_same_objects():
+    """``disjoint`` (the guard that written tensors share no memory with other
+    inputs) remembers its answer per array objects: the same objects give the
+    same answer, and a new object, even at a reused id, is swept again."""
+    from capture import codegen
+    codegen._DISJOINT_SEEN.clear()
+    params = tuple(np.zeros(n, np.float32) for n in (64, 8))
+    batch = np.ones(32, np.float32)
+    assert codegen.disjoint(params, (batch,) + params)
+    assert len(codegen._DISJOINT_SEEN) == 1
+    assert codegen.disjoint(params, (batch,) + params)   # remembered
+    view = params[0][4:12]                                 # overlaps a written array
+    assert not codegen.disjoint(params, (view,) + params)
+    assert not codegen.disjoint(params, (view,) + params)
+    for _ in range(20):   # new objects, some of them at a dead view's id
+        del view
+        view = np.ones(8, np.float32) if _ % 2 else params[1][2:4]
+        assert codegen.disjoint(params, (view,) + params) is bool(_ % 2)
