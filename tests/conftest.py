@@ -36,10 +36,15 @@ tests inherit it unless a test passes its own values
 background compiles are waited for when it ends.
 
 When the environment turns bytecode caching off (PYTHONDONTWRITEBYTECODE),
-bytecode is written under this session's temporary directory instead
-(PYTHONPYCACHEPREFIX, inherited by subprocesses; nothing beside the sources):
-otherwise every subprocess a test starts (examples, a second process on a
-cache, mpiexec ranks) compiles frame's sources again, about 0.3 s each.
+bytecode is written under ``.pytest_cache/pycache`` in the checkout instead
+(PYTHONPYCACHEPREFIX, inherited by subprocesses; nothing beside the sources;
+ignored by git like the rest of ``.pytest_cache``): otherwise every
+subprocess a test starts (examples, a second process on a cache, mpiexec
+ranks) compiles frame's sources again, about 0.3 s each, and every pytest
+process rewrites every test module's assertions again, 4-5 s of CPU each.
+It outlives the session (a prefix is all or nothing: the first process on
+an empty one compiles the standard library, NumPy and OpenVINO's Python
+code too, ~2 s); Python checks each file's source stamp, so it is never stale.
 """
 from __future__ import annotations
 
@@ -70,7 +75,12 @@ os.environ.update(SETTINGS[SETTING])
 os.environ["FRAME_CACHE_DIR"] = os.path.join(SESSION_CACHE, "frame")
 os.environ["XDG_CACHE_HOME"] = os.path.join(SESSION_CACHE, "xdg")
 if sys.dont_write_bytecode:
-    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(SESSION_CACHE, "pycache")
+    _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(
+        _ROOT, ".pytest_cache", "pycache")
+    # (the bytecode of scripts tests write under the temporary directory is not kept)
+    atexit.register(shutil.rmtree, sys.pycache_prefix + os.path.abspath(tempfile.gettempdir()),
+                    True)
     sys.dont_write_bytecode = False
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
