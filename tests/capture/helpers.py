@@ -71,6 +71,15 @@ def resolved_backend(backend: str | None = None) -> str:
 
 # -- comparing values -------------------------------------------------------------------------
 
+def assert_gradients_close(native, jitted, what: str = "") -> None:
+    """Same dtype and shape, values within 10x the jit's tolerance for the dtype
+    (gradients and trained parameters: every step adds the backend's rounding)."""
+    native, jitted = np.asarray(native), np.asarray(jitted)
+    assert native.dtype == jitted.dtype and native.shape == jitted.shape, what
+    rtol, atol = _TOLERANCE.get(resolved_backend(), _TOLERANCE["cpu"])[native.dtype]
+    np.testing.assert_allclose(jitted, native, rtol=rtol * 10, atol=atol * 10, err_msg=what)
+
+
 def _arrays_equal(a: np.ndarray, b: np.ndarray, path: str, backend: str) -> None:
     assert a.dtype == b.dtype, f"{path}: dtype {b.dtype} (jitted) != {a.dtype} (native)"
     assert a.shape == b.shape, f"{path}: shape {b.shape} (jitted) != {a.shape} (native)"
@@ -367,6 +376,11 @@ def array(shape=(2, 3), dtype="float32", seed: int = 0, positive: bool = False) 
     else:
         raise ValueError(f"no test data for {dt}")
     return np.ascontiguousarray(data.astype(dt))
+
+
+def normal(shape, seed: int = 0) -> np.ndarray:
+    """Standard normal float32 test data (weights- and activation-like)."""
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
 def tensor(shape=(2, 3), dtype="float32", seed: int = 0, positive: bool = False) -> frame.Tensor:

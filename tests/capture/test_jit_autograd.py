@@ -18,18 +18,7 @@ import frame.nn.functional as F
 from frame.autograd import AutogradError, gradients
 from frame.runtime.stats import stats
 
-from .helpers import _TOLERANCE, last_entry, resolved_backend
-
-
-def _close(native, jitted, what="") -> None:
-    native, jitted = np.asarray(native), np.asarray(jitted)
-    assert native.dtype == jitted.dtype and native.shape == jitted.shape, what
-    rtol, atol = _TOLERANCE.get(resolved_backend(), _TOLERANCE["cpu"])[native.dtype]
-    np.testing.assert_allclose(jitted, native, rtol=rtol * 10, atol=atol * 10, err_msg=what)
-
-
-def _data(shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+from .helpers import assert_gradients_close, last_entry, normal
 
 
 # --------------------------------------------------------------------------- models
@@ -81,7 +70,7 @@ MODELS = {
 def _model(name):
     np.random.seed(1)
     cls, shape = MODELS[name]
-    return cls(), frame.tensor(_data(shape))
+    return cls(), frame.tensor(normal(shape))
 
 
 def _grads(model, extra=()):
@@ -94,7 +83,7 @@ def _compare_grads(eager_model, jit_model, extra_eager=(), extra_jit=()):
                                    _grads(jit_model, extra_jit))):
         assert (a is None) == (b is None), f"grad {k}: {a} vs {b}"
         if a is not None:
-            _close(a, b, f"grad {k}")
+            assert_gradients_close(a, b, f"grad {k}")
 
 
 def _with_compiled_backward(jitted) -> None:
@@ -130,8 +119,8 @@ def test_model_forward_then_eager_backward_matches_eager(name, how):
         out_j, loss_j = _step(twin, jitted, x)
         _with_compiled_backward(jitted)
         assert out_j.requires_grad and not out_j.is_leaf
-        _close(out_e.numpy(), out_j.numpy(), "result")
-        _close(loss_e.numpy(), loss_j.numpy(), "loss")
+        assert_gradients_close(out_e.numpy(), out_j.numpy(), "result")
+        assert_gradients_close(loss_e.numpy(), loss_j.numpy(), "loss")
         _compare_grads(model, twin)
 
 
@@ -168,13 +157,13 @@ def test_inputs_that_require_grad_get_their_grad():
     model, _ = _model("mlp")
     twin = copy.deepcopy(model)
     jitted = frame.jit(twin)
-    x_e = frame.tensor(_data((4, 6), 3), requires_grad=True)
-    x_j = frame.tensor(_data((4, 6), 3), requires_grad=True)
+    x_e = frame.tensor(normal((4, 6), 3), requires_grad=True)
+    x_j = frame.tensor(normal((4, 6), 3), requires_grad=True)
     for _ in range(2):
         (model(x_e) ** 2).sum().backward()
         (jitted(x_j) ** 2).sum().backward()
         _with_compiled_backward(jitted)
-        _close(x_e.grad.numpy(), x_j.grad.numpy(), "x.grad")
+        assert_gradients_close(x_e.grad.numpy(), x_j.grad.numpy(), "x.grad")
         _compare_grads(model, twin)
 
 
@@ -194,13 +183,13 @@ def test_training_loop_with_sgd_matches_eager():
             opt.step()
     _with_compiled_backward(jitted)
     for p, q in zip(model.parameters(), twin.parameters()):
-        _close(p.numpy(), q.numpy(), "parameter after training")
+        assert_gradients_close(p.numpy(), q.numpy(), "parameter after training")
 
 
 # --------------------------------------------------------------------------- results
 
-W0 = _data((4, 3), 5)
-B0 = _data((3,), 6)
+W0 = normal((4, 3), 5)
+B0 = normal((3,), 6)
 
 
 def _params():
@@ -214,7 +203,7 @@ def _several(w, b, x):
 
 
 def test_several_results_and_results_that_do_not_require_grad():
-    x = frame.tensor(_data((5, 4), 7))
+    x = frame.tensor(normal((5, 4), 7))
     (we, be), (wj, bj) = _params(), _params()
     jitted = frame.jit(_several)
     for _ in range(2):
@@ -223,28 +212,28 @@ def test_several_results_and_results_that_do_not_require_grad():
         assert [t.requires_grad for t in rj] == [t.requires_grad for t in re_] == \
             [True, True, False, True]
         for t, u in zip(re_, rj):
-            _close(t.numpy(), u.numpy(), "result")
+            assert_gradients_close(t.numpy(), u.numpy(), "result")
         for (h, s, _, m), w in ((re_, we), (rj, wj)):
             ((h * h).sum() + s * 3.0 + m).backward()
-        _close(we.grad.numpy(), wj.grad.numpy(), "w.grad")
-        _close(be.grad.numpy(), bj.grad.numpy(), "b.grad")
+        assert_gradients_close(we.grad.numpy(), wj.grad.numpy(), "w.grad")
+        assert_gradients_close(be.grad.numpy(), bj.grad.numpy(), "b.grad")
 
 
 def test_only_some_results_reach_the_loss():
-    x = frame.tensor(_data((5, 4), 8))
+    x = frame.tensor(normal((5, 4), 8))
     (we, be), (wj, bj) = _params(), _params()
     jitted = frame.jit(_several)
     _several(we, be, x)[1].backward()
     jitted(wj, bj, x)[1].backward()
     _with_compiled_backward(jitted)
-    _close(we.grad.numpy(), wj.grad.numpy())
-    _close(be.grad.numpy(), bj.grad.numpy())
+    assert_gradients_close(we.grad.numpy(), wj.grad.numpy())
+    assert_gradients_close(be.grad.numpy(), bj.grad.numpy())
 
 
 def test_backward_twice_accumulates_twice_like_eager():
     """frame keeps records alive (no retain_graph needed): a second backward
     through the same result accumulates again, through the compiled backward."""
-    x = frame.tensor(_data((5, 4), 9))
+    x = frame.tensor(normal((5, 4), 9))
     (we, be), (wj, bj) = _params(), _params()
     jitted = frame.jit(_several)
     for fn, w, b in ((_several, we, be), (jitted, wj, bj)):
@@ -252,12 +241,12 @@ def test_backward_twice_accumulates_twice_like_eager():
         loss.backward()
         loss.backward()
     _with_compiled_backward(jitted)
-    _close(we.grad.numpy(), wj.grad.numpy())
-    _close(be.grad.numpy(), bj.grad.numpy())
+    assert_gradients_close(we.grad.numpy(), wj.grad.numpy())
+    assert_gradients_close(be.grad.numpy(), bj.grad.numpy())
 
 
 def test_accumulates_into_existing_grad():
-    x = frame.tensor(_data((5, 4), 10))
+    x = frame.tensor(normal((5, 4), 10))
     (we, be), (wj, bj) = _params(), _params()
     for w in (we, wj):
         w.grad = frame.tensor(np.full((4, 3), 0.25, dtype=np.float32))
@@ -265,34 +254,34 @@ def test_accumulates_into_existing_grad():
     for fn, w, b in ((_several, we, be), (jitted, wj, bj)):
         fn(w, b, x)[0].sum().backward()
     _with_compiled_backward(jitted)
-    _close(we.grad.numpy(), wj.grad.numpy())
-    _close(be.grad.numpy(), bj.grad.numpy())
+    assert_gradients_close(we.grad.numpy(), wj.grad.numpy())
+    assert_gradients_close(be.grad.numpy(), bj.grad.numpy())
 
 
 def test_backward_with_gradient_and_gradients_wrt_a_result():
-    x = frame.tensor(_data((5, 4), 11))
-    g = frame.tensor(_data((5, 3), 12))
+    x = frame.tensor(normal((5, 4), 11))
+    g = frame.tensor(normal((5, 3), 12))
     (we, be), (wj, bj) = _params(), _params()
     jitted = frame.jit(_several)
     _several(we, be, x)[0].backward(g)
     jitted(wj, bj, x)[0].backward(g)
     _with_compiled_backward(jitted)
-    _close(we.grad.numpy(), wj.grad.numpy())
+    assert_gradients_close(we.grad.numpy(), wj.grad.numpy())
     he = _several(we, be, x)[0]
     hj = jitted(wj, bj, x)[0]
     for a, b in zip(gradients((he * he).sum(), [he, we]), gradients((hj * hj).sum(), [hj, wj])):
-        _close(a.numpy(), b.numpy())
+        assert_gradients_close(a.numpy(), b.numpy())
 
 
 def test_scalar_result_backward_directly():
-    x = frame.tensor(_data((5, 4), 13))
+    x = frame.tensor(normal((5, 4), 13))
     (we, be), (wj, bj) = _params(), _params()
     _several(we, be, x)[3].backward()
     jitted = frame.jit(_several)
     jitted(wj, bj, x)[3].backward()
     _with_compiled_backward(jitted)
-    _close(we.grad.numpy(), wj.grad.numpy())
-    _close(be.grad.numpy(), bj.grad.numpy())
+    assert_gradients_close(we.grad.numpy(), wj.grad.numpy())
+    assert_gradients_close(be.grad.numpy(), bj.grad.numpy())
 
 
 # --------------------------------------------------------------------------- versions
@@ -302,12 +291,12 @@ def _two_layers(w, v, x):
 
 
 def _versions(update):
-    x = frame.tensor(_data((5, 4), 14))
+    x = frame.tensor(normal((5, 4), 14))
     outcomes = []
     jitted = frame.jit(_two_layers)
     for fn in (_two_layers, jitted, jitted):
         w = frame.tensor(W0.copy(), requires_grad=True)
-        v = frame.tensor(_data((3, 2), 15), requires_grad=True)
+        v = frame.tensor(normal((3, 2), 15), requires_grad=True)
         loss = fn(w, v, x)
         if fn is jitted:
             _with_compiled_backward(jitted)
@@ -338,7 +327,7 @@ def test_parameter_not_needed_by_the_backward_may_change():
 
 
 def test_result_updated_in_place_after_the_forward_raises_like_eager():
-    x = frame.tensor(_data((5, 4), 16))
+    x = frame.tensor(normal((5, 4), 16))
     jitted = frame.jit(lambda w, x: frame.exp(x @ w))   # exp's gradient reads its result
     outcomes = []
     for fn in (lambda w, x: frame.exp(x @ w), jitted):
@@ -365,7 +354,7 @@ def test_no_grad_around_the_call_gives_no_record():
     assert not out.requires_grad and out.is_leaf
     out2 = jitted(x)           # grad mode on: the other entry, with its record
     assert out2.requires_grad
-    _close(out.numpy(), out2.numpy())
+    assert_gradients_close(out.numpy(), out2.numpy())
     explained = frame.explain(frame.no_grad()(model))(x)
     assert explained.backward_graph_count == 0
 
@@ -373,7 +362,7 @@ def test_no_grad_around_the_call_gives_no_record():
 def test_create_graph_gradient_penalty_matches_eager():
     """``create_graph=True`` through a jitted call: the gradients are recorded
     (the joint graph runs op by op), so a penalty on them differentiates again."""
-    x = frame.tensor(_data((5, 4), 17))
+    x = frame.tensor(normal((5, 4), 17))
     (we, be), (wj, bj) = _params(), _params()
     jitted = frame.jit(_several)
     for _ in range(2):
@@ -389,11 +378,11 @@ def test_create_graph_gradient_penalty_matches_eager():
             penalty.backward()
             results.append((penalty.numpy(), w.grad.numpy(), b.grad.numpy()))
         for a, b in zip(*results):
-            _close(a, b)
+            assert_gradients_close(a, b)
 
 
 def test_backward_create_graph_accumulates_recorded_grads():
-    x = frame.tensor(_data((5, 4), 18))
+    x = frame.tensor(normal((5, 4), 18))
     (we, be), (wj, bj) = _params(), _params()
     jitted = frame.jit(_several)
     for fn, w, b in ((_several, we, be), (jitted, wj, bj)):
@@ -401,8 +390,8 @@ def test_backward_create_graph_accumulates_recorded_grads():
         assert w.grad.requires_grad
         (w.grad * w.grad).sum().backward()
     _with_compiled_backward(jitted)
-    _close(we.grad.numpy(), wj.grad.numpy())
-    _close(be.grad.numpy(), bj.grad.numpy())
+    assert_gradients_close(we.grad.numpy(), wj.grad.numpy())
+    assert_gradients_close(be.grad.numpy(), bj.grad.numpy())
 
 
 def test_result_used_by_a_second_jitted_call_runs_that_call_natively():
@@ -453,7 +442,7 @@ def _two_dtypes(w, x, box, acc):
 @pytest.mark.parametrize("fn", [_returned_twice, _stored_in_attribute, _appended_to_argument,
                                 _with_views, _two_dtypes], ids=lambda f: f.__name__[1:])
 def test_results_leaving_in_any_way_carry_the_record(fn):
-    x = frame.tensor(_data((5, 4), 19))
+    x = frame.tensor(normal((5, 4), 19))
     jitted = frame.jit(fn)
     grads = []
     for call in (fn, jitted, jitted):
@@ -469,8 +458,8 @@ def test_results_leaving_in_any_way_carry_the_record(fn):
         loss.backward()
         grads.append(w.grad.numpy())
     _with_compiled_backward(jitted)
-    _close(grads[0], grads[1])
-    _close(grads[0], grads[2])
+    assert_gradients_close(grads[0], grads[1])
+    assert_gradients_close(grads[0], grads[2])
 
 
 def test_report_shows_compiled_backward_runs():
@@ -510,12 +499,12 @@ def test_dropout_in_training_mode_matches_eager_for_the_same_seed():
     model = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Dropout(0.5), nn.Linear(12, 3))
     twin = copy.deepcopy(model)
     jitted = frame.jit(twin)
-    x = frame.tensor(_data((5, 6), 20))
+    x = frame.tensor(normal((5, 6), 20))
     for step in range(3):
         frame.manual_seed(step)
         out_e, _ = _step(model, model, x)
         frame.manual_seed(step)
         out_j, _ = _step(twin, jitted, x)
         _with_compiled_backward(jitted)
-        _close(out_e.numpy(), out_j.numpy())
+        assert_gradients_close(out_e.numpy(), out_j.numpy())
         _compare_grads(model, twin)

@@ -19,18 +19,7 @@ import frame.nn as nn
 import frame.nn.functional as F
 from frame.autograd import AutogradError
 
-from .helpers import _TOLERANCE, last_entry, resolved_backend
-
-
-def _close(native, jitted, what="") -> None:
-    native, jitted = np.asarray(native), np.asarray(jitted)
-    assert native.dtype == jitted.dtype and native.shape == jitted.shape, what
-    rtol, atol = _TOLERANCE.get(resolved_backend(), _TOLERANCE["cpu"])[native.dtype]
-    np.testing.assert_allclose(jitted, native, rtol=rtol * 10, atol=atol * 10, err_msg=what)
-
-
-def _data(shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+from .helpers import assert_gradients_close, last_entry, normal
 
 
 def _model():
@@ -38,7 +27,7 @@ def _model():
     return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
 
 
-X = _data((5, 4), 1)
+X = normal((5, 4), 1)
 Y = np.array([0, 1, 2, 0, 1])
 
 
@@ -166,7 +155,7 @@ def _second_backwards(result, model) -> list:
 
 def _same(a, b, what) -> None:
     if isinstance(a, np.ndarray):
-        _close(a, b, what)
+        assert_gradients_close(a, b, what)
     elif isinstance(a, (tuple, list)):
         assert type(a) is type(b) and len(a) == len(b), f"{what}: {a!r} vs {b!r}"
         for k, (u, v) in enumerate(zip(a, b)):
@@ -177,7 +166,7 @@ def _same(a, b, what) -> None:
             _same(a[k], b[k], f"{what}[{k!r}]")
     elif isinstance(a, float):
         assert type(b) is float, f"{what}: {b!r}"
-        _close(np.float32(a), np.float32(b), what)
+        assert_gradients_close(np.float32(a), np.float32(b), what)
     else:
         assert a == b, f"{what}: {a!r} vs {b!r}"
 
@@ -202,7 +191,7 @@ def _twins(step, make_opt, calls=3, backward_again=True):
             _same(_second_backwards(native, eager_model), _second_backwards(result, jit_model),
                   f"call {call}: backward on the result")
         for k, (p, q) in enumerate(zip(eager_model.parameters(), jit_model.parameters())):
-            _close(p.numpy(), q.numpy(), f"call {call}: parameter {k}")
+            assert_gradients_close(p.numpy(), q.numpy(), f"call {call}: parameter {k}")
             assert q.requires_grad and q.is_leaf
     return jitted
 
@@ -252,7 +241,7 @@ def test_loss_backward_twice_after_the_step_accumulates_twice():
         grads.append([p.grad.numpy().copy() for p in model.parameters()])
     assert last_entry(jitted).backward is not None
     for k, (a, b) in enumerate(zip(*grads)):
-        _close(a, b, f"grad {k}")
+        assert_gradients_close(a, b, f"grad {k}")
 
 
 # --------------------------------------------------------------------------- versions
@@ -278,11 +267,11 @@ def _linear_step(w, x):
 
 @pytest.mark.parametrize("fn", [_square_step, _linear_step], ids=lambda f: f.__name__)
 def test_second_backward_after_an_in_place_update_in_the_function_like_eager(fn):
-    x = frame.tensor(_data((3, 3), 5))
+    x = frame.tensor(normal((3, 3), 5))
     jitted = frame.jit(fn)
     outcomes = []
     for call in (fn, jitted, jitted):
-        w = frame.tensor(_data((3, 3), 6), requires_grad=True)
+        w = frame.tensor(normal((3, 3), 6), requires_grad=True)
         loss = call(w, x)
         version = w._version.value
         try:
@@ -303,11 +292,11 @@ def test_update_in_the_function_bumps_the_version_like_eager():
             w -= g
             w *= 0.5
 
-    x = frame.tensor(_data((3,), 7))
+    x = frame.tensor(normal((3,), 7))
     jitted = frame.jit(update)
     outcomes = []
     for call in (update, jitted, jitted):
-        w = frame.tensor(_data((3,), 8), requires_grad=True)
+        w = frame.tensor(normal((3,), 8), requires_grad=True)
         y = (w * w).sum()
         call(w, x)
         try:
@@ -351,7 +340,7 @@ def test_forward_under_no_grad_then_step():
         ref = forward_loss(model, x, y)
     assert not out.requires_grad and out.is_leaf and out.grad_fn is None
     assert not ref.requires_grad
-    _close(ref.numpy(), out.numpy())
+    assert_gradients_close(ref.numpy(), out.numpy())
     _twins(step_returns_loss, OPTIMIZERS["sgd"], calls=2)
 
 
@@ -362,7 +351,7 @@ def test_a_relu_result_is_recomputed_not_saved():
     eager's."""
     native_model = _model()
     jit_model = copy.deepcopy(native_model)
-    x = frame.tensor(_data((5, 4)))
+    x = frame.tensor(normal((5, 4)))
     y = frame.tensor(np.array([0, 1, 2, 0, 1]))
 
     def step_of(model):
@@ -381,4 +370,4 @@ def test_a_relu_result_is_recomputed_not_saved():
     want.backward()
     got.backward()
     for p, q in zip(native_model.parameters(), jit_model.parameters()):
-        _close(p.grad.numpy(), q.grad.numpy(), "second backward")
+        assert_gradients_close(p.grad.numpy(), q.grad.numpy(), "second backward")
