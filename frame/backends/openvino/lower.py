@@ -253,28 +253,26 @@ def _alias_parameters(graph: Graph, model: ov.Model, params: list,
     """Give every elementwise reader of a large direct input but the first its
     own Parameter (module docstring); returns ``(graph_input, param_index)`` of
     the new ones, which are added to ``model``."""
-    readers: dict[int, list] = {}   # param index -> its elementwise readers, in model order
-    large = {}
+    large = {}   # Parameter name -> (graph input, its Parameter)
     for i, entry in enumerate(inputs):
-        if entry is None or entry[1] != INPUT_DIRECT:
-            continue
         t = graph.inputs[i].type
-        if t.size * t.dtype.np.itemsize >= SHARE_BYTES:
-            large[params[entry[0]].get_name()] = (i, entry[0])
+        if (entry is not None and entry[1] == INPUT_DIRECT
+                and t.size * t.dtype.np.itemsize >= SHARE_BYTES):
+            large[params[entry[0]].get_name()] = (i, params[entry[0]])
     if not large:
         return []
+    readers: dict[str, list] = {}   # Parameter name -> its elementwise readers, in model order
     for op in model.get_ordered_ops():
         if op.get_type_name() not in _ELEMENTWISE:
             continue
         for port in op.inputs():
             source = port.get_source_output().get_node()
             if source.get_type_name() == "Parameter" and source.get_name() in large:
-                readers.setdefault(large[source.get_name()][1], []).append(port)
+                readers.setdefault(source.get_name(), []).append(port)
     aliases: list[tuple[int, int]] = []
     added = []
-    for param_index, ports in readers.items():
-        graph_input = next(gi for gi, pi in large.values() if pi == param_index)
-        original = params[param_index]
+    for name, ports in readers.items():
+        graph_input, original = large[name]
         for port in ports[1:]:
             twin = ops.parameter(original.get_partial_shape(), original.get_element_type())
             port.replace_source_output(twin.output(0))
