@@ -775,34 +775,30 @@ def _partition(tr, rg: RecordedGraph, joint, roots, leaves, leaf_inputs, offsets
     inputs: dict[tuple, object] = {}  # kind -> input Value of the backward graph
     cot_of_root: dict[int, int] = {}  # id(joint value) -> root index
 
-    def recomputable(v) -> bool:
-        """Is ``v`` made by a ``RECOMPUTE`` node of the forward whose inputs are
-        forward values (not leaves or inputs), and not a result (which comes
-        back as it is)?"""
+    def recomputable(v):
+        """The ``RECOMPUTE`` node of the forward that made ``v`` from forward
+        values (not leaves or inputs), unless ``v`` is a result (which comes
+        back as it is); else None."""
         at = origin_of_value[id(v)]
         if at[0] != "known":
-            return False
+            return None
         node = joint.nodes[at[1]]
-        if node.op not in RECOMPUTE or len(node.outputs) != 1:
-            return False
-        if id(tracer.values[id(rg.known[at[1]][at[2]][0])]) in root_of:
-            return False
-        return all(origin_of_value[id(u)][0] == "known" for u in node.inputs)
-
-    def recomputed(v) -> bool:
-        """Build ``v`` in the backward graph from its forward node's inputs if
-        it is ``recomputable``."""
-        if not recomputable(v):
-            return False
-        node = joint.nodes[origin_of_value[id(v)][1]]
-        for u in node.inputs:
-            read(u)
-        env[id(v)] = b.op_multi(node.op, [env[id(u)] for u in node.inputs], node.attrs)[0]
-        return True
+        if (node.op not in RECOMPUTE or len(node.outputs) != 1
+                or id(tracer.values[id(rg.known[at[1]][at[2]][0])]) in root_of
+                or any(origin_of_value[id(u)][0] != "known" for u in node.inputs)):
+            return None
+        return node
 
     def read(v) -> None:
-        """Make ``env[id(v)]`` (or the root's cotangent slot) for a forward value."""
-        if id(v) in env or id(v) in cot_of_root or recomputed(v):
+        """Make ``env[id(v)]`` (or the root's cotangent slot) for a forward value:
+        computed again in the backward graph when ``recomputable``, else read."""
+        if id(v) in env or id(v) in cot_of_root:
+            return
+        node = recomputable(v)
+        if node is not None:
+            for u in node.inputs:
+                read(u)
+            env[id(v)] = b.op_multi(node.op, [env[id(u)] for u in node.inputs], node.attrs)[0]
             return
         kind = where(v)
         if kind[0] == "const":
