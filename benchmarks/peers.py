@@ -360,9 +360,9 @@ def settle_frame(cands: dict, timeout: float, pause: float) -> None:
         states = [t.state for t in gc.get_objects() if isinstance(t, tiered.TieredExecutable)]
         if tiered.scheduler.pending == 0 and states and all(s in final for s in states):
             return
-        e = frame.stats().extra
         if time.monotonic() > deadline:
-            raise RuntimeError(f"frame's tiers did not settle within {timeout:g} s: {e}")
+            raise RuntimeError(f"frame's tiers did not settle within {timeout:g} s: states "
+                               f"{states}, {frame.stats().extra}")
         # each graph in a block of calls after a pause, as the timed rounds call
         # it: PGO's trial then sees the conditions the table measures (called
         # round-robin between the other graphs instead, the tanh-GELU trial
