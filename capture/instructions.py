@@ -122,9 +122,12 @@ This module imports nothing from ``frame``.
 from __future__ import annotations
 
 import bisect
+import collections
 import dis
 import sys
+import threading
 import types
+import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, NoReturn
 
@@ -671,6 +674,14 @@ def _make_function(d: _Decoder, ins: dis.Instruction) -> None:
 # --- Public API ---------------------------------------------------------------
 
 
+_DECODED_KEPT = 512   # decodings kept (a translation decodes its callees too, and a
+                      # recompile or a resume function decodes the same code again)
+# id(code) -> (weak reference to the code, its Decoded without the code): the
+# code object is held weakly, so keeping its decoding keeps nothing alive
+_decoded: collections.OrderedDict[int, tuple[weakref.ref, tuple]] = collections.OrderedDict()
+_decoded_lock = threading.RLock()  # a collection inside the lock may run _forget
+
+
 def decode(code: types.CodeType) -> Decoded:
     """Decode ``code`` into the normalised instruction stream.
 
@@ -678,8 +689,32 @@ def decode(code: types.CodeType) -> Decoded:
     ``decode`` on them when they are executed.  Raises ``UnsupportedBytecode``
     only when the bytecode breaks an invariant of CPython's code generator
     that the normalisation depends on; unknown opcodes pass through.
+
+    The result is immutable and depends on the code object alone: the last
+    ``_DECODED_KEPT`` decodings are kept, by identity, while their code lives.
     """
-    return _Decoder(code).run()
+    key = id(code)
+    with _decoded_lock:
+        found = _decoded.get(key)
+        if found is not None and found[0]() is code:
+            _decoded.move_to_end(key)
+            return Decoded(code, *found[1])
+    decoded = _Decoder(code).run()
+    ref = weakref.ref(code, lambda r, key=key: _forget(key, r))
+    with _decoded_lock:
+        _decoded[key] = (ref, (decoded.instructions, decoded.exception_ranges,
+                               decoded.offset_to_index))
+        _decoded.move_to_end(key)
+        while len(_decoded) > _DECODED_KEPT:
+            _decoded.popitem(last=False)
+    return decoded
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    with _decoded_lock:
+        found = _decoded.get(key)
+        if found is not None and found[0] is ref:
+            del _decoded[key]
 
 
 def ALL_NORMALISED_OPNAMES_FOR_THIS_VERSION() -> frozenset[str]:  # noqa: N802

@@ -28,9 +28,10 @@ Life of a TieredExecutable:
    daemon worker, one compile at a time).  First results come first: a queued
    compile starts only once the program has not compiled anything in the
    foreground for ``tier_quiet_s`` (``FRAME_TIER_QUIET_S``, default 0.1 s), or
-   after waiting ``MAX_YIELD_S`` (2 s) regardless.  Measured on 2 cores: a
-   background OpenVINO compile running during a burst of foreground compiles
-   made the burst 2-3x slower (CPU and GIL contention).
+   after waiting ``MAX_YIELD_S`` (2 s) regardless, or at once while a thread
+   waits for the background compiles (``scheduler.idle``).  Measured on 2
+   cores: a background OpenVINO compile running during a burst of foreground
+   compiles made the burst 2-3x slower (CPU and GIL contention).
 3. ``slow``: the background compile finished; the executable's ``run`` now
    forwards to the slow tier's executable (one attribute store, atomic: a call
    runs wholly on one tier).  Counted as ``tier_swaps``.
@@ -511,6 +512,7 @@ class _Scheduler:
         self._running: dict[TieredExecutable, threading.Thread] = {}  # incl. abandoned
         self._worker: threading.Thread | None = None
         self._closed = False
+        self._waiting = 0            # threads in idle(): queued compiles need not yield
         record.gauge("tier_pending", lambda: self._pending)
 
     @property
@@ -569,8 +571,9 @@ class _Scheduler:
 
     def _yield_to_foreground(self) -> None:
         """Wait (holding ``_cond``) for ``tier_quiet_s`` without foreground
-        compiles, or until the oldest request has waited ``MAX_YIELD_S``."""
-        while not self._closed and self._queue:
+        compiles, or until the oldest request has waited ``MAX_YIELD_S``; not
+        while a thread waits in ``idle``."""
+        while not self._closed and self._queue and not self._waiting:
             now = time.monotonic()
             quiet_left = config.tier_quiet_s - (now - _last_foreground)
             yield_left = MAX_YIELD_S - (now - self._queue[0][1])
@@ -606,14 +609,22 @@ class _Scheduler:
             exe._drop()
 
     def idle(self, timeout: float | None = None) -> bool:
-        """Wait until nothing is queued or running (tests, benchmarks)."""
+        """Wait until nothing is queued or running (tests, benchmarks).  A
+        program that waits for its background compiles wants them now: while
+        a thread waits here, queued compiles start without waiting for a
+        quiet moment (``tier_quiet_s``)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            while self._pending or self._queue:
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    return False
-                self._cond.wait(left)
+            self._waiting += 1
+            self._cond.notify_all()  # a worker yielding to the foreground stops yielding
+            try:
+                while self._pending or self._queue:
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        return False
+                    self._cond.wait(left)
+            finally:
+                self._waiting -= 1
         return True
 
 

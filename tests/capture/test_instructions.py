@@ -871,3 +871,30 @@ def test_format_decoded() -> None:
     assert "+null" in lines[1]
     loop = format_decoded(decode(total.__code__))
     assert "FOR_ITER" in loop and "-> " in loop
+
+
+def test_a_decoding_is_kept_by_identity_and_keeps_nothing_alive(monkeypatch) -> None:
+    import gc
+    import weakref
+
+    from capture import instructions
+
+    runs = []
+    real = instructions._Decoder.run
+    monkeypatch.setattr(instructions._Decoder, "run", lambda self: runs.append(1) or real(self))
+    src = "def f(a):\n    return (a + 1, lambda: a)\n"
+    one, two = {}, {}
+    exec(compile(src, "<one>", "exec"), one)  # noqa: S102 - equal code objects, other files
+    exec(compile(src, "<two>", "exec"), two)  # noqa: S102
+    c1, c2 = one["f"].__code__, two["f"].__code__
+    assert c1 == c2 and c1 is not c2
+    first = decode(c1)
+    assert decode(c1).instructions is first.instructions and len(runs) == 1   # kept
+    second = decode(c2)
+    assert len(runs) == 2 and second.code is c2   # an equal code object is decoded for itself
+    nested = [i.argval for i in second if isinstance(i.argval, types.CodeType)]
+    assert nested and all(c.co_filename == "<two>" for c in nested)
+    ref = weakref.ref(c1)
+    del one, c1, first
+    gc.collect()
+    assert ref() is None, "a kept decoding keeps its code object alive"

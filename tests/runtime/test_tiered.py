@@ -14,6 +14,7 @@ import pathlib
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -289,6 +290,20 @@ def test_quiet_period_waits_for_foreground_compiles(slow):
         assert not slow.started.wait(0.2)  # held back: a foreground compile just happened
     # at most MAX_YIELD_S after the request it starts regardless
     assert slow.started.wait(30)
+
+
+def test_a_thread_waiting_for_the_compiles_ends_the_quiet_period(slow):
+    """While the program waits in ``scheduler.idle`` it compiles nothing in the
+    foreground: the queued compile starts at once, long before MAX_YIELD_S."""
+    slow.gate.set()
+    with frame.config.override(tier_quiet_s=3600.0):
+        exe = rc.compile(graph(1.0), "slowtier")
+        exe.run(inputs())
+        assert not slow.started.wait(0.2)  # held back by the quiet period
+        began = time.monotonic()
+        assert tiered.scheduler.idle(30)
+        assert time.monotonic() - began < tiered.MAX_YIELD_S / 2
+    assert slow.started.is_set() and exe.state == tiered.SLOW
 
 
 _EXIT_CHILD = r"""
