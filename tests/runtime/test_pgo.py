@@ -152,7 +152,16 @@ def test_a_noisy_trial_is_extended_until_the_medians_are_clear(pgo):
     process's bursts), so its median sits on the decision line: the trial goes
     on, and the calls after the burst decide for the fast tier, clearly, and the
     decision is stored."""
-    pb.FAST.reset(lambda n: (0.5e-3, 1.5e-3)[n % 2] if n <= 8 else 0.7e-3)
+    trial = []   # the fast tier's call numbers since the slow tier compiled: the trial's
+
+    def burst(n):
+        if not pb.SLOW.executables:  # before the trial (how many such calls is up to timing)
+            return 0.7e-3
+        trial.append(n)
+        k = n - trial[0]  # the untimed warm-up block, then the first two timed blocks
+        return (0.5e-3, 1.5e-3)[k % 2] if k < 3 * tiered.PGO_BLOCK else 0.7e-3
+
+    pb.FAST.reset(burst)
     pb.SLOW.reset(1e-3)
     g = graph(0.75)
     with frame.config.override(cache=True):
