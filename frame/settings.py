@@ -132,7 +132,8 @@ class Config:
     cache_dir: str = _setting(None, "FRAME_CACHE_DIR", "the persistent cache's directory "
                               "(unset: $XDG_CACHE_HOME/frame or ~/.cache/frame; empty: none)",
                               _cache_dir_env, factory=_default_cache_dir)
-    cache: bool = _setting(True, "FRAME_CACHE", "the persistent on-disk compile cache",
+    cache: bool = _setting(True, "FRAME_CACHE", "the persistent on-disk compile cache "
+                           "(frame's entries and OpenVINO's model cache)",
                            _flag_env)
     cache_max_bytes: int = _setting(1 << 30, "FRAME_CACHE_MAX_BYTES", "the persistent cache's "
                                     "size limit in bytes", _int)

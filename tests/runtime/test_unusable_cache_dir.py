@@ -176,6 +176,7 @@ def test_openvino_compile_failing_in_the_model_cache_compiles_without_it(tmp_pat
     from frame.ir import GraphBuilder
 
     monkeypatch.setattr(frame.config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(frame.config, "cache", True)
     backend = OpenVinoBackend()
     backend.core = racing = _RacingCore(backend.core)
     b = GraphBuilder()

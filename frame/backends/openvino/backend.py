@@ -72,7 +72,8 @@ log = logging.getLogger("frame.cache")
 def model_cache_dir() -> str | None:
     """Where OpenVINO caches compiled models: ``<frame.config.cache_dir>/openvino``
     (the one reading of FRAME_CACHE_DIR, shared with frame's own cache); None
-    when the setting is empty."""
+    when the setting is empty.  ``compile_model`` uses it only while the
+    persistent cache is on (``frame.config.cache``, FRAME_CACHE)."""
     base = frame_config.cache_dir
     if not base:
         return None
@@ -166,7 +167,9 @@ class OpenVinoBackend(Backend):
             config["SNIPPETS_MODE"] = SNIPPETS_MODE
             if graph is not None and _largest_tensor(graph) < ONE_THREAD_BELOW:
                 config["INFERENCE_NUM_THREADS"] = 1
-        cache = model_cache_dir()
+        # FRAME_CACHE=0 turns OpenVINO's model cache off too: nothing is persisted
+        # (and writing a blob per compile cost ~10% of a test suite of small graphs)
+        cache = model_cache_dir() if frame_config.cache else None
         if cache is not None and usable_cache_dir(cache):
             config["CACHE_DIR"] = cache
         for key, value in options.extra:  # e.g. ("INFERENCE_NUM_THREADS", "2") wins

@@ -552,7 +552,7 @@ print(float(exe.run([np.ones((8, 8), np.float32)])[0].sum()))
 
 
 def test_model_cache_lives_under_frame_cache_dir(tmp_path):
-    env = dict(os.environ, FRAME_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
+    env = dict(os.environ, FRAME_CACHE_DIR=str(tmp_path), FRAME_CACHE="1", PYTHONPATH=ROOT)
     runs = [subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT], env=env, cwd=ROOT,
                            capture_output=True, text=True, check=True).stdout.split()
             for _ in range(2)]
@@ -566,8 +566,11 @@ def test_cache_dir_setting(monkeypatch, tmp_path):
     with frame.config.override(cache_dir=""):
         assert model_cache_dir() is None
         assert "CACHE_DIR" not in backend().config_for("CPU", CompileOptions())
-    with frame.config.override(cache_dir=str(tmp_path)):
+    with frame.config.override(cache_dir=str(tmp_path), cache=True):
         assert backend().config_for("CPU", CompileOptions())["CACHE_DIR"] == str(tmp_path / "openvino")
+    with frame.config.override(cache_dir=str(tmp_path), cache=False):  # FRAME_CACHE=0
+        assert model_cache_dir() == str(tmp_path / "openvino")  # `frame cache clear` finds it
+        assert "CACHE_DIR" not in backend().config_for("CPU", CompileOptions())
     monkeypatch.delenv("FRAME_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     with frame.config.override(cache_dir=frame.settings.Config.from_env().cache_dir):
