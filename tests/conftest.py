@@ -2,15 +2,17 @@
 that keep tests hermetic.
 
 ``FRAME_TEST_SETTING`` picks the backend setting (issue 12: no wrong result under
-any of them; ``.ci/run`` runs the capture tests under all three):
+any of them; ``.ci/run`` runs the whole suite under the first two and the capture
+and runtime tests under the third):
 
-    FRAME_TEST_SETTING=untiered   (the default when unset) FRAME_TIERED=0: the jit's
-                                  default backend (openvino when installed) compiles
-                                  every graph from its first call
-    FRAME_TEST_SETTING=default    frame's own defaults: openvino when installed, tiered
-                                  compilation on (the cpu tier runs a graph at once, the
-                                  OpenVINO executable is swapped in once compiled in the
-                                  background)
+    FRAME_TEST_SETTING=default    (the default when unset) frame's own defaults, what a
+                                  user gets: openvino when installed, tiered compilation
+                                  on (the cpu tier runs a graph at once; from its second
+                                  call the OpenVINO executable is compiled in the
+                                  background and swapped in)
+    FRAME_TEST_SETTING=untiered   FRAME_TIERED=0: the jit's default backend (openvino
+                                  when installed) compiles every graph from its first
+                                  call, so every graph a test runs goes through OpenVINO
     FRAME_TEST_SETTING=cpu        FRAME_BACKEND=cpu: the NumPy codegen backend (tiered
                                   compilation stays on, as by default: it only concerns
                                   graphs compiled for openvino)
@@ -27,13 +29,14 @@ explicitly.
 
 Nothing is written under the user's home either: every cache directory
 (frame's persistent entries, capture's stored translations, OpenVINO's own
-model cache, which FRAME_CACHE=0 does not turn off) derives from
+model cache; FRAME_CACHE=0 turns all three off) derives from
 FRAME_CACHE_DIR, set here to a temporary directory of this test session
 (removed at exit), and XDG_CACHE_HOME points into it too.  All of it is set
 in the environment before frame is imported, so subprocesses started by
 tests inherit it unless a test passes its own values
 (tests/test_hermetic.py checks this).  Under tiered compilation a test's
-background compiles are waited for when it ends.
+background compiles are waited for when it ends (``scheduler.idle``: they
+start at once, without the quiet period a running program gets).
 
 When the environment turns bytecode caching off (PYTHONDONTWRITEBYTECODE),
 bytecode is written under ``.pytest_cache/pycache`` in the checkout instead
@@ -64,7 +67,7 @@ SETTINGS = {
     "default": {},
     "cpu": {"FRAME_BACKEND": "cpu"},
 }
-SETTING = os.environ.get("FRAME_TEST_SETTING") or "untiered"
+SETTING = os.environ.get("FRAME_TEST_SETTING") or "default"
 if SETTING not in SETTINGS:
     raise ValueError(f"FRAME_TEST_SETTING={SETTING!r}: expected one of {', '.join(SETTINGS)}")
 
