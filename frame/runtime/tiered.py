@@ -307,6 +307,7 @@ class TieredExecutable(Executable):
         with self._lock:
             if self.state != FAST:
                 return
+            self._settled.clear()  # set again by a drop (drop_queued) before this request
             if not scheduler.submit(self):
                 # backpressure (counted): asked again on a call after cooldown_s
                 self._retry_at = time.monotonic() + max(0.0, config.cooldown_s)
@@ -452,11 +453,14 @@ class TieredExecutable(Executable):
                     self.backend, self.label, waited, self.fast_backend)
         self._settled.set()
 
-    def _drop(self) -> None:
-        """Never compiled (process exit): stays on the fast tier."""
+    def _drop(self, again: bool = False) -> None:
+        """Never compiled (process exit): stays on the fast tier; with ``again``
+        (``scheduler.drop_queued``) its next call requests the compile anew."""
         with self._lock:
             if self.state == PENDING:
                 self.state = FAST
+                if again:
+                    self._run = self._counting
         self._settled.set()
 
     def __repr__(self) -> str:
@@ -555,6 +559,8 @@ class _Scheduler:
                 self._yield_to_foreground()
                 if self._closed:
                     return
+                if not self._queue:  # dropped while yielding (drop_queued)
+                    continue
                 exe, _ = self._queue.popleft()
                 thread = threading.Thread(target=self._compile_one, args=(exe,),
                                           name="frame-tiered-compile", daemon=True)
@@ -596,10 +602,7 @@ class _Scheduler:
         deadline = time.monotonic() + max(0.0, wait_s)
         with self._cond:
             self._closed = True
-            dropped = [exe for exe, _ in self._queue]
-            self._queue.clear()
-            self._pending -= len(dropped)
-            self._cond.notify_all()
+            dropped = self._take_queued()
             while self._running:
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -607,6 +610,25 @@ class _Scheduler:
                 self._cond.wait(left)
         for exe in dropped:
             exe._drop()
+
+    def drop_queued(self) -> int:
+        """Drop the compiles not started yet (their graphs stay on the fast tier
+        and request the slow compile again on their next call); the number
+        dropped.  Tests: what a test queued and never waited for does not run
+        into the next test."""
+        with self._cond:
+            dropped = self._take_queued()
+        for exe in dropped:
+            exe._drop(again=True)
+        return len(dropped)
+
+    def _take_queued(self) -> list[TieredExecutable]:
+        """Empty the queue (holding ``_cond``); the executables it held."""
+        dropped = [exe for exe, _ in self._queue]
+        self._queue.clear()
+        self._pending -= len(dropped)
+        self._cond.notify_all()
+        return dropped
 
     def idle(self, timeout: float | None = None) -> bool:
         """Wait until nothing is queued or running (tests, benchmarks).  A

@@ -292,6 +292,28 @@ def test_quiet_period_waits_for_foreground_compiles(slow):
     assert slow.started.wait(30)
 
 
+def test_dropped_queued_compiles_are_requested_again_on_the_next_call(slow):
+    """``drop_queued`` (the test fixtures' end of a test): a compile that has not
+    started is dropped, the graph stays on the fast tier, and its next call asks
+    for the compile again, which then swaps in."""
+    slow.gate.set()
+    with frame.config.override(tier_quiet_s=3600.0):
+        exe = rc.compile(graph(1.0), "slowtier")
+        exe.run(inputs())
+        assert exe.state == tiered.PENDING and not slow.started.wait(0.1)
+        worker = tiered.scheduler._worker   # it was yielding to the foreground
+        assert tiered.scheduler.drop_queued() == 1
+        assert exe.state == tiered.FAST and tiered.scheduler.pending == 0
+        assert not slow.started.is_set()
+        time.sleep(0.05)
+        assert worker.is_alive(), "the worker died on the emptied queue"
+        exe.run(inputs())
+        assert exe.state == tiered.PENDING
+        assert tiered.scheduler.idle(30)
+    assert exe.wait(30) == tiered.SLOW and slow.compiles == 1
+    np.testing.assert_array_equal(exe.run(inputs())[0], evaluate(graph(1.0), inputs())[0])
+
+
 def test_a_thread_waiting_for_the_compiles_ends_the_quiet_period(slow):
     """While the program waits in ``scheduler.idle`` it compiles nothing in the
     foreground: the queued compile starts at once, long before MAX_YIELD_S."""
