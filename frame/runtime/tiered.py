@@ -51,6 +51,10 @@ bit-exact with the reference kernels and OpenVINO is checked against them
 (``docs/openvino.md``), so the two agree within float32 rounding; a test
 backend that evaluates the reference agrees exactly (tests/runtime/test_tiered.py).
 
+``scheduler.drop_queued()`` drops the compiles that have not started (the
+tests call it when a test ends); such a graph stays on the fast tier and asks
+again on its next call.
+
 Process exit.  The worker and the compile threads are daemons.  At exit,
 queued compiles are dropped and a compile in flight is waited for at most
 ``compile_exit_wait_s`` (``FRAME_COMPILE_EXIT_WAIT_S``, default 10 s):
