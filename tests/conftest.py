@@ -34,9 +34,9 @@ FRAME_CACHE_DIR, set here to a temporary directory of this test session
 (removed at exit), and XDG_CACHE_HOME points into it too.  All of it is set
 in the environment before frame is imported, so subprocesses started by
 tests inherit it unless a test passes its own values
-(tests/test_hermetic.py checks this).  Under tiered compilation a test's
-background compiles are waited for when it ends (``scheduler.idle``: they
-start at once, without the quiet period a running program gets).
+(tests/test_hermetic.py checks this).  Under tiered compilation no background
+compile runs into the next test: when a test ends, those not started yet are
+dropped and a running one is waited for (``_background_compiles_end_with_their_test``).
 
 When the environment turns bytecode caching off (PYTHONDONTWRITEBYTECODE),
 bytecode is written under ``.pytest_cache/pycache`` in the checkout instead
