@@ -3,9 +3,36 @@ process, and each reports the median over rounds of its per-call time.  Ratios
 measured this way hold up on a shared, noisy machine better than absolute times."""
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
 import statistics
+import tempfile
 import time
 from typing import Callable
+
+_PYCACHE: list[str] = []
+
+
+def bytecode_cache_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` for a child process that caches bytecode, under a prefix of this
+    benchmark run (removed at exit).
+
+    An installed package has its .pyc files; an environment with
+    PYTHONDONTWRITEBYTECODE=1 (this machine's) and frame's editable checkout
+    have none, so a child would compile every module frame imports lazily --
+    inside a measured first call -- from source (~0.1 s of a first jitted call
+    here).  A prefix is all or nothing: the first child on it compiles the
+    standard library, NumPy and OpenVINO's Python code too (~2 s), so run one
+    throwaway child on it before measuring.  Only for children that import
+    frame: a peer's package has its bytecode beside its sources, which a
+    prefix would hide."""
+    if not _PYCACHE:
+        _PYCACHE.append(tempfile.mkdtemp(prefix="frame-bench-pyc-"))
+        atexit.register(shutil.rmtree, _PYCACHE[0], True)
+    out = dict(env, PYTHONPYCACHEPREFIX=_PYCACHE[0])
+    out.pop("PYTHONDONTWRITEBYTECODE", None)
+    return out
 
 
 def per_call_seconds(fn: Callable[[], object], number: int) -> float:

@@ -11,7 +11,9 @@ Workloads (float32):
 * ``tiny``: ``relu(x) + 1`` on 4 elements: per-call overhead;
 * ``first``: the first call of a new function (the 20-node graph below):
   capture/trace + compile + run, each candidate in a fresh process, libraries
-  already imported, every on-disk compile cache off or empty;
+  already imported (frame's ``capture`` too, as ``torch._dynamo`` is), every
+  on-disk compile cache off or empty, Python's bytecode cached as an installed
+  package has it (``_harness.bytecode_cache_env``);
 * ``mlp``: the MLP 784-256-128-10 SGD training step, batch 128 (``_mlp_numpy``);
 * ``gelu``: tanh-GELU on 1024x1024;
 * ``g20``: the 20-node 64x64 graph of ``compiled_cpu.py`` (3 matmuls);
@@ -438,8 +440,9 @@ def child_first(cand: str) -> float:
         if backend != "cpu":
             from frame.hal import get_backend
             get_backend("openvino")  # import openvino, as `import torch` is outside too
+        jit = frame.jit  # imports capture, as `import torch._dynamo` is outside too
         t0 = time.perf_counter()
-        frame.jit(mlp_eager, backend=backend)(*ts)
+        jit(mlp_eager, backend=backend)(*ts)
         return time.perf_counter() - t0
     if cand.startswith("torch"):
         import torch
@@ -508,10 +511,17 @@ def main(argv=None) -> int:
     groups = [g for g in (args.only or GROUPS)
               if g == "frame" or _has({"torch": "torch", "jax": "jax"}[g])]
     skipped = [g for g in (args.only or GROUPS) if g not in groups]
+    sys.path.insert(0, HERE)
+    from _harness import bytecode_cache_env
     tmp = tempfile.mkdtemp(prefix="frame-peers-")
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                FRAME_CACHE_DIR=os.path.join(tmp, "frame"),
                TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"))
+    # frame's children cache bytecode as an installed package has it (torch's and
+    # JAX's is beside their sources); a throwaway child fills the cache first
+    envs = {g: bytecode_cache_env(env) if g == "frame" else env for g in groups}
+    if "frame" in groups:
+        _run_child(["--first", "frame default"], dict(envs["frame"], FRAME_CACHE="0"), timeout=600)
     results: dict = {"steady": {}, "first": {}, "load": {}, "threads": None, "versions": {},
                      "decisions": None, "own_blas": {}}
     # Each pass runs every group's child once, the order rotated pass by pass; a
@@ -523,7 +533,7 @@ def main(argv=None) -> int:
             before = _load()
             t0 = time.perf_counter()
             res = _run_child(["--child", g, "--rounds", str(args.rounds), "--pause",
-                              str(args.pause)], env, timeout=1800)
+                              str(args.pause)], envs[g], timeout=1800)
             if res is None:
                 continue
             print(f"pass {p + 1}, child {g}: {time.perf_counter() - t0:.0f} s, load before "
@@ -550,7 +560,7 @@ def main(argv=None) -> int:
                     continue
                 runs = []
                 for _ in range(args.first_runs):
-                    cold = dict(env, FRAME_CACHE="0",
+                    cold = dict(envs[g], FRAME_CACHE="0",
                                 TORCHINDUCTOR_CACHE_DIR=tempfile.mkdtemp(dir=tmp))
                     v = _run_child(["--first", cand], cold, timeout=600)
                     if v is not None:

@@ -26,7 +26,7 @@ in fresh processes (wall times, median of 5, cold and warm runs interleaved).
     paying that start; ``process``: the whole child, interpreter start to exit;
     and, from ``frame.stats()``, the compile work itself: passes +
     ``Backend.compile`` (cold) vs the cache load (warm).  Children are script
-    files with bytecode caching on (see PYCACHE).
+    files with bytecode caching on (``_harness.bytecode_cache_env``).
 (b) Time to first result of a 50-graph program: 50 distinct jitted functions
     (12 ops with two 64x64 matmuls each, distinct constants), each called 3
     times in turn; the time from the first call until every function has
@@ -40,10 +40,8 @@ in fresh processes (wall times, median of 5, cold and warm runs interleaved).
 """
 from __future__ import annotations
 
-import atexit
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -51,6 +49,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+from _harness import bytecode_cache_env  # noqa: E402
 
 # --------------------------------------------------------------------------- children
 
@@ -220,19 +221,10 @@ def _child(code: str, args: list[str], env: dict[str, str]) -> tuple[dict, float
     return json.loads(proc.stdout.strip().splitlines()[-1]), wall
 
 
-# Bytecode caching: an installed package has its .pyc files; an environment with
-# PYTHONDONTWRITEBYTECODE=1 (this machine's) would compile every module frame
-# imports lazily -- inside the measured first call -- from source, in cold and
-# warm runs alike.  The children cache bytecode under a prefix of our own,
-# filled by a priming run before anything is measured (prime_bytecode).
-PYCACHE = tempfile.mkdtemp(prefix="frame-bench-pyc-")
-atexit.register(shutil.rmtree, PYCACHE, True)
-
-
 def _env(cache_dir: str, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, FRAME_CACHE_DIR=cache_dir, PYTHONPATH=ROOT, PYTHONPYCACHEPREFIX=PYCACHE,
-               **extra)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    # bytecode cached, filled by a priming run before anything is measured
+    # (prime_bytecode; _harness.bytecode_cache_env says why)
+    env = bytecode_cache_env(dict(os.environ, FRAME_CACHE_DIR=cache_dir, PYTHONPATH=ROOT, **extra))
     for name in ("FRAME_CACHE", "FRAME_TIERED", "FRAME_BACKEND", "FRAME_EAGER", "FRAME_REPORT"):
         if name not in extra:
             env.pop(name, None)
@@ -290,7 +282,7 @@ def bench_mlp(mode: str, runs: int, tiered: bool = False) -> dict[str, float]:
 
 def prime_bytecode() -> None:
     """One throwaway run of each child, so that the measured ones find every
-    module's bytecode cached (see PYCACHE)."""
+    module's bytecode cached (``_harness.bytecode_cache_env``)."""
     for code, args in ((MLP_CHILD, ["train", "prewarm"]), (TRAIN_GRAPH_CHILD, ["prewarm"]),
                        (GRAPHS_CHILD, [])):
         for tiered in ("0", "1"):
