@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 import frame
+from frame._indexing import setitem
 from frame._numpy_functions import NotModelled
 from frame.dtypes import from_numpy
 from frame.tensor import Tensor
@@ -425,10 +426,20 @@ class InstructionTranslator:
         NumPy's ``same_kind`` rule; with ``where`` (a bool mask broadcasting to
         ``a``'s shape) only the elements where it is true are written.  The write
         is a side effect replayed on an input after the graph runs; ``a`` itself
-        (the same object) is the result."""
+        (the same object) is the result.
+
+        A NumPy view made by basic indexing (``a = b[1:, 0]``, ``b[i] += 1``)
+        writes through: ``b`` becomes ``b`` with the new values at ``[1:, 0]``
+        (frame's functional setitem), and ``a`` stays a view of it.  Other
+        views of ``b`` are then stale (their next use breaks the graph), as are
+        writes through views made any other way."""
         if not isinstance(result, TensorVariable):
             raise Unsupported("unsupported_object", f"writing {result!r} into a tensor")
-        self.tr.written_in_place(a)
+        through = self._indexed_view(a)
+        if through is None:
+            self.tr.written_in_place(a)
+        else:
+            a.check_fresh()
         old_meta = a.meta
         if result.shape != a.shape:
             if not broadcasts_to(result.shape, a.shape):
@@ -442,10 +453,30 @@ class InstructionTranslator:
             result = self.call_real(frame.astype, [result, ConstantVariable(a.dtype)], {})
         if where is not None:
             result = self.call_real(frame.where, [where, result, a], {})
+        if through is not None:
+            parent, index = through
+            whole = self.call_real(setitem, [parent, ConstantVariable(index), result], {},
+                                   numpy_semantics=True)
+            self.write_in_place(parent, whole)  # makes every view of the root stale, ``a`` too
+            a.stale = False
+            self.tr.views.setdefault(id(a.base), []).append(a)
+            a.meta = result.meta
+            return a
         a.meta = result.meta
         after_inplace(self, a, old_meta)
         self.side_effects.tensor_written(a)
         return a
+
+    @staticmethod
+    def _indexed_view(a: TensorVariable) -> tuple[TensorVariable, object] | None:
+        """``(parent, index)`` when ``a`` is an ndarray view ``parent[index]``
+        made by basic indexing with a constant index, else None."""
+        if a.base is None or a.kind != NDARRAY or a.recipe is None:
+            return None
+        parent, fn, args, kwargs = a.recipe
+        if fn is not operator.getitem or kwargs or len(args) != 1 or parent.kind != NDARRAY:
+            return None
+        return parent, args[0]
 
     def wrap_result(self, value) -> Variable:
         """A Variable for a value computed at trace time from constants."""

@@ -1,13 +1,15 @@
 """``Tensor.__getitem__``: NumPy indexing lowered to frame ops.
 
 Supported: ints (negative too), slices with any step, ``None``, ``...``, and
-one integer index array (a Tensor, an ndarray or a list of ints) on one axis.
-Basic indexing becomes ``slice`` + ``squeeze`` + ``expand_dims``; the integer
-array becomes ``take``; each through the user-facing functions, so every step
-runs on the eager launch path (and is captured like any other op).
+integer index arrays (Tensors, ndarrays or lists of ints).  Basic indexing
+becomes ``slice`` + ``squeeze`` + ``expand_dims``; one integer array becomes
+``take``; several are broadcast together and become one ``take`` of flat
+positions on their axes merged into one (``_several_arrays``); each step goes
+through the user-facing functions, so it runs on the eager launch path (and is
+captured like any other op).
 
-Boolean masks and several index arrays give results whose shape depends on
-the data (or on rules frame does not implement), so they raise a clear error.
+Boolean masks give results whose shape depends on the data, so they raise a
+clear error.
 
 NumPy's placement rule is kept: the index array's dimensions replace its axis
 in place, unless an int and the array are separated by a slice, ``None`` or
@@ -89,15 +91,97 @@ def getitem(tensor, index: Any):
     kinds = [k for k, _ in entries]
     if kinds.count("ellipsis") > 1:
         raise FrameIndexError("index: an index can only have a single ellipsis ('...')")
-    if kinds.count("array") > 1:
-        raise UnsupportedIndexError(
-            "index: indexing with more than one integer array is not supported; index one "
-            "axis at a time (e.g. t[i][:, j])")
     shape = tensor.shape
     consumed = sum(k in ("int", "slice", "array") for k in kinds)
     if consumed > len(shape):
         raise FrameIndexError(f"index: too many indices for tensor: tensor is "
                               f"{len(shape)}-dimensional, but {consumed} were indexed")
+    if kinds.count("array") > 1:
+        return _several_arrays(tensor, entries)
+    return _one_array(tensor, entries)
+
+
+def _axes_of(entries: list, ndim: int) -> list:
+    """The input axis each entry indexes (None for ``None`` and ``...``)."""
+    consumed = sum(k in ("int", "slice", "array") for k, _ in entries)
+    axes: list[int | None] = []
+    axis = 0
+    for k, _ in entries:
+        if k == "ellipsis":
+            axes.append(None)
+            axis += ndim - consumed
+        elif k == "none":
+            axes.append(None)
+        else:
+            axes.append(axis)
+            axis += 1
+    return axes
+
+
+def _several_arrays(tensor, entries: list):
+    """``tensor[i, :, j]`` with several integer arrays (ints next to them are
+    "advanced" too, as 0-d arrays).  The indexed axes are brought together
+    (``transpose``) and merged into one (``reshape``), which one array of flat
+    positions indexes: ``sum(i_k * stride_k)`` over the arrays broadcast
+    together, each first checked and made non-negative by ``take`` from
+    ``arange`` of its axis.  NumPy's placement rule holds: the broadcast block
+    replaces the indexed axes where they are, or goes first when a slice,
+    ``None`` or ``...`` separates them in the index."""
+    shape = tensor.shape
+    axes = _axes_of(entries, len(shape))
+    adv = [n for n, (k, _) in enumerate(entries) if k in ("int", "array")]
+    adv_axes = [axes[n] for n in adv]
+    arrays = [entries[n][1] for n in adv if entries[n][0] == "array"]
+    try:
+        block = np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        raise FrameIndexError("shape mismatch: indexing arrays could not be broadcast together "
+                              "with shapes " + "".join(f"{a.shape} " for a in arrays)) from None
+    flat: Any = None
+    stride = 1
+    for n, ax in reversed(list(zip(adv, adv_axes))):
+        k, v = entries[n]
+        d = shape[ax]
+        if k == "int":
+            if not -d <= v < d:
+                raise FrameIndexError(f"index {v} is out of bounds for axis {ax} with size {d}")
+            part: Any = (v + d if v < 0 else v) * stride
+        else:
+            bad = (v < -d) | (v >= d)  # the values of a constant index (a traced one: at run time)
+            if bad.any():
+                raise FrameIndexError(f"index {int(v[bad].flat[0])} is out of bounds for axis "
+                                      f"{ax} with size {d}")
+            part = take(arange(d), v)
+            if stride != 1:
+                part = part * stride
+        flat = part if flat is None else part + flat
+        stride *= d
+    if as_array(flat).shape != block:
+        flat = broadcast_to(flat, block)
+    first = adv_axes[0]
+    rest = [a for a in range(len(shape)) if a not in adv_axes]
+    perm = [a for a in rest if a < first] + adv_axes + [a for a in rest if a > first]
+    merged = tensor if perm == list(range(len(shape))) else transpose(tensor, tuple(perm))
+    merged = reshape(merged, shape[:first] + (stride,) + tuple(shape[a] for a in rest if a > first))
+    one = [("array", as_array(flat)) if n == adv[0] else e
+           for n, e in enumerate(entries) if n == adv[0] or n not in adv]
+    result = _one_array(merged, one)
+    if adv[-1] - adv[0] + 1 != len(adv):  # separated: the block goes first
+        before = sum(1 if k in ("slice", "none") else 0 for k, _ in one[:adv[0]])
+        if any(k == "ellipsis" for k, _ in one[:adv[0]]):
+            before += len(merged.shape) - sum(k in ("int", "slice", "array") for k, _ in one)
+        if before:
+            nd = len(block)
+            order = list(range(before, before + nd)) + list(range(before)) + \
+                list(range(before + nd, len(result.shape)))
+            result = transpose(result, tuple(order))
+    return result
+
+
+def _one_array(tensor, entries: list):
+    """``tensor[index]`` for classified entries with at most one array."""
+    shape = tensor.shape
+    consumed = sum(k in ("int", "slice", "array") for k, _ in entries)
 
     # Walk the index: one (start, stop, step) per input axis, the axes whose
     # ints are squeezed away, the array's axis, and the result layout as labels

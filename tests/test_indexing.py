@@ -69,7 +69,8 @@ def test_zero_dim_and_one_dim():
 
 
 def test_random_index_expressions_match_numpy():
-    """Seeded random mixes of ints, slices, None, ..., and one index list."""
+    """Seeded random mixes of ints, slices, None, ..., and index lists (up to
+    three, of lengths that may not broadcast together)."""
     rnd = random.Random(1234)
     a = BASE.astype(np.int32)
 
@@ -90,7 +91,7 @@ def test_random_index_expressions_match_numpy():
     for _ in range(600):
         entries = []
         for _ in range(rnd.randint(0, 5)):
-            e = entry(not any(isinstance(x, list) for x in entries))
+            e = entry(sum(isinstance(x, list) for x in entries) < 3)
             if e is Ellipsis and Ellipsis in entries:
                 continue
             entries.append(e)
@@ -167,12 +168,46 @@ def test_boolean_masks_are_unsupported(idx):
         t[idx]
 
 
-def test_two_index_arrays_are_unsupported():
-    t = frame.tensor(BASE)
-    with pytest.raises(frame.FrameTypeError, match="more than one integer array"):
-        t[[0, 1], [1, 2]]
-    with pytest.raises(IndexError):
-        t[:, [0], :, [1]]
+SEVERAL_ARRAYS = [
+    ([0, 1], [1, 2]), ([1, 0, -1], slice(None), [3, 0, 2]), (slice(None), [2, 0], [1, -1]),
+    (0, [1, 2], slice(None), [4, 0]), ([1, 0], 2, [3, 1]), ([[0], [1]], [[0, 2]]),
+    ([1, 0], None, [2, 1]), (Ellipsis, [1, 0], [4, 3]), ([1, 0], Ellipsis, [4, 3]),
+    (None, [1], [0, 2], None, slice(1, 3), [0, 4]), ([], []), ([0, 1], [1, 2], [3, 0], [4, 4]),
+    (slice(None, None, -1), [2, 0], slice(1, None), [1, 3]), (np.array([1, 0]), frame.tensor([2, 1])),
+    (np.array([[1, 0], [0, 1]], np.int32), np.array([0, 2]), 1), ([0, 1], slice(0, 0), [1, 2]),
+]
+
+
+@pytest.mark.parametrize("idx", SEVERAL_ARRAYS, ids=repr)
+def test_several_index_arrays_match_numpy(idx):
+    """Several integer arrays broadcast together (ints next to them count as
+    arrays), the block placed where NumPy places it."""
+    a = BASE.astype(np.float32)
+    np_idx = tuple(e.numpy() if isinstance(e, frame.Tensor) else e for e in idx)
+    expected = a[np_idx]
+    got = frame.tensor(a)[idx]
+    assert got.shape == expected.shape, f"{idx!r}: shape {got.shape} != {expected.shape}"
+    np.testing.assert_array_equal(got.numpy(), expected)
+    # the functional setitem finds its positions with the same indexing
+    b = np.array(a)
+    t = frame.tensor(a)
+    value = np.arange(expected.size, dtype=np.float32).reshape(expected.shape) + 100
+    b[np_idx] = value
+    t[idx] = value
+    np.testing.assert_array_equal(t.numpy(), b)
+
+
+@pytest.mark.parametrize("idx,match", [
+    (([0, 1, 1], [1, 2]), r"could not be broadcast together with shapes \(3,\) \(2,\)"),
+    (([0, 2], [1, 2]), "index 2 is out of bounds for axis 0 with size 2"),
+    ((slice(None), [0, 1], [4, 1]), "index 4 is out of bounds for axis 2 with size 4"),
+    (([0, 1], [1, 2], 9), "index 9 is out of bounds for axis 2 with size 4"),
+])
+def test_several_index_arrays_errors(idx, match):
+    with pytest.raises(IndexError, match=match):
+        BASE[idx]
+    with pytest.raises(IndexError, match=match):
+        frame.tensor(BASE)[idx]
 
 
 def test_zero_slice_step():

@@ -370,7 +370,10 @@ class TensorVariable(Variable):
         if self.kind == TENSOR:  # frame's functional setitem (a scatter), written back
             HOOKS.tensor_write(tx, self, Tensor.__setitem__.__frame_inplace_of__, [index, value], {})
             return
-        raise Unsupported("side_effect", "item assignment into a tensor")
+        if self.kind == NDARRAY:
+            HOOKS.ndarray_setitem(tx, self, index, value)
+            return
+        raise Unsupported("side_effect", "item assignment into a NumPy scalar")
 
     def inplace_op(self, tx, fn, other: Variable) -> Variable:
         """Tensors and ndarrays are updated in place (NumPy's same_kind

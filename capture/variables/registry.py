@@ -62,7 +62,7 @@ class _Hooks:
         # callables.py
         "wrap_constant_attr",
         # tensor_ops.py
-        "tensor_getattr", "tensor_getitem", "tensor_write",
+        "tensor_getattr", "tensor_getitem", "tensor_write", "ndarray_setitem",
         # numpy_calls.py
         "numpy_call", "ndarray_method_function",
         # container_methods.py

@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 import frame
+from frame._indexing import setitem
 from frame.tensor import Tensor, from_numpy, tensor
 
 from ..errors import HINTS, Unsupported, UserCodeRaises
@@ -94,6 +95,52 @@ def tensor_write(tx, t: TensorVariable, functional, args, kwargs) -> TensorVaria
     operand = next((a for a in tensors if a.requires_grad), tensors[0] if tensors else ConstantVariable(0))
     HOOKS.check_inplace(tx, t, operand)
     return tx.write_in_place(t, tx.call_real(functional, [t, *args], kwargs))
+
+
+# Python scalar types NumPy stores into an array of each dtype kind without
+# an error or a warning that depends on the value (a float into an int array
+# truncates, NaN raises; an int beyond the dtype's range raises): the others
+# run natively
+_SCALAR_INTO = {bool: "biufc", int: "iufc", float: "fc", complex: "c"}
+
+
+@HOOKS.provide
+def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> None:
+    """``a[index] = value`` on an ndarray: frame's functional setitem (a
+    ``scatter`` of ``value`` at the positions ``a[index]`` selects, the same
+    indexing ops as ``a[index]``) written into ``a`` as ``a += b`` is (a side
+    effect replayed on an input; a view writes through to its base).
+
+    Only the casts NumPy makes without a value-dependent error or warning are
+    modelled: an array value of the same kind or a safer one (``same_kind``),
+    a Python scalar of a kind the dtype holds, an int within the dtype's range.
+    Other values (a float array into an int array, a list) run natively."""
+    target = a.meta.dtype
+    if isinstance(value, TensorVariable):
+        if value.kind == TENSOR:
+            raise Unsupported("unsupported_call", "storing a frame Tensor into a NumPy array")
+        if not np.can_cast(value.meta.dtype, target, casting="same_kind"):
+            raise Unsupported("unsupported_call", f"item assignment of {value.meta.dtype} values "
+                                                  f"into a {target} array (an unsafe cast)")
+    else:
+        v = value.as_constant() if value.is_constant() else None
+        if type(v) not in _SCALAR_INTO or target.kind not in _SCALAR_INTO[type(v)]:
+            raise Unsupported("unsupported_call", f"item assignment of {value!r} into a {target} "
+                                                  f"array")
+        if type(v) is int and target.kind in "iu" and not (
+                np.iinfo(target).min <= v <= np.iinfo(target).max):
+            raise Unsupported("unsupported_call", f"item assignment of {v} into a {target} array "
+                                                  f"(out of its range)")
+    HOOKS.check_inplace(tx, a, value)
+    result = tx.call_real(setitem, [a, index, value], {}, numpy_semantics=True,
+                          numpy_ref=_numpy_setitem)
+    tx.write_in_place(a, result)
+
+
+def _numpy_setitem(a, index, value):
+    """NumPy's ``a[index] = value`` on a copy (meta arrays are read-only)."""
+    a = np.array(a, copy=True)
+    a[index] = value
 
 
 def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:

@@ -185,10 +185,18 @@ def test_view_used_after_base_written_runs_natively():
     assert_same_as_eager(f, array(), captured=False)
 
 
-def test_in_place_write_through_view_runs_natively():
+def test_in_place_write_through_indexed_view_writes_its_base():
     def f(a):
         row = a[0]
         row *= 2
+        return a, row
+    assert_same_as_eager(f, array())
+
+
+def test_in_place_write_through_other_views_runs_natively():
+    def f(a):
+        t = a.T
+        t *= 2
         return a
     assert_same_as_eager(f, array(), captured=False)
 

@@ -1,0 +1,229 @@
+"""Item assignment into NumPy arrays under capture (``a[idx] = v``, ``a[idx] += v``,
+writes through basic-index views), and indexing with several integer arrays:
+jitted against plain Python, one graph where the write is modelled."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import frame
+
+from .helpers import assert_same_as_eager
+
+X = np.arange(12.0).reshape(3, 4)
+XI = np.arange(12).reshape(3, 4)
+
+
+def fill_slice(a):
+    b = np.zeros((3, 4))
+    b[1:3] = a[:2] * 2
+    return b
+
+
+def set_element(a):
+    b = a * 1.0
+    b[0, -1] = 7.0
+    return b
+
+
+def set_argument(a):
+    a[0] = -1.0
+    return a.sum()
+
+
+def set_rows_by_array(a, rows):
+    b = a.copy()
+    b[rows] = a[0]
+    return b
+
+
+def loop_fill(a):
+    out = np.zeros(len(a) - 2)
+    for i in range(len(a) - 2):
+        out[i] = a[i:i + 3].sum()
+    return out
+
+
+def ewma(a):
+    out = np.zeros(a.shape)
+    out[0] = a[0]
+    for i in range(1, len(a)):
+        out[i] = 0.5 * out[i - 1] + a[i]
+    return out
+
+
+def int_array_into_float(a):
+    a[:, 1] = np.arange(3)
+    return a
+
+
+def float32_value_into_float64(a):
+    a[1:, ::2] = np.ones((2, 2), np.float32) / 3
+    return a
+
+
+def python_int_into_int32(a):
+    a[1] = -2 ** 31
+    a[2] = True
+    return a
+
+
+def row_normalize(a):
+    for i in range(a.shape[0]):
+        a[i] = a[i] / a[i].sum()
+    return a
+
+
+def counts(a):
+    c = np.zeros(3)
+    for v in (0, 2, 2):
+        c[v] += 1
+    return c * a[0, :3]
+
+
+def augmented_row(a):
+    a[1] += 1
+    return a
+
+
+def augmented_column(a):
+    a[:, 0] -= a[:, 0].mean()
+    return a
+
+
+def augmented_block_of_copy(a):
+    b = a.copy()
+    b[1:, 1:] *= 2
+    return b
+
+
+def write_through_view(a):
+    v = a[1]
+    v[2] = 100.0
+    return a * 2
+
+
+def write_through_view_of_view(a):
+    v = a[1:]
+    w = v[0]
+    w[0] = 7.0
+    return a, v
+
+
+def return_written_view(a):
+    v = a[0]
+    v += 1
+    return v
+
+
+def write_twice_through_view(a):
+    v = a[0, ::-1]
+    v[0] = 9.0
+    v[1] = 8.0
+    return a
+
+
+def new_axis_view(a):
+    a[..., None][1] = 5.0
+    return a
+
+
+def duplicate_positions(a):
+    a[[0, 0, 1]] = np.array([1.0, 2.0, 3.0])[:, None]
+    return a
+
+
+def cross_entropy_grad(p, y):
+    n = p.shape[0]
+    g = p.copy()
+    g[np.arange(n), y] -= 1
+    return g / n
+
+
+def diagonal_by_two_arrays(a):
+    b = np.zeros((4, 4))
+    b[np.arange(4), np.arange(4)] = 1.0
+    return b @ a.T
+
+
+def pick_two_arrays(a, i, j):
+    return a[i, j], a[i[:, None], j], a[:, j[:2]][i[:2], 0]
+
+
+P = np.random.default_rng(0).random((5, 3))
+Y = np.array([0, 2, 1, 1, 0])
+CAPTURED = [
+    (fill_slice, (X,)), (set_element, (X,)), (set_argument, (X,)),
+    (set_rows_by_array, (X, np.array([2, 0]))), (loop_fill, (np.arange(8.0),)), (ewma, (X,)),
+    (int_array_into_float, (X,)), (float32_value_into_float64, (X,)),
+    (python_int_into_int32, (np.zeros((3, 2), np.int32),)), (row_normalize, (X + 1,)),
+    (counts, (X,)), (augmented_row, (X,)), (augmented_column, (X,)),
+    (augmented_block_of_copy, (X,)), (write_through_view, (X,)),
+    (write_through_view_of_view, (X,)), (return_written_view, (X,)),
+    (write_twice_through_view, (X,)), (new_axis_view, (X,)), (duplicate_positions, (X,)),
+    (cross_entropy_grad, (P, Y)), (diagonal_by_two_arrays, (X,)),
+    (pick_two_arrays, (X, np.array([2, 0, 1]), np.array([3, -1, 0]))),
+]
+
+
+@pytest.mark.parametrize("fn,args", CAPTURED, ids=[f.__name__ for f, _ in CAPTURED])
+def test_item_assignment_is_captured(fn, args):
+    jitted = assert_same_as_eager(fn, *args)
+    assert frame.explain(fn)(*(np.array(a, copy=True) for a in args)).graph_break_count == 0
+
+
+def float_into_int(a):
+    a[0] = 2.5  # NumPy truncates; a NaN would raise: runs natively
+    return a
+
+
+def out_of_range_int(a):
+    a[0] = 2 ** 31
+    return a
+
+
+def float_array_into_int(a):
+    a[0] = np.array([1.5, -2.5])
+    return a
+
+
+def view_read_after_base_write(a):
+    v = a[0]
+    a[0, 1] = 5.0
+    return v
+
+
+def sibling_view(a):
+    v, w = a[0], a[1]
+    v[0] = 9.0
+    return w.sum(), a
+
+
+def transposed_view(a):
+    b = a.T
+    b[0] = 0.0
+    return a
+
+
+def bad_broadcast(a):
+    a[:, 1] = np.arange(4.0)
+    return a
+
+
+def out_of_bounds(a):
+    a[5] = 1.0
+    return a
+
+
+NOT_MODELLED = [
+    (float_into_int, (XI,)), (out_of_range_int, (np.zeros(3, np.int32),)),
+    (float_array_into_int, (np.zeros((2, 2), np.int64),)), (view_read_after_base_write, (X,)),
+    (sibling_view, (X,)), (transposed_view, (X,)), (bad_broadcast, (X,)), (out_of_bounds, (X,)),
+]
+
+
+@pytest.mark.parametrize("fn,args", NOT_MODELLED, ids=[f.__name__ for f, _ in NOT_MODELLED])
+def test_unmodelled_writes_keep_numpy_semantics(fn, args):
+    """Value-dependent casts, stale views, writes through other views and errors
+    run natively: the same result, or NumPy's own exception."""
+    assert_same_as_eager(fn, *args, captured=None)
