@@ -18,12 +18,14 @@ indices next to an array: ``a[0, :, [1, 2]]`` has shape ``(2, a.shape[1])``).
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
 import numpy as np
 
-from .functions import arange, astype, broadcast_to, expand_dims, reshape, squeeze, take, transpose
+from .functions import (arange, astype, broadcast_to, expand_dims, reshape, squeeze, take, transpose,
+                        where)
 from .functions._core import apply1, as_array, operands
 from .functions.shape import slice_canonical
 from .errors import FrameTypeError
@@ -265,15 +267,19 @@ def setitem(tensor, index, value):
     selection's shape and is cast to ``tensor``'s dtype (unsafely: ``2.7``
     stored into an int tensor is ``2``); a Python scalar keeps its full precision
     (NEP 50).  When an integer array repeats a position, the last value wins.
+    A boolean mask (``t[t < 0] = 0``) takes one value, written by ``where``.
     ``Tensor.__setitem__`` writes this result in place.
     """
     dtype = tensor.dtype
-    positions = getitem(reshape(arange(tensor.size), tensor.shape), index)
     if type(value) in (bool, int, float, complex):
         _, v = operands(tensor, value)  # the scalar as NumPy would hold it next to tensor
     else:
         v = value
     v = astype(v, dtype) if as_array(v).dtype != dtype.np else v
+    mask = _bool_mask(index)
+    if mask is not None:
+        return _masked_setitem(tensor, mask, v)
+    positions = getitem(reshape(arange(tensor.size), tensor.shape), index)
     shape = positions.shape
     vshape = as_array(v).shape
     if len(vshape) > len(shape) and all(d == 1 for d in vshape[:len(vshape) - len(shape)]):
@@ -281,6 +287,44 @@ def setitem(tensor, index, value):
     if as_array(v).shape != shape:
         v = broadcast_to(v, shape)
     return apply1("scatter", (as_array(tensor), as_array(positions), as_array(v)), {})
+
+
+def _bool_mask(index: Any):
+    """The boolean array ``index`` is (alone, or alone in a 1-tuple), else None."""
+    if type(index) is tuple and len(index) == 1:
+        index = index[0]
+    if isinstance(index, Tensor):
+        arr = as_array(index)
+    elif isinstance(index, np.ndarray):
+        arr = index
+    elif isinstance(index, list) and index and all(isinstance(b, (bool, np.bool_)) for b in index):
+        arr = np.asarray(index)
+    else:
+        return None
+    return arr if arr.dtype == np.bool_ and arr.ndim >= 1 else None
+
+
+def _masked_setitem(tensor, mask, v):
+    """``tensor[mask] = v`` for a boolean mask over ``tensor``'s leading axes and
+    a single value (the selection's shape depends on the data, so a value that
+    is not one element would too): ``where(mask, v, tensor)``."""
+    shape = tensor.shape
+    for axis, (d, m) in enumerate(zip(shape, mask.shape)):
+        if d != m:
+            raise FrameIndexError(f"boolean index did not match indexed array along axis "
+                                  f"{axis}; size of axis is {d} but size of corresponding "
+                                  f"boolean axis is {m}")
+    if mask.ndim > len(shape):
+        raise FrameIndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
+                              f"but {mask.ndim} were indexed")
+    vshape = as_array(v).shape
+    if math.prod(vshape) != 1:
+        raise _bool_mask_error("mask assignment of more than one value")
+    if vshape:
+        v = reshape(v, ())
+    if mask.ndim < len(shape):
+        mask = reshape(mask, mask.shape + (1,) * (len(shape) - mask.ndim))
+    return where(mask, v, tensor)
 
 
 def _adv_extra(current: list, axis: int, array) -> int:

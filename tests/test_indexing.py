@@ -213,3 +213,29 @@ def test_several_index_arrays_errors(idx, match):
 def test_zero_slice_step():
     with pytest.raises(IndexError, match="step cannot be zero"):
         frame.tensor(BASE)[::0]
+
+
+@pytest.mark.parametrize("mask,value", [
+    (BASE > 50, 0), (BASE % 3 == 0, -1.5), ((BASE % 2 == 0)[:, :, :, 0], 7),
+    ((BASE < 30)[:, 0, 0, 0], np.array([2.0])), (np.zeros((2, 3, 4, 5), bool), 1),
+    ([True, False], 3), ((BASE > 10)[0, 0], np.float32(4.0)),
+])
+def test_boolean_mask_assignment_of_one_value(mask, value):
+    """``t[mask] = v`` with one value is ``where``; NumPy's result, bit for bit."""
+    for dtype in ("float32", "int64"):
+        a = BASE.astype(dtype)
+        if np.asarray(mask).shape != a.shape[:np.asarray(mask).ndim]:
+            a = a[0, 0]
+        b, t = np.array(a), frame.tensor(a)
+        b[mask] = value
+        t[frame.tensor(mask) if isinstance(mask, np.ndarray) else mask] = value
+        assert t.numpy().dtype == b.dtype
+        np.testing.assert_array_equal(t.numpy(), b)
+
+
+def test_boolean_mask_assignment_errors():
+    t = frame.tensor(BASE.astype(np.float64))
+    with pytest.raises(IndexError, match="boolean index did not match indexed array along axis 1"):
+        t[np.ones((2, 2), bool)] = 0
+    with pytest.raises(TypeError, match="not supported"):
+        t[BASE > 3] = np.arange(3.0)  # the values' count would depend on the data

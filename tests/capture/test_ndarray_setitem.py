@@ -146,6 +146,17 @@ def diagonal_by_two_arrays(a):
     return b @ a.T
 
 
+def clamp_negative(a):
+    a[a < 0] = 0
+    return a
+
+
+def zero_rows_by_mask(a):
+    b = a.copy()
+    b[b[:, 0] > 3] = -1.0
+    return b
+
+
 def pick_two_arrays(a, i, j):
     return a[i, j], a[i[:, None], j], a[:, j[:2]][i[:2], 0]
 
@@ -163,6 +174,7 @@ CAPTURED = [
     (write_twice_through_view, (X,)), (new_axis_view, (X,)), (duplicate_positions, (X,)),
     (cross_entropy_grad, (P, Y)), (diagonal_by_two_arrays, (X,)),
     (pick_two_arrays, (X, np.array([2, 0, 1]), np.array([3, -1, 0]))),
+    (clamp_negative, (X - 5,)), (zero_rows_by_mask, (X,)),
 ]
 
 
@@ -215,7 +227,18 @@ def out_of_bounds(a):
     return a
 
 
+def mask_several_values(a):
+    a[a > 2] = np.arange(9.0)  # as many values as the mask selects: data-dependent
+    return a
+
+
+def mask_wrong_shape(a):
+    a[np.array([True, False])] = 1.0
+    return a
+
+
 NOT_MODELLED = [
+    (mask_several_values, (X,)), (mask_wrong_shape, (X,)),
     (float_into_int, (XI,)), (out_of_range_int, (np.zeros(3, np.int32),)),
     (float_array_into_int, (np.zeros((2, 2), np.int64),)), (view_read_after_base_write, (X,)),
     (sibling_view, (X,)), (transposed_view, (X,)), (bad_broadcast, (X,)), (out_of_bounds, (X,)),
