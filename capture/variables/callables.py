@@ -120,7 +120,10 @@ def _numpy_tables():
 
 
 _PURE_NUMPY_CONSTRUCTORS = {np.zeros, np.ones, np.full, np.arange, np.linspace, np.eye,
-                            np.array, np.asarray, np.zeros_like, np.ones_like, np.full_like}
+                            np.identity, np.array, np.asarray, np.zeros_like, np.ones_like,
+                            np.full_like}
+# constructors whose values are unspecified, and their zero-filled twins
+_UNINITIALISED = {np.empty: np.zeros, np.empty_like: np.zeros_like}
 # NumPy functions whose result may be a view of their first argument
 _NUMPY_VIEW_FUNCTIONS = {np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to,
                          np.flip, np.split, np.swapaxes, np.ravel, np.moveaxis, np.array_split}
@@ -172,6 +175,9 @@ class NumpyFunctionVariable(CallableVariable):
     def call(self, tx, args, kwargs):
         ufuncs, functions = _numpy_tables()
         if tx.contains_tensor(args, kwargs):
+            result = HOOKS.numpy_array_function(tx, self.fn, args, kwargs)
+            if result is not None:
+                return result
             if self.fn in ufuncs or self.fn in functions:
                 result = HOOKS.numpy_call(tx, self.fn, args, kwargs)
                 if self.fn in _NUMPY_VIEW_FUNCTIONS and args and isinstance(args[0], TensorVariable) \
@@ -191,6 +197,8 @@ class NumpyFunctionVariable(CallableVariable):
             raise Unsupported("unsupported_call", f"{numpy_name(self.fn)} on a tensor has no frame op")
         if isinstance(self.fn, np.ufunc) or self.fn in _PURE_NUMPY_CONSTRUCTORS or self.fn in functions:
             return tx.call_constant(self.fn, args, kwargs)
+        if self.fn in _UNINITIALISED:  # any values are NumPy's; frame's are zeros
+            return tx.call_constant(_UNINITIALISED[self.fn], args, kwargs)
         if numpy_name(self.fn).startswith("numpy.random."):
             raise Unsupported("unsupported_call", f"{numpy_name(self.fn)}() makes random numbers "
                                                   f"(NumPy's generators run natively)")
@@ -280,6 +288,15 @@ class BuiltinVariable(CallableVariable):
     def call(self, tx, args, kwargs):
         return HOOKS.call_builtin(tx, self.fn, args, kwargs)
 
+    def is_constant(self) -> bool:
+        # the scalar types are also dtypes: np.zeros(n, dtype=int), a.astype(float)
+        return self.fn in _SCALAR_TYPES
+
+    def as_constant(self):
+        if self.fn in _SCALAR_TYPES:
+            return self.fn
+        return super().as_constant()
+
     def getattr(self, tx, name: str) -> Variable:
         if self.fn is dict and name == "fromkeys":   # (container_methods.py)
             return BoundBuiltinMethod(self, name)
@@ -288,6 +305,8 @@ class BuiltinVariable(CallableVariable):
     def __repr__(self) -> str:
         return f"Builtin({getattr(self.fn, '__name__', self.fn)})"
 
+
+_SCALAR_TYPES = (bool, int, float, complex)
 
 # -- wrapping existing callables (capture/variables/registry.py) ----------------------------
 

@@ -63,6 +63,7 @@ class _Hooks:
         "wrap_constant_attr",
         # tensor_ops.py
         "tensor_getattr", "tensor_getitem", "tensor_write", "ndarray_setitem",
+        "numpy_array_function",
         # numpy_calls.py
         "numpy_call", "ndarray_method_function",
         # container_methods.py

@@ -9,6 +9,7 @@ data dependent.
 """
 from __future__ import annotations
 
+import inspect
 import operator
 
 import numpy as np
@@ -141,6 +142,75 @@ def _numpy_setitem(a, index, value):
     """NumPy's ``a[index] = value`` on a copy (meta arrays are read-only)."""
     a = np.array(a, copy=True)
     a[index] = value
+
+
+# NumPy functions that hand an array back as it is, copy it, convert its dtype,
+# or read its metadata: their reference signatures (NumPy 2)
+def _asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None): ...
+def _array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None): ...
+def _copy(a, order="K", subok=False): ...
+def _ravel(a, order="C"): ...
+def _shape(a): ...
+def _ndim(a): ...
+def _size(a, axis=None): ...
+
+
+_ARRAY_FUNCTIONS = {np.asarray: _asarray, np.asanyarray: _asarray, np.array: _array,
+                    np.copy: _copy, np.ravel: _ravel, np.shape: _shape, np.ndim: _ndim,
+                    np.size: _size}
+
+
+@HOOKS.provide
+def numpy_array_function(tx, fn, args, kwargs) -> Variable | None:
+    """``np.asarray(a)`` (``a`` itself), ``np.array(a)`` / ``np.copy(a)`` (a new
+    array), their ``dtype=`` (``astype``), ``np.ravel``, ``np.shape``,
+    ``np.ndim``, ``np.size`` on an ndarray; None for other functions and
+    arguments (the caller's tables decide)."""
+    ref = _ARRAY_FUNCTIONS.get(fn)
+    if ref is None:
+        return None
+    try:
+        bound = inspect.signature(ref).bind(*args, **kwargs)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    given = {k: v if isinstance(v, Variable) else ConstantVariable(v)
+             for k, v in bound.arguments.items()}
+    a = given.pop("a") if "a" in given else given.pop("object")
+    if not isinstance(a, TensorVariable) or a.kind != NDARRAY or \
+            not all(v.is_constant() for v in given.values()):
+        return None
+    opts = {k: v.as_constant() for k, v in given.items()}
+    if fn is np.shape:
+        return tx.wrap_static(tuple(a.shape))
+    if fn is np.ndim:
+        return ConstantVariable(len(a.shape))
+    if fn is np.size:
+        axis = opts.get("axis")
+        if axis is None:
+            return ConstantVariable(int(np.prod(a.shape, dtype=np.int64)))
+        return ConstantVariable(np.size(a.meta, axis))  # NumPy's errors for a bad axis
+    if fn is np.ravel:
+        if opts.get("order", "C") != "C":
+            return None
+        return _ndarray_method(tx, a, "ravel", [], {})
+    if opts.get("order") not in (None, "K", "A") or opts.get("subok") or opts.get("like") is not None \
+            or opts.get("device") not in (None, "cpu") or opts.get("ndmin", 0):
+        return None
+    dtype = opts.get("dtype")
+    try:
+        dtype = a.meta.dtype if dtype is None else np.dtype(dtype)
+    except TypeError:
+        return None
+    copy = True if fn is np.copy else opts["copy"]
+    if dtype == a.meta.dtype:
+        if copy:
+            return _ndarray_method(tx, a, "copy", [], {})
+        a.check_fresh()
+        return a  # np.asarray(a) is a
+    if copy is False:
+        return None  # NumPy raises: a conversion needs a copy
+    return _ndarray_method(tx, a, "astype", [ConstantVariable(dtype)], {})
 
 
 def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
