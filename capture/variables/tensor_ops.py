@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import warnings
 
 import numpy as np
 
@@ -98,13 +99,6 @@ def tensor_write(tx, t: TensorVariable, functional, args, kwargs) -> TensorVaria
     return tx.write_in_place(t, tx.call_real(functional, [t, *args], kwargs))
 
 
-# Python scalar types NumPy stores into an array of each dtype kind without
-# an error or a warning that depends on the value (a float into an int array
-# truncates, NaN raises; an int beyond the dtype's range raises): the others
-# run natively
-_SCALAR_INTO = {bool: "biufc", int: "iufc", float: "fc", complex: "c"}
-
-
 @HOOKS.provide
 def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> None:
     """``a[index] = value`` on an ndarray: frame's functional setitem (a
@@ -112,10 +106,13 @@ def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> 
     indexing ops as ``a[index]``) written into ``a`` as ``a += b`` is (a side
     effect replayed on an input; a view writes through to its base).
 
-    Only the casts NumPy makes without a value-dependent error or warning are
-    modelled: an array value of the same kind or a safer one (``same_kind``),
-    a Python scalar of a kind the dtype holds, an int within the dtype's range.
-    Other values (a float array into an int array, a list) run natively."""
+    An array value must cast to the array's dtype with ``same_kind`` (its values
+    are not known: a float array stored into an int array runs natively).  A
+    scalar value (Python's or NumPy's) is converted at trace time by NumPy
+    itself, so the stored constant is NumPy's (``2.5`` into an int array is
+    ``2``); a conversion that raises or warns (NaN into an int array, an int
+    beyond the dtype's range, an overflow) runs natively.  Other values (a
+    list, a frame Tensor) run natively too."""
     target = a.meta.dtype
     if isinstance(value, TensorVariable):
         if value.kind == TENSOR:
@@ -125,13 +122,18 @@ def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> 
                                                   f"into a {target} array (an unsafe cast)")
     else:
         v = value.as_constant() if value.is_constant() else None
-        if type(v) not in _SCALAR_INTO or target.kind not in _SCALAR_INTO[type(v)]:
+        if not isinstance(v, (bool, int, float, complex, np.generic)):
             raise Unsupported("unsupported_call", f"item assignment of {value!r} into a {target} "
                                                   f"array")
-        if type(v) is int and target.kind in "iu" and not (
-                np.iinfo(target).min <= v <= np.iinfo(target).max):
-            raise Unsupported("unsupported_call", f"item assignment of {v} into a {target} array "
-                                                  f"(out of its range)")
+        probe = np.zeros((), target)
+        try:
+            with warnings.catch_warnings(), np.errstate(all="raise"):
+                warnings.simplefilter("error")
+                probe[()] = v
+        except Exception as e:  # noqa: BLE001 - NumPy's error (or warning) comes natively
+            raise Unsupported("unsupported_call", f"item assignment of {v!r} into a {target} "
+                                                  f"array ({type(e).__name__})") from e
+        value = ConstantVariable(probe[()])
     HOOKS.check_inplace(tx, a, value)
     result = tx.call_real(setitem, [a, index, value], {}, numpy_semantics=True,
                           numpy_ref=_numpy_setitem)

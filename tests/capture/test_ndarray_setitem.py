@@ -161,6 +161,20 @@ def pick_two_arrays(a, i, j):
     return a[i, j], a[i[:, None], j], a[:, j[:2]][i[:2], 0]
 
 
+def float_into_int(a):
+    a[0] = 2.5  # NumPy truncates toward zero
+    a[1, 1:] = -3.9
+    a[2] = True
+    return a
+
+
+def numpy_scalars(a, s):
+    a[0] = np.float64(1 / 3)  # rounded to float32 as NumPy rounds it
+    a[1, 0] = np.int64(7)
+    a[1, 1] = s  # a NumPy scalar computed in the function
+    return a
+
+
 P = np.random.default_rng(0).random((5, 3))
 Y = np.array([0, 2, 1, 1, 0])
 CAPTURED = [
@@ -174,7 +188,8 @@ CAPTURED = [
     (write_twice_through_view, (X,)), (new_axis_view, (X,)), (duplicate_positions, (X,)),
     (cross_entropy_grad, (P, Y)), (diagonal_by_two_arrays, (X,)),
     (pick_two_arrays, (X, np.array([2, 0, 1]), np.array([3, -1, 0]))),
-    (clamp_negative, (X - 5,)), (zero_rows_by_mask, (X,)),
+    (clamp_negative, (X - 5,)), (zero_rows_by_mask, (X,)), (float_into_int, (XI,)),
+    (numpy_scalars, (X.astype(np.float32), np.float64(2.5))),
 ]
 
 
@@ -184,8 +199,13 @@ def test_item_assignment_is_captured(fn, args):
     assert frame.explain(fn)(*(np.array(a, copy=True) for a in args)).graph_break_count == 0
 
 
-def float_into_int(a):
-    a[0] = 2.5  # NumPy truncates; a NaN would raise: runs natively
+def nan_into_int(a):
+    a[0] = float("nan")  # NumPy raises ValueError
+    return a
+
+
+def overflowing_numpy_scalar(a):
+    a[0] = np.float64(1e300)  # NumPy warns (overflow in cast)
     return a
 
 
@@ -239,13 +259,16 @@ def mask_wrong_shape(a):
 
 NOT_MODELLED = [
     (mask_several_values, (X,)), (mask_wrong_shape, (X,)),
-    (float_into_int, (XI,)), (out_of_range_int, (np.zeros(3, np.int32),)),
+    (nan_into_int, (XI,)), pytest.param(overflowing_numpy_scalar, (X.astype(np.float32),), marks=pytest.mark.filterwarnings(
+        "ignore:overflow encountered in cast:RuntimeWarning")),
+    (out_of_range_int, (np.zeros(3, np.int32),)),
     (float_array_into_int, (np.zeros((2, 2), np.int64),)), (view_read_after_base_write, (X,)),
     (sibling_view, (X,)), (transposed_view, (X,)), (bad_broadcast, (X,)), (out_of_bounds, (X,)),
 ]
 
 
-@pytest.mark.parametrize("fn,args", NOT_MODELLED, ids=[f.__name__ for f, _ in NOT_MODELLED])
+@pytest.mark.parametrize("fn,args", NOT_MODELLED,
+                         ids=[(c.values if hasattr(c, "values") else c)[0].__name__ for c in NOT_MODELLED])
 def test_unmodelled_writes_keep_numpy_semantics(fn, args):
     """Value-dependent casts, stale views, writes through other views and errors
     run natively: the same result, or NumPy's own exception."""
