@@ -32,6 +32,9 @@ from .variables.registry import STATIC_RULES, WRAP_RULES
 
 __all__ = ["Translation", "Cell", "plain_tensor_subclass"]
 
+# item assignments into one array a trace models (Translation.item_written)
+ITEM_WRITES_PER_ARRAY = 64
+
 
 class Cell:
     """A closure cell during simulation: symbolic contents, or a real cell read
@@ -63,6 +66,7 @@ class Translation:
         self.codes: set = set()    # every code object the trace ran (capture/persist.py)
         self.input_by_value: dict[int, TensorVariable] = {}  # id(graph input Value) -> variable
         self.views: dict[int, list[TensorVariable]] = {}    # id(base variable) -> its views
+        self.item_writes: dict[int, int] = {}   # id(base variable) -> item assignments into it
         self.generators: list = []   # GeneratorVariables made by the trace (checked at its end)
         # autograd under capture (capture/autograd.py)
         self.grad_mode: bool | None = None       # None: the caller's grad mode (guarded when read)
@@ -120,6 +124,19 @@ class Translation:
                 result.recipe = (base, fn, tuple(a.as_constant() for a in args),
                                  {k: v.as_constant() for k, v in (kwargs or {}).items()})
         return result
+
+    def item_written(self, t: TensorVariable) -> None:
+        """One more item assignment into ``t``'s array (``a[i] = v``, or through a
+        view): past ``ITEM_WRITES_PER_ARRAY`` of them the trace stops, since an
+        array filled element by element in a long loop runs faster as NumPy's
+        in-place writes than as the unrolled graph (an op or more per write)."""
+        root = t.base if t.base is not None else t
+        count = self.item_writes.get(id(root), 0) + 1
+        self.item_writes[id(root)] = count
+        if count > ITEM_WRITES_PER_ARRAY:
+            raise Unsupported("side_effect", f"more than {ITEM_WRITES_PER_ARRAY} item assignments "
+                                             f"into one array (a loop filling it runs natively: "
+                                             f"NumPy writes in place)")
 
     def written_in_place(self, t: TensorVariable) -> None:
         """``t``'s memory is about to be overwritten: refuse writes through a

@@ -440,6 +440,7 @@ class InstructionTranslator:
             self.tr.written_in_place(a)
         else:
             a.check_fresh()
+            self.tr.item_written(a)
         old_meta = a.meta
         if result.shape != a.shape:
             if not broadcasts_to(result.shape, a.shape):

@@ -135,6 +135,7 @@ def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> 
                                                   f"array ({type(e).__name__})") from e
         value = ConstantVariable(probe[()])
     HOOKS.check_inplace(tx, a, value)
+    tx.tr.item_written(a)
     result = tx.call_real(setitem, [a, index, value], {}, numpy_semantics=True,
                           numpy_ref=_numpy_setitem)
     tx.write_in_place(a, result)

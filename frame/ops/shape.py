@@ -422,26 +422,28 @@ def _scatter_infer(types, attrs):
     return [x]
 
 
-def scatter_winners(n: int, idx: np.ndarray) -> np.ndarray:
-    """For each of ``n`` flat positions, the number of the last update written
-    there (updates counted in C order over ``idx``), or -1 where none is."""
-    winner = np.full(n, -1, np.int64)
-    np.maximum.at(winner, idx.reshape(-1), np.arange(idx.size, dtype=np.int64))
-    return winner
-
-
-def _scatter_kernel(ins, attrs):
-    x, idx, upd = ins
-    n = x.size
+def check_scatter_positions(idx: np.ndarray, n: int) -> None:
+    """Raise unless every flat position in ``idx`` is in ``[0, n)``."""
     if idx.size:
         bad = idx[(idx < 0) | (idx >= n)]
         if bad.size:
             raise FrameIndexError(f"scatter: position {int(bad.flat[0])} is out of bounds for "
                                   f"a tensor of {n} elements")
-    winner = scatter_winners(n, idx)
-    flat = np.where(winner >= 0, upd.reshape(-1)[np.maximum(winner, 0)] if upd.size
-                    else np.zeros((), x.dtype), x.reshape(-1))
-    return (np.array(flat.reshape(x.shape), dtype=x.dtype, order="C"),)
+
+
+def scatter_into(out: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> None:
+    """``out.flat[idx] = upd`` in place on a C-contiguous ``out``, positions
+    checked; ``np.put`` writes in C order over ``idx``, so where a position
+    repeats the last update wins."""
+    check_scatter_positions(idx, out.size)
+    np.put(out, idx, upd)
+
+
+def _scatter_kernel(ins, attrs):
+    x, idx, upd = ins
+    out = np.array(x, dtype=x.dtype, order="C", copy=True)
+    scatter_into(out, idx, upd)
+    return (out,)
 
 
 register(OpSchema("scatter", 3, _scatter_infer, _scatter_kernel,

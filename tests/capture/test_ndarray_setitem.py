@@ -273,3 +273,24 @@ def test_unmodelled_writes_keep_numpy_semantics(fn, args):
     """Value-dependent casts, stale views, writes through other views and errors
     run natively: the same result, or NumPy's own exception."""
     assert_same_as_eager(fn, *args, captured=None)
+
+
+def test_a_long_fill_loop_runs_natively_with_its_reason():
+    """Past ITEM_WRITES_PER_ARRAY item assignments into one array the trace
+    stops: NumPy's in-place writes beat an unrolled graph of that many ops."""
+    from capture.translation import ITEM_WRITES_PER_ARRAY
+
+    def fill(a, n):
+        out = np.zeros((n, a.shape[1]))
+        for i in range(n):
+            out[i] = a[i % a.shape[0]] * 2.0
+        return out
+
+    short = frame.explain(fill)(X, ITEM_WRITES_PER_ARRAY)
+    assert short.graph_break_count == 0
+    long = frame.explain(fill)(X, ITEM_WRITES_PER_ARRAY + 1)
+    (reason,) = [r.reason for r in long.break_reasons]
+    assert reason.startswith(f"more than {ITEM_WRITES_PER_ARRAY} item assignments into one "
+                             f"array (a loop filling it runs natively: NumPy writes in place)")
+    assert_same_as_eager(fill, X, ITEM_WRITES_PER_ARRAY + 1, captured=None)
+    assert_same_as_eager(fill, X, 5)

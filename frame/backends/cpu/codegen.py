@@ -173,6 +173,7 @@ from ...ir.memplan import Lifetime, MemoryPlan, plan_memory
 from ...ir.text import dump_lines_with_sites
 from ...ir.types import TensorType
 from ...ops.nn import _cross_entropy_kernel, _softmax_kernel, softmax_cross_entropy
+from ...ops.shape import scatter_into
 from ...ops.registry import get_schema, lookup
 from .chunks import Split, chunk_allocator, parallel_split
 from .lowerings import REREADS_ARGUMENTS, Namespace, out_lowering
@@ -373,6 +374,17 @@ class _Codegen:
         self.done: set[int] = set()   # nodes computed with their pair's
         self.defs: list[str] = []     # module-level functions before run (chunk functions)
         self.donated_exprs: dict[str, str] = {}   # output array -> the input it may be
+        # for writes in place (scatter_in_place): node positions, the last node
+        # reading each value (id) and each view root (number), the graph outputs
+        self.by_expr: dict[str, list[int]] = {}
+        self.position = {id(n): i for i, n in enumerate(graph.nodes)}
+        self.last_read: dict[int, int] = {}
+        self.last_root_read: dict[int, int] = {}
+        for i, n in enumerate(graph.nodes):
+            for u in n.inputs:
+                self.last_read[id(u)] = i
+                self.last_root_read[self.root(u)] = i
+        self.output_ids = {id(v) for v in graph.outputs}
 
     # -- names -----------------------------------------------------------------
     def dtype(self, t: TensorType) -> str:
@@ -471,6 +483,7 @@ class _Codegen:
     def set(self, v: Value, expr: str, owned: bool) -> None:
         self.expr[id(v)] = expr
         self.owned[id(v)] = owned
+        self.by_expr.setdefault(expr, []).append(id(v))
 
     def destination(self, v: Value) -> tuple[str, bool]:
         """Where ``v`` is written: its plan buffer; for a graph output the input
@@ -543,6 +556,8 @@ class _Codegen:
                 self.fused(node)
             else:
                 self.fused_as_subgraph(node)
+        elif node.op == "scatter" and self.scatter_in_place(node):
+            pass
         else:
             emit = out_lowering(node)
             if emit is not None:
@@ -554,6 +569,35 @@ class _Codegen:
                 self.kernel_call(node, self.args(node), names)
                 for name, v in zip(names, node.outputs):
                     self.set(v, name, owned=True)  # reference kernels return fresh arrays
+
+    def scatter_in_place(self, node: Node) -> bool:
+        """``scatter(x, positions, updates)`` written into ``x`` itself, when
+        ``x`` is an array this run made (a kernel's fresh result) that nothing
+        reads afterwards, no graph output is, and the other operands are not:
+        a chain of item assignments (``out[i] = ...`` in a loop) then costs one
+        copy and an in-place write per assignment, not a copy of the whole
+        array per assignment.  Returns False (nothing emitted) otherwise."""
+        x, idx, upd = node.inputs
+        expr = self.expr[id(x)]
+        if not self.owned[id(x)] or self.number[id(x)] in self.plan.views:
+            return False
+        root = self.root(x)
+        if self.root(idx) == root or self.root(upd) == root or \
+                self.expr[id(idx)] == expr or self.expr[id(upd)] == expr:
+            return False
+        here = self.position[id(node)]
+        for other in self.by_expr[expr]:
+            if self.last_read.get(other, -1) > here or other in self.output_ids:
+                return False
+        if self.last_root_read.get(root, -1) > here:
+            return False
+        put = self.ns.bind(scatter_into, "scatter_into")
+        const = idx.producer.const if idx.producer is not None else None
+        if const is not None and const.size and const.min() >= 0 and const.max() < x.type.size:
+            put = self.ns.bind(np.put, "np_put")  # constant positions, checked here
+        self.lines.append(f"{put}({expr}, {self.expr[id(idx)]}, {self.expr[id(upd)]})")
+        self.set(node.outputs[0], expr, owned=True)
+        return True
 
     def softmax_cross_entropy(self, ce: Node, sm: Node) -> None:
         """``cross_entropy(x, y)`` and ``softmax(x, axis=1)`` of one ``x``, both

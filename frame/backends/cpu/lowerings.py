@@ -154,13 +154,31 @@ def _reduction(uf: np.ufunc) -> Emitter:
     return emit
 
 
+def _slice(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
+    # the reference copies x[index] into a new C-ordered array: the same values
+    # copied into the out array, without the kernel call
+    a = node.attrs
+    index = tuple(slice(s, e if e >= 0 else None, k)
+                  for s, e, k in zip(a["starts"], a["stops"], a["steps"]))
+    idx = ns.bind(index, "index", key=("index", repr(index)))
+    return [f"{ns.bind(np.copyto, 'np_copyto')}({out}, {args[0]}[{idx}])"]
+
+
+def _reshaped(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
+    # squeeze, expand_dims and reshape keep the elements in C order: the
+    # reference's C-ordered copy is a copy of x reshaped to the output's shape
+    shape = node.outputs[0].type.shape
+    return [f"{ns.bind(np.copyto, 'np_copyto')}({out}, {args[0]}.reshape({shape!r}))"]
+
+
 def _build_table() -> dict[str, tuple[Callable, Emitter]]:
     """op -> (the reference kernel this lowering mirrors, emitter)."""
     emitters: dict[str, Emitter] = {}
     for name, uf in {**UNARY_UFUNCS, **BINARY_UFUNCS}.items():
         emitters[name] = _ufunc_emitter(uf)
     emitters.update(relu=_relu, rsqrt=_rsqrt, clip=_clip, cast=_cast, matmul=_matmul,
-                    where=_where)
+                    where=_where, slice=_slice, squeeze=_reshaped, expand_dims=_reshaped,
+                    reshape=_reshaped)
     # np.sum/np.max/np.min/np.prod on an ndarray are exactly these reduces;
     # mean divides afterwards and argmax/argmin convert dtypes: reference kernels
     for name, uf in (("sum", np.add), ("max", np.maximum), ("min", np.minimum),
