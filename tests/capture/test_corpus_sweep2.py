@@ -1565,6 +1565,143 @@ def in_place_argument_across_calls(a):
     return a.sum()
 
 
+def _errstate_steps():
+    z = np.array([0.0, -1.0, 2.0], np.float32)
+    return [(z,), (z,), (z,)]
+
+
+@case(steps=_errstate_steps)
+def errstate_block_called_again(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.log(x)
+    return np.where(np.isfinite(y), y, 0.0)
+
+
+GAIN = np.ones(3, np.float32)
+
+
+def _fill_gain(v):
+    def change():
+        GAIN[:] = v
+    return change
+
+
+@case(steps=lambda: [_fill_gain(1.0), (array((2, 3)),), _fill_gain(3.0), (array((2, 3)),), _fill_gain(1.0)])
+def global_array_changed_in_place_between_calls(x):
+    return x * GAIN
+
+
+def _make_rescaler():
+    factor = 2.0
+
+    def rescale(x):
+        return x * factor
+
+    def set_factor(v):
+        nonlocal factor
+        factor = v
+    return rescale, set_factor
+
+
+_rescale, _set_rescale = _make_rescaler()
+
+
+@case(steps=lambda: [lambda: _set_rescale(2.0), (array(),), (array(),), lambda: _set_rescale(-1.0),
+                     (array(),), lambda: _set_rescale(2.0)])
+def closure_cell_rebound_between_calls(x):
+    return _rescale(x) + 1
+
+
+class _Activation:
+    kind = "relu"
+
+    def apply(self, x):
+        return np.maximum(x, 0) if self.kind == "relu" else np.tanh(x)
+
+
+def _set_kind(v):
+    def change():
+        _Activation.kind = v
+    return change
+
+
+@case(steps=lambda: [_set_kind("relu"), (_Activation(), array()), _set_kind("tanh"),
+                     (_Activation(), array()), _set_kind("relu")])
+def class_attribute_changed_between_calls(act, x):
+    return act.apply(x)
+
+
+_ORIGINAL_APPLY = _Activation.apply
+
+
+def _patch_apply(patched):
+    def change():
+        _Activation.apply = _ORIGINAL_APPLY if patched is None else patched
+    return change
+
+
+@case(steps=lambda: [_patch_apply(None), (_Activation(), array()),
+                     _patch_apply(lambda self, x: x * 10), (_Activation(), array()), _patch_apply(None)])
+def method_monkeypatched_between_calls(act, x):
+    return act.apply(x) - 1
+
+
+_SCALED_ADD = functools.partial(lambda x, k: x + k, k=1.0)
+
+
+def _set_partial_k(v):
+    def change():
+        _SCALED_ADD.keywords["k"] = v
+    return change
+
+
+@case(steps=lambda: [_set_partial_k(1.0), (array(),), _set_partial_k(5.0), (array(),), _set_partial_k(1.0)])
+def partial_keyword_changed_between_calls(x):
+    return _SCALED_ADD(x) * 2
+
+
+def _scalar_kinds():
+    x = array((3,))
+    return [(x, 2.0), (x, 3.0), (x, np.float64(2.0)), (x, np.float32(2.0)), (x, 2), (x, True), (x, np.int64(3))]
+
+
+@case(steps=_scalar_kinds)
+def python_and_numpy_scalar_kinds_across_calls(x, s):
+    y = x * s
+    return y, y.dtype, type(s * 2).__name__
+
+
+def _int32_scalars():
+    x = np.arange(3, dtype=np.int32)
+    return [(x, 2), (x, 3), (x, 2 ** 31), (x, 2.5), (x, -2 ** 31)]
+
+
+@case(steps=_int32_scalars)
+def int32_array_with_python_ints_across_calls(x, s):
+    return x + s
+
+
+def _divisors():
+    x = np.arange(-3, 3)
+    return [(x, 2), (x, 3), (x, 0), (x, -2)]
+
+
+@case(steps=_divisors)
+def int_array_divided_by_changing_int(x, s):
+    with np.errstate(divide="ignore"):
+        return x // s, x % s
+
+
+def _reciprocal_steps():
+    x = array((3,))
+    return [(x, 2), (x, 4), (x, 0), (x, 0.5)]
+
+
+@case(steps=_reciprocal_steps)
+def python_division_by_changing_scalar(x, s):
+    return x * (1 / s)
+
+
 @pytest.mark.parametrize("c", case.params())
 def test_corpus_sweep2(c):
     c.check()
