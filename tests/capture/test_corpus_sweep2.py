@@ -1224,6 +1224,142 @@ def tensor_matmul_shape_mismatch_raises(a, b):
     return a @ a
 
 
+# -- small programs mixing the above ----------------------------------------------------------------
+
+@case(lambda: (array((12, 2), seed=3), 3))
+def kmeans_iterations(points, k):
+    centers = points[:k].copy()
+    for _ in range(4):
+        d = ((points[:, None, :] - centers[None, :, :]) ** 2).sum(axis=-1)
+        labels = d.argmin(axis=1)
+        for j in range(k):
+            members = points[labels == j]
+            if len(members):
+                centers[j] = members.mean(axis=0)
+    return centers, labels
+
+
+def _adam_numpy(params, grads, state, lr=1e-2, betas=(0.9, 0.999), eps=1e-8):
+    state["t"] = state.get("t", 0) + 1
+    b1, b2 = betas
+    for name, g in grads.items():
+        m = state.setdefault("m_" + name, np.zeros_like(g))
+        v = state.setdefault("v_" + name, np.zeros_like(g))
+        m *= b1
+        m += (1 - b1) * g
+        v *= b2
+        v += (1 - b2) * g * g
+        m_hat = m / (1 - b1 ** state["t"])
+        v_hat = v / (1 - b2 ** state["t"])
+        params[name] -= lr * m_hat / (np.sqrt(v_hat) + eps)
+    return params
+
+
+@case(lambda: ({"w": array((3, 2)), "b": array((2,), seed=1)}, {"w": array((3, 2), seed=2), "b": array((2,), seed=3)}, {}))
+def numpy_adam_two_steps_with_state_dict(params, grads, state):
+    _adam_numpy(params, grads, state)
+    _adam_numpy(params, grads, state, lr=5e-3)
+    return params["w"], state["t"], sorted(state)
+
+
+@case(lambda: (array((5, 4)), [3, 1, 2]))
+def beam_search_with_heapq(logits, beam):
+    import heapq
+    beams = [(0.0, [])]
+    for step in range(logits.shape[0] - 2):
+        candidates = []
+        for score, seq in beams:
+            for tok, lp in enumerate(logits[step]):
+                heapq.heappush(candidates, (score - float(lp), seq + [tok]))
+        beams = heapq.nsmallest(beam[0], candidates)
+    return [(round(s, 4), seq) for s, seq in beams]
+
+
+_VOCAB = {"<unk>": 0, "the": 1, "cat": 2, "sat": 3}
+
+
+@case(lambda: ("The cat sat on the mat", array((4, 3))))
+def tokenize_and_embed(text, table):
+    ids = [_VOCAB.get(w, _VOCAB["<unk>"]) for w in text.lower().split()]
+    counts = collections.Counter(ids)
+    emb = table[np.array(ids)]
+    return ids, counts.most_common(1), emb.mean(axis=0)
+
+
+class _Metrics:
+    def __init__(self):
+        self.totals = collections.defaultdict(float)
+        self.n = 0
+
+    def update(self, **values):
+        for k, v in values.items():
+            self.totals[k] += float(v)
+        self.n += 1
+
+    def summary(self):
+        return {k: round(v / self.n, 5) for k, v in sorted(self.totals.items())}
+
+
+@case(lambda: (_Metrics(), array((4, 3)), array((4, 3), seed=1)))
+def metrics_object_accumulates(metrics, pred, target):
+    for p, t in zip(pred, target):
+        err = p - t
+        metrics.update(mse=(err ** 2).mean(), mae=np.abs(err).mean())
+    return metrics.summary(), metrics.n
+
+
+@case(lambda: (tensor((4, 3)), tensor((3, 5), seed=1), tensor((5,), seed=2)))
+def rnn_like_unrolled_loop_with_states_list(x, w, b):
+    h = frame.zeros((5,))
+    states = []
+    for t in range(x.shape[0]):
+        h = frame.tanh(x[t] @ w + h * 0.5 + b)
+        states.append(h)
+    return frame.stack(states, axis=0), states[-1] is h
+
+
+@case(lambda: (array((6, 4)),))
+def running_batchnorm_statistics(x):
+    running_mean = np.zeros(4, np.float32)
+    running_var = np.ones(4, np.float32)
+    momentum = 0.1
+    for batch in np.array_split(x, 3):
+        mean, var = batch.mean(axis=0), batch.var(axis=0)
+        running_mean = (1 - momentum) * running_mean + momentum * mean
+        running_var = (1 - momentum) * running_var + momentum * var
+    return (x - running_mean) / np.sqrt(running_var + 1e-5), running_mean
+
+
+@case(lambda: (array((8,)), 3))
+def moving_average_with_deque_and_early_stop(losses, patience):
+    window = collections.deque(maxlen=3)
+    best, bad = float("inf"), 0
+    history = []
+    for i, loss in enumerate(losses):
+        window.append(float(loss))
+        avg = sum(window) / len(window)
+        history.append(round(avg, 5))
+        if avg < best:
+            best, bad = avg, 0
+        else:
+            bad += 1
+            if bad >= patience:
+                break
+    return history, i, best
+
+
+@case(lambda: (array((3, 4)), {"clip": 1.0, "scale": 2.0, "ops": ["clip", "scale", "relu"]}))
+def config_driven_pipeline(x, cfg):
+    ops = {
+        "clip": lambda v: np.clip(v, -cfg["clip"], cfg["clip"]),
+        "scale": lambda v: v * cfg["scale"],
+        "relu": lambda v: np.maximum(v, 0),
+    }
+    for name in cfg["ops"]:
+        x = ops[name](x)
+    return x, len(ops)
+
+
 # == exceptions ===================================================================================
 
 @case(lambda: ([1, 2, 3],))
