@@ -1360,6 +1360,35 @@ def config_driven_pipeline(x, cfg):
     return x, len(ops)
 
 
+# -- print (a graph break: what it shows, and when) ----------------------------------------------------
+
+@case(lambda: (array((2, 3)), []))
+def print_values_between_side_effects(x, log):
+    log.append("start")
+    print("shape", x.shape, "dtype", x.dtype, end="; ")
+    y = x * 2
+    print(f"mean={float(y.mean()):.3f}", f"max={float(y.max()):.2f}", sep=" | ")
+    log.append("end")
+    return y, log
+
+
+@case(lambda: (tensor((2, 3)),))
+def print_in_training_like_loop(w):
+    for step in range(3):
+        w = w - 0.1 * w.sign()
+        if step % 2 == 0:
+            print(f"step {step}: |w|={float(w.abs().sum()):.3f}")
+    return w
+
+
+@case(lambda: (array((3,)), {"lr": 0.1}))
+def print_config_then_mutate_it(x, cfg):
+    print("config:", cfg)
+    cfg["seen"] = True
+    print("config:", sorted(cfg))
+    return x * cfg["lr"]
+
+
 # == exceptions ===================================================================================
 
 @case(lambda: ([1, 2, 3],))
