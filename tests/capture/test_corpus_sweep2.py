@@ -287,6 +287,58 @@ def nested_try_reraise_different(x):
         return x, str(e), type(e.__cause__).__name__
 
 
+@case(lambda: (array(),))
+def finally_with_continue_and_break_in_loop(x):
+    out = []
+    for i in range(4):
+        try:
+            if i == 1:
+                continue
+            if i == 3:
+                break
+            out.append(x * i)
+        finally:
+            out.append(i)
+    return out
+
+
+@case(lambda: (array(),))
+def return_value_evaluated_before_finally_rebinds(x):
+    y = x
+    try:
+        return y
+    finally:
+        y = x * 100
+
+
+@case(lambda: (array(),))
+def else_returns_then_finally_updates_argument(x):
+    try:
+        pass
+    except Exception:
+        return None
+    else:
+        return x * 2
+    finally:
+        x += 1
+
+
+@case(lambda: (array(),))
+def nested_try_in_loop_with_finally(x):
+    result = []
+    for i in range(3):
+        try:
+            try:
+                if i == 2:
+                    raise IndexError(i)
+                result.append(x[0, i])
+            finally:
+                result.append(-i)
+        except IndexError as e:
+            result.append(("idx", e.args))
+    return result
+
+
 # -- with blocks -----------------------------------------------------------------------------------
 
 class _Suppress:
@@ -344,6 +396,16 @@ def contextmanager_generator_nested(x):
     log = []
     with _scaled(log, 2) as a, _scaled(log, 3) as b:
         y = x * a * b
+    return y, log
+
+
+@case(lambda: (array(),))
+def exit_stack_callbacks_in_order(x):
+    log = []
+    with contextlib.ExitStack() as stack:
+        stack.callback(log.append, "first registered")
+        stack.callback(log.append, "second registered")
+        y = x * 2
     return y, log
 
 
