@@ -375,3 +375,11 @@ def test_random_draws_are_given_back_when_the_call_reruns_natively():
                 out = str(e)
             outcomes.append((out, frame.randn(3).numpy()))
         assert_same(outcomes[0], outcomes[1])
+
+
+def test_data_checked_ops_are_ops():
+    """The ops capture treats as checking their data at run time exist (a renamed
+    op would silently lose the donation rule of ``codegen._donate_write_backs``)."""
+    from capture.codegen import DATA_CHECKED_OPS
+    from frame.ops.registry import lookup
+    assert all(lookup(name) is not None for name in DATA_CHECKED_OPS), DATA_CHECKED_OPS
