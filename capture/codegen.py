@@ -45,7 +45,8 @@ from numpy.lib.array_utils import byte_bounds as _byte_bounds
 from frame import config
 from frame.hal.options import CompileOptions
 from frame.runtime.eager import run_op
-from frame.functions.random import host_draws
+from frame.runtime.stats import record
+from frame.functions.random import generator, host_draws
 from frame.tensor import Tensor
 
 from frame.autograd.compiled import attach as _attach_record
@@ -570,6 +571,22 @@ class _Replay:
     writes_globals: bool   # it writes the called function's globals (``__G``)
 
 
+# Ops whose kernels check their data and raise (an index, position or label out
+# of range): a graph holding one may raise after it started, and the entry then
+# runs the call natively (``_assemble_source``), which needs its inputs unwritten.
+DATA_CHECKED_OPS = frozenset({"take", "take_along_axis", "scatter", "scatter_add",
+                              "cross_entropy", "embedding"})
+
+
+def _runs_after(value, position: dict[int, int], nodes) -> bool:
+    """Does ``value``'s producer come after every node of ``nodes`` in the
+    graph's order?  The cpu executable runs the nodes in that order (passes
+    keep it: a fused group sits at its root's place, members only move later),
+    so such checks have passed before the producer writes a donated input."""
+    producer = value.producer
+    return producer is not None and all(position[id(n)] < position[id(producer)] for n in nodes)
+
+
 def _donate_write_backs(tr: Translation, graph, out_index: dict[int, int], rb: _Rebuilder,
                         replay: _Replay) -> tuple[tuple[int, int], ...]:
     """Input donation (``CompileOptions.donate``): the (output index, graph
@@ -588,12 +605,16 @@ def _donate_write_backs(tr: Translation, graph, out_index: dict[int, int], rb: _
         targets[i] = targets.get(i, 0) + 1
     input_of = {id(tv): k for k, v in enumerate(graph.inputs)
                 for tv in (tr.input_by_value.get(id(v)),) if tv is not None}
+    position = {id(n): j for j, n in enumerate(graph.nodes)}
+    checked = [n for n in graph.nodes if n.op in DATA_CHECKED_OPS]
     donate = {}
     for line, (tv, i) in enumerate(writes):
         k = input_of.get(id(tv))
         if (k is None or targets[i] != 1 or i in rb.used_outputs
                 or graph.outputs[i].type != graph.inputs[k].type):
             continue
+        if checked and not _runs_after(graph.outputs[i], position, checked):
+            continue  # a check may fail after the input was written: the call could not rerun
         donate[i] = k
         target = rb.source(tv) + ("._data" if tv.kind == TENSOR else "")
         replay.written[line] = (f"    if __o[{i}] is not {target}:  # computed in place (donated)\n"
@@ -658,13 +679,25 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
                 continue
             extract.append(rb.source(tv) + ("._data" if tv.kind == TENSOR else ""))
 
-    params, _ = signature_source(fn.__code__, fn, pool)
+    params, call = signature_source(fn.__code__, fn, pool)
     body = _guard_block(pool)
     if tr.tracer.draws:   # all of them, used or not, as the plain function draws them
+        if exe is not None:
+            body.append("    __rs = __rng_state()")
         body.append(f"    __r = __draws({tuple(spec for spec, _ in tr.tracer.draws)!r})")
     body += rb.source_lines()           # every source is read before anything is replayed
     if exe is not None:
-        body.append(f"    __o = __run(({''.join(e + ', ' for e in extract)}))")
+        # A graph that raises at run time (an index out of range in a gather: its data,
+        # not its shapes, which the guards fixed) has changed nothing yet: the call runs
+        # natively instead, which raises the plain function's exception after its side
+        # effects, or gives its result (the random draws are given back first).
+        body += ["    try:",
+                 f"        __o = __run(({''.join(e + ', ' for e in extract)}))",
+                 "    except __Exception as __e:",
+                 "        __graph_raised(__fn, __e)"]
+        if tr.tracer.draws:
+            body.append("        __rng_restore(__rs)")
+        body.append(f"        return __fn({call})")
         body += _distinct_outputs(outputs, rb.used_outputs)
         body += _outputs_not_inputs(graph, outputs, rb.used_outputs)
     body += replay.written
@@ -688,7 +721,32 @@ def entry_helpers(run) -> dict:
     ``run`` is the executable's ``run`` (persist.py rebuilds entries with these)."""
     return {"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
             "__disjoint": disjoint, "__run": run, "__draws": host_draws,
+            "__rng_state": _rng_state, "__rng_restore": _rng_restore,
+            "__graph_raised": _graph_raised,
             "__attach": _attach_record}
+
+
+def _graph_raised(fn, err: Exception) -> None:
+    """A graph raised at run time; the call runs natively.  A data check of the
+    kernels (an index or label out of range: the native call raises the plain
+    function's error, or NumPy's) is expected; anything else is told."""
+    if isinstance(err, (IndexError, ValueError)):
+        log.debug("the graph of %s raised %s: %s; the call runs natively",
+                  getattr(fn, "__qualname__", fn), type(err).__name__, err)
+    else:
+        log.warning("the graph of %s raised %s: %s; the call runs natively",
+                    getattr(fn, "__qualname__", fn), type(err).__name__, err)
+    record.count("graph_run_errors")
+
+
+def _rng_state():
+    """The state of frame's generator before an entry's draws."""
+    return generator().bit_generator.state
+
+
+def _rng_restore(state) -> None:
+    """Give the draws back: the call runs natively and draws them itself."""
+    generator().bit_generator.state = state
 
 
 class _EagerExecutable:

@@ -56,6 +56,17 @@ class GuardKind(enum.Enum):
     SCALAR_INPUT = "scalar_input"      # ... converts to its graph input's dtype
 
 
+def _plain_constant(value) -> bool:
+    """None, a bool, int, str, bytes, finite float, or a tuple of these (two
+    such values are the same value exactly when their reprs are equal)."""
+    t = type(value)
+    if value is None or t in (bool, int, str, bytes):
+        return True
+    if t is float:
+        return math.isfinite(value)
+    return t is tuple and all(_plain_constant(v) for v in value)
+
+
 @dataclasses.dataclass(frozen=True)
 class Guard:
     expr: str          # Python expression evaluated in the entry namespace
@@ -233,10 +244,29 @@ class GuardSet:
                       f"{e}.__defaults__ is {self.const(fn.__defaults__)}",
                       "defaults unchanged" if top else f"{fn_source.text()}.__defaults__ unchanged")
         if fn.__kwdefaults__:
+            # a dict: the very one, holding the very values (``f.__kwdefaults__["k"] = v``
+            # changes a default in place)
+            kw = fn.__kwdefaults__
+            d = f"{e}.__kwdefaults__"
+            held = "".join(f" and {self._kwdefault_expr(f'{d}[{k!r}]', v)}" for k, v in kw.items())
             self._add(GuardKind.KWDEFAULTS, (fn_source,),
-                      f"{e}.__kwdefaults__ is {self.const(fn.__kwdefaults__)}",
+                      f"{d} is {self.const(kw)} and __len({d}) == {len(kw)}{held}",
                       "keyword defaults unchanged" if top
                       else f"{fn_source.text()}.__kwdefaults__ unchanged")
+
+    def _kwdefault_expr(self, e: str, value) -> str:
+        """``e`` (a keyword default) still holds ``value``: equal for a Python
+        scalar of the same type (a stored translation's constants are copies),
+        else the very object."""
+        t = type(value)
+        if value is None or t is bool:
+            return f"{e} is {value!r}"
+        if t in (int, str, bytes) or (t is float and math.isfinite(value)):
+            return f"__type({e}) is __{t.__name__} and {e} == {value!r}"
+        if t is tuple and _plain_constant(value):
+            # repr tells 1 from 1.0 and True, 0.0 from -0.0, as == does not
+            return f"__type({e}) is __tuple and __repr({e}) == {repr(value)!r}"
+        return f"{e} is {self.const(value)}"
 
     def globals_are(self, f_globals: dict) -> None:
         """The called function's globals are ``f_globals`` (a function the trace

@@ -339,8 +339,17 @@ def _wrap_numpy_function(tr, value, source: Source | None) -> Variable | None:
     if isinstance(value, (np.ufunc,)) or (callable(value) and _is_numpy(value)):
         if isinstance(value, type):
             return None
+        if _is_numpy(type(value)) and not isinstance(value, _NUMPY_FUNCTION_TYPES):
+            # an instance of a NumPy class that is callable (``np.errstate(...)``, a one-shot
+            # context manager; ``np.vectorize(f)``; ``np.poly1d(c)``): an object with state,
+            # not a function (pooled, one object would serve every call)
+            return None
         return NumpyFunctionVariable(value, source)
     return None
+
+
+# the types of NumPy's functions: ufuncs and ``__array_function__`` dispatchers (np.sum)
+_NUMPY_FUNCTION_TYPES = (np.ufunc, type(np.sum))
 
 
 @wrap_rule(80, static=True)

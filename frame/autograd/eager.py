@@ -184,7 +184,8 @@ class RecordedGraph:
                 seen.setdefault(id(leaf), leaf)
         for rec in self.compiled.values():
             for leaf in rec.edges:
-                seen.setdefault(id(leaf), leaf)
+                if leaf._rg:  # still requires grad, as ``_operand`` asks of a record's edges
+                    seen.setdefault(id(leaf), leaf)
         return list(seen.values())
 
     def has_leaf_other_than(self, excluded: set[int]) -> bool:
@@ -435,7 +436,7 @@ def _through_compiled(results, cotangents, wrt, out: list, create_graph: bool) -
         cots[1][j] = g
     where: dict[int, list[int]] = {}
     for k, w in enumerate(wrt):
-        if w._grad_fn is None:
+        if w._grad_fn is None and w._rg:  # a leaf that still requires grad (``_operand``)
             where.setdefault(id(w), []).append(k)
     for rec, cots in per_record.values():
         if create_graph:

@@ -31,12 +31,22 @@ A case registered with ``observe=True`` also compares what the call reports on
 the side: its warnings (message, category, file, line) and its log records
 (logger, function name, module, file, line, message) outside frame's own
 loggers, native vs the jitted first call (a translation) and second call (a
-cache hit).  A case may be marked ``xfail`` (always strict: a fixed bug makes the case
-fail until its mark is removed), optionally only on one backend.
+cache hit).  A case registered with ``steps=`` (a function returning a list
+whose items are argument tuples and callables) runs the list twice, on
+fresh objects each time: natively, then through one ``frame.jit`` of the
+function; a tuple is a call, a callable is a change made between calls (a
+global rebound, an attribute set, ``model.eval``).  Arguments may be the same
+objects from call to call (a model, an optimizer, a list that grows): each
+call's result or exception, and the arguments right after it, are compared.
+A case may be marked ``xfail`` (always strict: a fixed bug makes the case
+fail until its mark is removed), optionally only on one backend or under one
+test setting (``xfail_on="untiered"``: only where OpenVINO runs every graph
+from its first call).
 """
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import logging
 import warnings
@@ -49,7 +59,7 @@ from capture.jit import _default_backend
 import capture
 import frame
 
-from .helpers import assert_same, assert_same_as_eager
+from .helpers import _ABSENT, assert_same, assert_same_as_eager
 
 # None: the default backend (FRAME_BACKEND, else openvino when installed, else cpu)
 BACKEND = None
@@ -57,6 +67,12 @@ BACKEND = None
 
 def effective_backend() -> str:
     return BACKEND or _default_backend()
+
+
+def _setting() -> str:
+    """The test setting (``FRAME_TEST_SETTING``: default, untiered, cpu)."""
+    from tests.conftest import SETTING
+    return SETTING
 
 
 @dataclasses.dataclass
@@ -73,10 +89,13 @@ class Case:
     breaks: tuple[str, ...] = ()
     calls: Callable[[], list[tuple]] | None = None
     recompiles: int | None = None
+    steps: Callable[[], list] | None = None
 
     def args(self) -> tuple:
         if self.calls is not None:
             return tuple(self.calls()[0])
+        if self.steps is not None:
+            return next(tuple(s) for s in self.steps() if not callable(s))
         return tuple(self.make_args())
 
     def check(self) -> None:
@@ -84,6 +103,8 @@ class Case:
             getattr(self.fn, "__wrapped__", None), "__globals__", {})
         if self.calls is not None:
             self.check_calls(fn_globals)
+        elif self.steps is not None:
+            self.check_steps(fn_globals)
         else:
             assert_same_as_eager(
                 self.fn, *self.args(), captured=None, backend=BACKEND,
@@ -109,6 +130,53 @@ class Case:
         if self.recompiles is not None:
             got = frame.stats().recompiles - before
             assert got == self.recompiles, f"{self.name}: {got} recompile(s), expected {self.recompiles}"
+
+    def check_steps(self, fn_globals) -> None:
+        """A sequence of calls on shared objects with changes in between
+        (``steps``): natively, then jitted, on fresh objects and fresh copies
+        of the checked globals; each call compared as it returned."""
+        names = self.globals_to_check
+        originals = {n: fn_globals.get(n, _ABSENT) for n in names}
+
+        def run(fn):
+            for n, v in copy.deepcopy(originals).items():
+                if v is _ABSENT:
+                    fn_globals.pop(n, None)
+                else:
+                    fn_globals[n] = v
+            seen = []
+            for step in self.steps():
+                if callable(step):
+                    step()
+                    continue
+                try:
+                    out, exc = fn(*step, **self.kwargs), None
+                except Exception as e:  # noqa: BLE001 - compared below
+                    out, exc = None, e
+                seen.append((copy.deepcopy((out, step)), exc))
+            return seen, copy.deepcopy({n: fn_globals.get(n, _ABSENT) for n in names})
+
+        capture.reset_caches()
+        try:
+            native, native_globals = run(self.fn)
+            jitted, jitted_globals = run(frame.jit(self.fn, backend=BACKEND))
+        finally:
+            for n, v in originals.items():
+                if v is _ABSENT:
+                    fn_globals.pop(n, None)
+                else:
+                    fn_globals[n] = v
+        for i, ((n_out, n_exc), (j_out, j_exc)) in enumerate(zip(native, jitted)):
+            where = f"{self.name}, call {i}"
+            assert type(n_exc) is type(j_exc), f"{where}: raised {j_exc!r} (jitted), {n_exc!r} (native)"
+            assert str(n_exc) == str(j_exc), f"{where}: {j_exc!r} (jitted), {n_exc!r} (native)"
+            assert_same(n_out[0], j_out[0], f"{where}: result", backend=BACKEND)
+            assert_same(n_out[1], j_out[1], f"{where}: arguments after the call", backend=BACKEND)
+        for n in names:
+            a, b = native_globals[n], jitted_globals[n]
+            assert (a is _ABSENT) == (b is _ABSENT), f"global {n!r}: presence differs"
+            if a is not _ABSENT:
+                assert_same(a, b, f"global {n!r}", backend=BACKEND)
 
     def check_captured(self) -> None:
         """The case's capture expectation: ``graphs`` graphs, and exactly the
@@ -175,11 +243,13 @@ class Corpus:
                  globals_to_check: tuple[str, ...] = (), xfail: str | None = None,
                  xfail_on: str | None = None, name: str | None = None, observe: bool = False,
                  graphs: int | None = None, breaks: tuple[str, ...] | str = (),
-                 calls: Callable[[], list[tuple]] | None = None, recompiles: int | None = None):
+                 calls: Callable[[], list[tuple]] | None = None, recompiles: int | None = None,
+                 steps: Callable[[], list] | None = None):
         def register(fn):
             self.add(fn, make_args, kwargs=kwargs, globals_to_check=globals_to_check,
                      xfail=xfail, xfail_on=xfail_on, name=name, observe=observe,
-                     graphs=graphs, breaks=breaks, calls=calls, recompiles=recompiles)
+                     graphs=graphs, breaks=breaks, calls=calls, recompiles=recompiles,
+                     steps=steps)
             return fn
         return register
 
@@ -187,21 +257,25 @@ class Corpus:
             globals_to_check: tuple[str, ...] = (), xfail: str | None = None,
             xfail_on: str | None = None, name: str | None = None, observe: bool = False,
             graphs: int | None = None, breaks: tuple[str, ...] | str = (),
-            calls: Callable[[], list[tuple]] | None = None, recompiles: int | None = None) -> None:
+            calls: Callable[[], list[tuple]] | None = None, recompiles: int | None = None,
+            steps: Callable[[], list] | None = None) -> None:
         name = name or fn.__name__
         assert all(c.name != name for c in self.cases), f"two corpus cases named {name!r}"
         breaks = (breaks,) if isinstance(breaks, str) else tuple(breaks)
         assert not breaks or graphs is not None, f"{name}: breaks= needs graphs="
         assert recompiles is None or calls is not None, f"{name}: recompiles= needs calls="
+        assert steps is None or calls is None, f"{name}: steps= and calls= exclude each other"
         self.cases.append(Case(fn, make_args, name, dict(kwargs or {}), tuple(globals_to_check),
-                               xfail, xfail_on, observe, graphs, breaks, calls, recompiles))
+                               xfail, xfail_on, observe, graphs, breaks, calls, recompiles, steps))
 
     def params(self) -> list:
         params = []
         for c in self.cases:
             marks = []
             if c.xfail is not None:
-                condition = c.xfail_on is None or effective_backend() == c.xfail_on
+                # xfail_on: a backend ("openvino"), or a test setting ("untiered": every
+                # graph runs on OpenVINO from its first call, tests/conftest.py)
+                condition = c.xfail_on is None or c.xfail_on in (effective_backend(), _setting())
                 marks.append(pytest.mark.xfail(condition, strict=True, reason=c.xfail))
             params.append(pytest.param(c, id=c.name, marks=marks))
         return params

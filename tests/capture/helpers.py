@@ -7,7 +7,9 @@
 ``assert_same_as_eager`` deep-copies the inputs (and the named globals) twice,
 runs ``fn`` natively on one copy and ``frame.jit(fn, backend=backend)`` on the
 other (by default the jit's default backend, which the test setting picks:
-tests/conftest.py), then compares, recursively: the returned values (float
+tests/conftest.py), then compares what each printed (its stdout, exactly: a
+``print`` is a graph break whose output must be the plain function's) and,
+recursively: the returned values (float
 tolerance per backend, ``_TOLERANCE``; exact for ints and bools), their Python types (Tensor, ndarray, NumPy scalar, Python
 scalar; tuple vs list; dict keys in order), which results are the very input
 objects, the arguments and globals after the call, and the exception raised
@@ -20,9 +22,12 @@ not share).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
+import io
 import math
+import sys
 import types
 
 import numpy as np
@@ -230,6 +235,16 @@ def _run(fn, args, kwargs):
         return None, e
 
 
+def _run_printing(fn, args, kwargs):
+    """``_run``, and what the call printed (``print`` is a graph break: what it
+    shows, and in which order, must be the plain function's)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        result = _run(fn, args, kwargs)
+    sys.stdout.write(out.getvalue())
+    return result, out.getvalue()
+
+
 def _copy_inputs(args, kwargs, globals_to_check):
     values = [d.get(name, _ABSENT) for d, name in globals_to_check]
     return copy.deepcopy((args, kwargs, values))
@@ -270,16 +285,18 @@ def assert_same_as_eager(fn, *args, globals_to_check=(), captured: bool | None =
         j_args, j_kwargs, j_globals = _copy_inputs(args, kwargs, globals_to_check)
 
         _install_globals(globals_to_check, n_globals)
-        native, native_exc = _run(fn, n_args, n_kwargs)
+        (native, native_exc), native_printed = _run_printing(fn, n_args, n_kwargs)
         native_globals_after = [d.get(name, _ABSENT) for d, name in globals_to_check]
 
         _install_globals(globals_to_check, j_globals)
         jitted_fn = frame.jit(fn, backend=pinned)  # None: the jit's default, as users call it
-        jitted, jitted_exc = _run(jitted_fn, j_args, j_kwargs)
+        (jitted, jitted_exc), jitted_printed = _run_printing(jitted_fn, j_args, j_kwargs)
         jitted_globals_after = [d.get(name, _ABSENT) for d, name in globals_to_check]
     finally:
         _install_globals(globals_to_check, originals)
 
+    assert jitted_printed == native_printed, \
+        f"printed output differs:\n native: {native_printed!r}\n jitted: {jitted_printed!r}"
     if native_exc is not None or jitted_exc is not None:
         assert jitted_exc is not None, f"native raised {native_exc!r}, jitted returned {jitted!r}"
         assert native_exc is not None, f"jitted raised {jitted_exc!r}, native returned {native!r}"

@@ -317,3 +317,69 @@ def test_closures_of_one_code_each_run_their_own_cells_when_native():
     np.testing.assert_array_equal(j1(x).numpy(), f1(x).numpy())
     assert j1._frame_cache is j2._frame_cache  # one code object, one cache
     np.testing.assert_array_equal(j2(x).numpy(), f2(x).numpy())
+
+
+# -- a graph that raises at run time (its data, not its shapes: the guards held) -----------------
+
+def _bump_then_gather(x, table, idx, log):
+    log.append(len(log))
+    x += 1
+    return table[idx] * 2
+
+
+def _table():
+    return np.arange(12, dtype=np.float32).reshape(4, 3)
+
+
+@pytest.mark.parametrize("backend", [None, "cpu"])
+def test_index_out_of_range_at_run_time_raises_the_plain_error_after_its_side_effects(backend):
+    """The entry translated for in-range indices runs again with an index out of
+    range: the gather's run-time check raised frame's error (not NumPy's
+    IndexError, another message) and the in-place ``x += 1`` (donated to the cpu
+    executable) had already happened, or the list append had not.  The call now
+    runs natively: NumPy's IndexError, each side effect exactly once."""
+    for i in (1, 2, 7, -5, 3):
+        assert_same_as_eager(_bump_then_gather, np.zeros(3, np.float32), _table(),
+                             np.array([0, i]), [], captured=None, backend=backend)
+
+
+def _tensor_gather(t, w, idx):
+    t += 1.0
+    return w[idx].sum()
+
+
+def test_tensor_index_out_of_range_at_run_time_raises_eagers_error():
+    for i in (1, 2, 9):
+        assert_same_as_eager(_tensor_gather, tensor((3,)), frame.tensor(_table()),
+                             frame.tensor(np.array([i, 0])), captured=None, backend="cpu")
+
+
+def _dropout_then_gather(x, idx):
+    y = frame.nn.functional.dropout(x, 0.5, True)
+    return y[idx]
+
+
+def test_random_draws_are_given_back_when_the_call_reruns_natively():
+    """The entry draws its random numbers before the graph runs; when the graph
+    raises, the native call draws them itself: the generator is where the
+    plain call leaves it."""
+    x = tensor((4, 3))
+    jitted = frame.jit(_dropout_then_gather, backend="cpu")
+    for idx in (np.array([0, 1]), np.array([2, 3]), np.array([1, 8])):
+        outcomes = []
+        for fn in (_dropout_then_gather, jitted):
+            frame.manual_seed(0)
+            try:
+                out = fn(x, frame.tensor(idx)).numpy()
+            except IndexError as e:
+                out = str(e)
+            outcomes.append((out, frame.randn(3).numpy()))
+        assert_same(outcomes[0], outcomes[1])
+
+
+def test_data_checked_ops_are_ops():
+    """The ops capture treats as checking their data at run time exist (a renamed
+    op would silently lose the donation rule of ``codegen._donate_write_backs``)."""
+    from capture.codegen import DATA_CHECKED_OPS
+    from frame.ops.registry import lookup
+    assert all(lookup(name) is not None for name in DATA_CHECKED_OPS), DATA_CHECKED_OPS

@@ -178,6 +178,30 @@ def test_defaults_change_is_guarded(compile_counter):
     assert compile_counter.translations == 2
 
 
+def test_keyword_default_changed_in_place_is_guarded(compile_counter):
+    """``__kwdefaults__`` is a dict: a default changed in it (not the dict
+    replaced) must not serve the old default's entry, in the jitted
+    function or in a function it calls."""
+    def helper(x, *, shift=0.0):
+        return x + shift
+
+    def f(x, *, scale=2.0, act="relu"):
+        y = helper(x * scale)
+        return y.relu() if act == "relu" else y.tanh()
+    g = frame.jit(f, backend="cpu")
+    x = tensor()
+    g(x)
+    f.__kwdefaults__["scale"] = 3.0
+    np.testing.assert_allclose(g(x).numpy(), np.maximum(x.numpy() * 3.0, 0), rtol=1e-6)
+    f.__kwdefaults__["act"] = "tanh"
+    np.testing.assert_allclose(g(x).numpy(), np.tanh(x.numpy() * 3.0), rtol=1e-6)
+    helper.__kwdefaults__["shift"] = 1.0
+    np.testing.assert_allclose(g(x).numpy(), np.tanh(x.numpy() * 3.0 + 1.0), rtol=1e-6)
+    assert compile_counter.translations == 4
+    g(x)  # the same defaults again: served from the cache
+    assert compile_counter.translations == 4
+
+
 @pytest.fixture
 def static_scalars():
     """Python scalars stay constants of the graph (no dynamic scalars): what

@@ -344,6 +344,24 @@ def test_result_updated_in_place_after_the_forward_raises_like_eager():
     assert outcomes == [None, None]
 
 
+def test_parameter_frozen_after_the_forward_gets_no_grad_like_eager():
+    """A leaf whose ``requires_grad`` is turned off between the forward and the
+    backward (a layer frozen) gets no gradient in eager (the backward asks each
+    leaf whether it still requires grad); the compiled record's leaves too."""
+    model, x = _model("mlp")
+    eager_model = copy.deepcopy(model)
+    jitted = frame.jit(model)
+    for m, call in ((eager_model, eager_model), (model, jitted)):
+        out = call(x)
+        if call is jitted:
+            _with_compiled_backward(jitted)
+        for p in m.fc1.parameters():
+            p.requires_grad = False
+        (out * out).mean().backward()
+    assert [p.grad for p in model.fc1.parameters()] == [None, None]
+    _compare_grads(eager_model, model)
+
+
 # --------------------------------------------------------------------------- grad mode
 
 def test_no_grad_around_the_call_gives_no_record():

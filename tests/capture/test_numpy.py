@@ -258,3 +258,28 @@ def test_reshape_of_transposed_view_after_in_place_update():
         flat = a.T.reshape(-1)  # NumPy must copy here: it sees the updated data
         return flat, a.T
     assert_same_as_eager(f, array((3, 3)), array((3, 3), seed=1))
+
+
+def _log_and_reciprocal(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.log(x)
+    with np.errstate(divide="ignore"):
+        z = 1 / x
+    return y, z
+
+
+def test_errstate_block_runs_at_every_call():
+    """``np.errstate(...)`` is a one-shot context manager: made at trace time and
+    kept, the second call entered it again (TypeError: Cannot enter
+    `np.errstate` twice).  Each call makes its own, as natively."""
+    import warnings
+    x = np.array([0.0, -1.0, 2.0], np.float32)
+    jitted = frame.jit(_log_and_reciprocal)
+    for _ in range(3):
+        assert_same_as_eager(_log_and_reciprocal, x, captured=None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")   # the errstate is in force around the graphs
+            y, z = jitted(x)
+        np.testing.assert_array_equal(np.isnan(y), [False, True, False])
+        assert z[0] == np.inf
+
