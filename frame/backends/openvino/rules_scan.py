@@ -1,9 +1,10 @@
 """Lowerings of the scans, sorting and gathers along one axis
 (frame/ops/scan.py).
 
-- ``cumsum`` of floats is CumSum (a float32 running sum; the reference's is
-  NumPy's, equal within the float tolerance).  Integer and bool running sums
-  are refused: int64 results would be computed in i32 and wrap.
+- ``cumsum`` of float32/float64 is CumSum (a float32 running sum; the
+  reference's is NumPy's, equal within the float tolerance).  Integer and bool
+  running sums are refused: int64 results would be computed in i32 and wrap;
+  so is float16, whose NumPy sum rounds to float16 at every step.
 - ``take_along_axis`` is GatherElements on operands broadcast to the result's
   shape, with a run-time index check (``checked_index``): an out-of-range
   index sends the call to the reference kernels, which raise NumPy's error.
@@ -33,6 +34,10 @@ def _cumsum_check(node: Node) -> str | None:
     if node.inputs[0].type.dtype.kind != "f":
         return (f"op 'cumsum' on {_types(node)}: an integer running sum would be computed in "
                 f"i32 by OpenVINO and wrap where NumPy's int64 does not")
+    if node.inputs[0].type.dtype.itemsize == 2:
+        return (f"op 'cumsum' on {_types(node)}: OpenVINO keeps a float16 running sum in more "
+                f"precision than NumPy, whose float16 sum rounds at every step (after a few "
+                f"hundred terms the two differ beyond float16's tolerance)")
     return None
 
 
