@@ -15,14 +15,15 @@ from __future__ import annotations
 import numpy as np
 
 from . import functions as F
-from ._numpy_functions import NUMPY_FUNCTIONS, NotModelled
+from ._numpy_functions import NUMPY_FUNCTIONS, UFUNC_FUNCTIONS, NotModelled
 from .errors import FrameTypeError
 from .functions._core import _EAGER, current_level
 from .tensor import Tensor
 
 __all__ = ["UFUNC_OPS", "REDUCE_OPS", "FUNCTION_OPS"]
 
-UFUNC_OPS: dict[np.ufunc, str] = {
+# ufunc -> the frame function's name, or a NumPy-exact composition of frame ops
+UFUNC_OPS: dict = {
     np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
     np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow",
     np.maximum: "maximum", np.minimum: "minimum", np.equal: "equal",
@@ -35,6 +36,7 @@ UFUNC_OPS: dict[np.ufunc, str] = {
     np.bitwise_and: "bitwise_and", np.bitwise_or: "bitwise_or", np.bitwise_xor: "bitwise_xor",
     np.invert: "invert",
 }
+UFUNC_OPS.update(UFUNC_FUNCTIONS)
 REDUCE_OPS: dict[np.ufunc, str] = {np.add: "sum", np.multiply: "prod", np.maximum: "max",
                                    np.minimum: "min"}
 
@@ -82,7 +84,8 @@ def _write_out(out, result):
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     out = kwargs.pop("out", None)
     if method == "__call__" and ufunc in UFUNC_OPS and not kwargs:
-        result = getattr(F, UFUNC_OPS[ufunc])(*inputs)
+        op = UFUNC_OPS[ufunc]
+        result = (getattr(F, op) if isinstance(op, str) else op)(*inputs)
     elif method == "__call__" and ufunc is np.positive and not kwargs:
         result = inputs[0] if isinstance(inputs[0], Tensor) else Tensor(inputs[0])
     elif method == "reduce" and ufunc in REDUCE_OPS and set(kwargs) <= {"axis", "keepdims"}:
