@@ -26,7 +26,7 @@ from . import functions as F
 from .dtypes import as_dtype, float64, from_numpy
 from .errors import FrameTypeError
 from .tensor import Tensor
-from .functions._core import apply1, as_array, schema_attrs
+from .functions._core import _EAGER, apply1, as_array, current_level, schema_attrs
 from .functions.reduction import reduction_axes
 from .ops.common import normalize_axis
 from .ops.scan import SORT_KINDS
@@ -564,6 +564,14 @@ def _operand(value, function: str, complex_ok: bool = False):
     return value
 
 
+def _frame_dtype(dt: np.dtype) -> bool:
+    try:
+        from_numpy(dt)
+    except TypeError:
+        return False
+    return True
+
+
 def _shape(x) -> tuple:
     return as_array(x).shape
 
@@ -697,9 +705,9 @@ def outer(a, b, out=None):
 
 
 def square(x):
-    """``np.square``: ``x * x`` (bit for bit NumPy's loop); bools square in int8."""
+    """``np.square``: ``x * x`` (bit for bit NumPy's loop)."""
     if _dtype(x).kind == "b":
-        x = F.astype(x, as_dtype(np.int8))
+        raise NotModelled("square", "of bools (NumPy squares them in int8)")
     return F.mul(x, x)
 
 
@@ -999,7 +1007,10 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """``np.allclose``: ``bool(np.all(np.isclose(...)))`` (a Python bool)."""
+    """``np.allclose``: ``bool(np.all(np.isclose(...)))``.  Its Python bool depends
+    on the arrays' values: eager only (capture breaks the graph, NumPy runs it)."""
+    if current_level() is not _EAGER:
+        raise NotModelled("allclose", "under capture (its Python bool depends on the values)")
     return bool(np_all(isclose(a, b, rtol, atol, equal_nan)))
 
 
@@ -1077,7 +1088,7 @@ def _reduce_dtype(function: str, x, dtype):
     """``x`` cast to the ``dtype=`` of a sum/prod/mean (NumPy casts the input
     unsafely and accumulates in that dtype)."""
     dt = np.dtype(dtype)
-    if dt.kind not in "iuf" or dt == np.float16 or _dtype(x).kind == "c":
+    if dt.kind not in "iuf" or dt == np.float16 or _dtype(x).kind == "c" or not _frame_dtype(dt):
         raise NotModelled(function, f"with dtype={dt}")
     return dt, (x if _dtype(x) == dt else F.astype(x, as_dtype(dt)))
 
@@ -1139,10 +1150,10 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue)
         avg = np_mean(x, axis=axis, keepdims=keepdims)
         if not returned:
             return avg
-        scale = math.prod(shape) / max(math.prod(_shape(avg)), 1)
         if math.prod(_shape(avg)) == 0:
             raise NotModelled("average", "of no elements with returned=True")
-        return avg, F.full((), scale, as_dtype(_dtype(avg)))
+        scale = math.prod(shape) / math.prod(_shape(avg))
+        return avg, F.full(_shape(avg), scale, as_dtype(_dtype(avg)))
     if isinstance(weights, Tensor):
         raise NotModelled("average", "with weights computed from arrays (NumPy checks at run "
                                      "time that they do not sum to zero)")
@@ -1181,6 +1192,8 @@ def _like(function: str, a, dtype, order, subok, shape, device):
         raise NotModelled(function, f"with order={order!r} or device={device!r}")
     x = _operand(a, function, True)
     dt = _dtype(x) if dtype is None else np.dtype(dtype)
+    if not _frame_dtype(dt):
+        raise NotModelled(function, f"with dtype={dt}")
     shape = _shape(x) if shape is None else _ints(function, "shape", shape)
     _no_0d_array(function, shape)
     return dt, shape

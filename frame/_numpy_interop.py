@@ -16,7 +16,7 @@ import numpy as np
 
 from . import functions as F
 from ._numpy_functions import NUMPY_FUNCTIONS, UFUNC_FUNCTIONS, NotModelled
-from .errors import FrameTypeError
+from .errors import FrameError, FrameTypeError
 from .functions._core import _EAGER, current_level
 from .tensor import Tensor
 
@@ -109,6 +109,11 @@ def array_function(self, func, types, args, kwargs):
         except NotModelled:
             if current_level() is not _EAGER:
                 raise  # under capture: a break naming the function (NumPy runs it)
+        except FrameError:
+            if current_level() is not _EAGER:
+                raise
+            # frame refuses the arguments (an axis out of range, unaligned shapes):
+            # NumPy raises its own exception for them, below
     entry = FUNCTION_OPS.get(func)
     if entry is not None and entry[1] is not None and set(kwargs) <= entry[1] and \
             kwargs.get("out") is None:
