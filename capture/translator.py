@@ -334,6 +334,8 @@ class InstructionTranslator:
             raise Unsupported("unsupported_object", str(e)) from e
         except Exception as e:  # the same error is raised again by the native run
             name = getattr(fn, "__name__", fn)
+            if isinstance(e, NotModelled) and kind == TENSOR:  # NumPy runs it on the data
+                raise Unsupported("unsupported_call", str(e)) from e
             if kind == NDARRAY and not self._numpy_raises(numpy_ref or fn, args, kwargs):
                 if isinstance(e, NotModelled):  # "numpy.std with dtype= has no frame op"
                     raise Unsupported("unsupported_call", str(e)) from e
