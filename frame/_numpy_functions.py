@@ -1026,15 +1026,21 @@ def _power_of_ten(n: int) -> float:
 
 
 def _rint(x):
-    """``np.rint`` (half to even) from exact steps: ``d = x - floor(x)`` is exact
-    wherever it decides anything, ``floor(x) + 1`` is exact, and a zero result
-    keeps the sign of ``x``."""
-    r = F.floor(x)
-    d = F.sub(x, r)
-    odd = F.equal(F.mod(r, 2.0), 1.0)
+    """``np.rint`` (half to even) from exact steps.  Values from ``2**nmant`` on
+    (and inf, nan) are integers already and pass through; below, ``d = x -
+    floor(x)`` is exact wherever it decides anything, ``floor(x) + 1`` is exact,
+    and a zero result keeps the sign of ``x`` (OpenVINO's CPU plugin does not
+    keep the sign of zeros through these ops: there a rounded -0.3 may be +0.0)."""
+    integral = float(2 ** np.finfo(_dtype(x)).nmant)
+    small = F.less(F.abs(x), integral)  # False for inf and nan
+    xs = F.where(small, x, 0.0)         # no inf - inf below: no spurious warnings
+    r = F.floor(xs)
+    d = F.sub(xs, r)
+    odd = F.not_equal(r, F.mul(F.floor(F.mul(r, 0.5)), 2.0))  # exact steps, no float mod
     up = F.logical_or(F.greater(d, 0.5), F.logical_and(F.equal(d, 0.5), odd))
     y = F.where(up, F.add(r, 1.0), r)
-    return F.where(F.equal(y, 0.0), F.mul(x, 0.0), y)
+    y = F.where(F.equal(y, 0.0), F.mul(xs, 0.0), y)
+    return F.where(small, y, x)
 
 
 def np_round(a, decimals=0, out=None):
