@@ -2,8 +2,15 @@
 semantics (NumPy 2 dtypes, ``axis``/``keepdims``/``ddof``, tie order of
 sorts): ``np.std``, ``np.var``, ``np.einsum``, ``np.linalg.norm``,
 ``np.take_along_axis``, ``np.argsort``, ``np.sort``, ``np.cumsum``,
-``np.cumprod``, ``np.pad`` (constant, edge, reflect, symmetric, wrap) and
-``np.array_split``.
+``np.cumprod``, ``np.pad`` (constant, edge, reflect, symmetric, wrap),
+``np.array_split``, the products ``np.dot``/``vdot``/``inner``/``outer``/
+``tensordot``, ``np.any``/``all``/``count_nonzero``, the stacking and axis
+functions (``vstack``, ``hstack``, ``dstack``, ``column_stack``, ``swapaxes``,
+``moveaxis``), ``np.diff``/``roll``/``repeat``/``tile``/``triu``/``tril``,
+``np.isclose``/``allclose``, ``np.round``, ``np.ptp``, ``np.average``, the
+``dtype=`` of ``np.sum``/``prod``/``mean``, the ``*_like`` constructors and
+``np.meshgrid``; ``UFUNC_FUNCTIONS`` holds ufuncs written as an exact
+composition of frame ops (``np.square``).
 
 ``Tensor.__array_function__`` (``frame._numpy_interop``) calls them when a
 frame Tensor is among the arguments; capture reaches them the same way for a

@@ -253,6 +253,8 @@ def test_round_special_values(dtype, decimals):
         # reciprocal (1 ulp off: round(0.3, 2) is 0.29999998) and loses the sign
         # of zeros in floor and multiply: within the backend's tolerance
         assert_same(expected, got)
+    out = frame.explain(fn)(x.copy())
+    assert (out.graph_count, out.graph_break_count) == (1, 0), out.break_reasons
 
 
 # -- bad input: the same exception as NumPy ----------------------------------------------------------
