@@ -227,6 +227,45 @@ def test_eager_dot_returns_a_tensor():
     assert_same(np.dot(a, b), result.numpy(), backend="cpu")
 
 
+# -- operands of different dtypes, Python lists and scalars: NumPy's promotion --------------------
+
+def _mixed():
+    f32, f64, i64, b = (data((3, 4), dt, seed=5) for dt in ("float32", "float64", "int64", "bool"))
+    v32, vi = data((4,), "float32", seed=6), data((4,), "int64", seed=7)
+    return [
+        ("dot-f32-i64", lambda a, v: np.dot(a, v), (f32, vi)),
+        ("dot-i64-f64", lambda a, c: np.dot(a, c.T), (i64, f64)),
+        ("dot-bool-f32", lambda a, v: np.dot(a, v), (b, v32)),
+        ("dot-python-int", lambda a: np.dot(a, 3), (f32,)),
+        ("inner-f32-i64", lambda a, v: np.inner(a, v), (f32, vi)),
+        ("outer-list", lambda v: np.outer(v, [1.5, 2.0]), (v32,)),
+        ("tensordot-f32-f64", lambda a, c: np.tensordot(a, c, axes=([0], [0])), (f32, f64)),
+        ("vstack-f32-i64", lambda a, c: np.vstack([a, c]), (f32, i64)),
+        ("hstack-list", lambda v: np.hstack([v, [7, 8]]), (v32,)),
+        ("column_stack-bool-i64", lambda a, c: np.column_stack([a, c]), (b, i64)),
+        ("isclose-i64-f32", lambda a, c: np.isclose(a, c), (i64, f32)),
+        ("isclose-f32-i64", lambda a, c: np.isclose(a, c, atol=2), (f32, i64)),
+        ("isclose-nan", lambda a: np.isclose(a / 0.0, a / 0.0, equal_nan=True), (f32,)),
+        ("isclose-inf", lambda a: np.isclose(a / 0.0, np.inf), (f32,)),
+        ("any-nan", lambda a: (np.any(a * np.nan, axis=0), np.all(a * np.nan)), (f32,)),
+        ("diff-prepend-f64", lambda a, c: np.diff(a, prepend=c[:, :1]), (f32, f64)),
+        ("full_like-f32-into-int", lambda a, c: np.full_like(a, c), (i64, f32)),
+        ("average-f32-f64-weights", lambda a: np.average(a, axis=0, weights=[1.0, 2.0, 3.0]),
+         (f32,)),
+        ("average-i64-int-weights", lambda a: np.average(a, axis=-1, weights=[1, 2, 3, 4],
+                                                         returned=True), (i64,)),
+        ("sum-dtype-wraps", lambda a: np.sum(a * 1_000_000_000, dtype=np.int32), (i64,)),
+        ("square-int-wraps", lambda a: np.square(a * 4_000_000_000), (i64,)),
+        ("round-large-decimals", lambda a: np.round(a, 12), (f64,)),
+        ("meshgrid-mixed", lambda v, w: np.meshgrid(v, w), (v32, vi)),
+    ]
+
+
+@pytest.mark.parametrize("fn, args", [pytest.param(fn, args, id=name) for name, fn, args in _mixed()])
+def test_mixed_operands_match_numpy(fn, args):
+    _check(fn, args, graphs=1)
+
+
 # -- rounding: NumPy's half-to-even, the sign of zero, huge values, inf and nan ----------------------
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
@@ -234,7 +273,7 @@ def test_eager_dot_returns_a_tensor():
 def test_round_special_values(dtype, decimals):
     x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, -0.3, 0.3, -0.0, 0.49999997, -0.49999997,
                   0.125, 0.135, 2.675, -2.675, 1e4, -7e3, 123.456, np.inf, -np.inf, np.nan,
-                  4503599627370497.0 if dtype == "float64" else 8388609.0,
+                  2.0 ** np.finfo(dtype).nmant + 1, -(2.0 ** np.finfo(dtype).nmant) - 1.0,
                   np.finfo(dtype).max, np.finfo(dtype).tiny], dtype=dtype)
 
     def fn(a):
@@ -305,6 +344,9 @@ NOT_MODELLED = [
     ("repeat-traced-counts", lambda a: np.repeat(a, np.array([1, 2, 3]) + (a[:, 0] > 9)), "repeats"),
     ("round-bool", lambda a: np.round(a > 0), "round of bools"),
     ("allclose", lambda a: np.allclose(a, a + 1e-9), "allclose"),
+    ("tensordot-to-0d-array", lambda a: np.tensordot(a, a, axes=2), "0-d array"),
+    ("square-bool", lambda a: np.square(a > 0), "square of bools"),
+    ("sum-dtype-int8", lambda a: np.sum(a, dtype=np.int8), "dtype=int8"),
     ("average-traced-weights", lambda a: np.average(a, axis=1, weights=a[0] * 0 + 1), "weights"),
 ]
 
