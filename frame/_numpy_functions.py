@@ -718,6 +718,16 @@ def square(x):
     return F.mul(x, x)
 
 
+def log1p(x):
+    """``np.log1p``: op ``log1p`` (accurate for tiny x, unlike ``log(1 + x)``)."""
+    return apply1("log1p", (as_array(x),), {})
+
+
+def expm1(x):
+    """``np.expm1``: op ``expm1``."""
+    return apply1("expm1", (as_array(x),), {})
+
+
 # --------------------------------------------------------------------------- truth tests, counts
 
 def _nonzero(x):
@@ -1277,4 +1287,4 @@ NUMPY_FUNCTIONS: dict = {
     np.empty_like: empty_like, np.meshgrid: meshgrid,
 }
 # ufuncs frame runs as an exact composition of its ops (Tensor.__array_ufunc__)
-UFUNC_FUNCTIONS: dict = {np.square: square}
+UFUNC_FUNCTIONS: dict = {np.square: square, np.log1p: log1p, np.expm1: expm1}

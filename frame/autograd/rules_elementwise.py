@@ -63,6 +63,9 @@ def _s(b, value, like):
 gradient_rule("neg")(_unary(lambda b, x, y, g: b.op("neg", g)))
 gradient_rule("exp")(_unary(lambda b, x, y, g: _mul_deriv(b, g, y)))
 gradient_rule("log")(_unary(lambda b, x, y, g: b.op("div", g, conj(b, x))))
+gradient_rule("log1p")(_unary(
+    lambda b, x, y, g: b.op("div", g, conj(b, b.op("add", x, _s(b, 1.0, x))))))
+gradient_rule("expm1")(_unary(lambda b, x, y, g: _mul_deriv(b, g, b.op("exp", x))))
 gradient_rule("sqrt")(_unary(
     lambda b, x, y, g: b.op("div", b.op("mul", g, _s(b, 0.5, g)), conj(b, y))))
 # d/dx x**-1/2 = -1/2 * y**3

@@ -1,5 +1,6 @@
 """NumPy functions frame models with NumPy's own semantics (``frame._numpy_functions``):
-``np.dot``/``vdot``/``inner``/``outer``/``tensordot``, ``np.square``, ``np.any``/
+``np.dot``/``vdot``/``inner``/``outer``/``tensordot``, ``np.square``, ``np.log1p``/
+``np.expm1`` (ops of their own, accurate for tiny x), ``np.any``/
 ``np.all``/``np.count_nonzero`` (and the ndarray methods), the stacking and axis
 functions, ``np.diff``/``roll``/``repeat``/``tile``/``triu``/``tril``,
 ``np.isclose``, ``np.round``, ``np.ptp``, ``np.average``, the ``dtype=`` of
@@ -73,6 +74,11 @@ def _cases():
     add("tensordot-0", lambda a, b: np.tensordot(a, b, axes=0), ((2,), (3,)))
     add("square", lambda a: np.square(a), ((3, 4),), NUMERIC)
     add("square-0d", lambda a: np.square(a), ((),), NUMERIC)
+    add("log1p", lambda a: np.log1p(np.abs(a)), ((3, 4),))
+    add("log1p-tiny", lambda a: np.log1p(a * 1e-6), ((3, 4),), ("float32", "float64"))
+    add("expm1", lambda a: np.expm1(a), ((3, 4),))
+    add("expm1-tiny", lambda a: np.expm1(a * 1e-6), ((3, 4),), ("float32", "float64"))
+    add("log1p-expm1-0d", lambda a: (np.log1p(a * a), np.expm1(a)), ((),), NUMERIC)
     # -- truth tests, counts
     for fname, f in (("any", np.any), ("all", np.all)):
         add(f"{fname}", lambda a, f=f: f(a), ((3, 4),))

@@ -9,6 +9,8 @@ from .optable import (ALL, BINARY_SHAPES, FLOATS, INTS, NUMERIC, UNARY_SHAPES, C
                       sample)
 
 _verf = np.vectorize(math.erf, otypes=[np.float64])
+_vlog1p = np.vectorize(math.log1p, otypes=[np.float64])
+_vexpm1 = np.vectorize(math.expm1, otypes=[np.float64])
 
 
 def _f64(x):
@@ -20,6 +22,8 @@ UNARY = {
     "neg": (lambda x: 0 - x, NUMERIC, "any"),
     "exp": (lambda x: math.e ** _f64(x), NUMERIC, "any"),
     "log": (lambda x: np.log(_f64(x)), NUMERIC, "positive"),
+    "log1p": (lambda x: _vlog1p(_f64(x)), NUMERIC, "positive"),
+    "expm1": (lambda x: _vexpm1(_f64(x)), NUMERIC, "any"),
     "sqrt": (lambda x: _f64(x) ** 0.5, NUMERIC, "positive"),
     "rsqrt": (lambda x: 1.0 / _f64(x) ** 0.5, NUMERIC, "positive"),
     "tanh": (lambda x: (np.exp(2 * _f64(x)) - 1) / (np.exp(2 * _f64(x)) + 1), NUMERIC, "any"),
