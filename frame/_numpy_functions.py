@@ -33,7 +33,7 @@ from . import functions as F
 from .dtypes import as_dtype, float64, from_numpy
 from .errors import FrameTypeError
 from .tensor import Tensor
-from .functions._core import _EAGER, apply1, as_array, current_level, schema_attrs
+from .functions._core import _EAGER, apply1, as_array, current_level, operands, schema_attrs
 from .functions.reduction import reduction_axes
 from .ops.common import normalize_axis
 from .ops.scan import SORT_KINDS
@@ -728,6 +728,24 @@ def expm1(x):
     return apply1("expm1", (as_array(x),), {})
 
 
+def _binary_ufunc(op: str, function: str, kinds: str):
+    def fn(x1, x2):
+        a, b = operands(x1, x2)
+        for arr in (a, b):
+            if arr.dtype.kind not in kinds:  # NumPy's own error, or a dtype frame lacks (int8)
+                raise NotModelled(function, f"of {arr.dtype} values")
+        return apply1(op, (a, b), {})
+    fn.__name__ = fn.__qualname__ = function
+    fn.__doc__ = f"``np.{function}``: op ``{op}``."
+    return fn
+
+
+hypot = _binary_ufunc("hypot", "hypot", "biuf")
+logaddexp = _binary_ufunc("logaddexp", "logaddexp", "biuf")
+left_shift = _binary_ufunc("left_shift", "left_shift", "iu")
+right_shift = _binary_ufunc("right_shift", "right_shift", "iu")
+
+
 # --------------------------------------------------------------------------- truth tests, counts
 
 def _nonzero(x):
@@ -1287,4 +1305,6 @@ NUMPY_FUNCTIONS: dict = {
     np.empty_like: empty_like, np.meshgrid: meshgrid,
 }
 # ufuncs frame runs as an exact composition of its ops (Tensor.__array_ufunc__)
-UFUNC_FUNCTIONS: dict = {np.square: square, np.log1p: log1p, np.expm1: expm1}
+UFUNC_FUNCTIONS: dict = {np.square: square, np.log1p: log1p, np.expm1: expm1, np.hypot: hypot,
+                         np.logaddexp: logaddexp, np.left_shift: left_shift,
+                         np.right_shift: right_shift}

@@ -183,6 +183,14 @@ def _binary(fn):
     return rule
 
 
+# hypot: d/dx = x / h, d/dy = y / h;  logaddexp: d/dx = exp(x - out), d/dy = exp(y - out)
+gradient_rule("hypot")(_binary(lambda b, x0, x1, y, g: (
+    _mul_deriv(b, g, b.op("div", x0, y)), _mul_deriv(b, g, b.op("div", x1, y)))))
+gradient_rule("logaddexp")(_binary(lambda b, x0, x1, y, g: (
+    _mul_deriv(b, g, b.op("exp", b.op("sub", x0, y))),
+    _mul_deriv(b, g, b.op("exp", b.op("sub", x1, y))))))
+
+
 def _when(cond, make):
     """Build a gradient only for an input that can carry one."""
     return make() if cond else None

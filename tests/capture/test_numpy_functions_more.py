@@ -1,6 +1,7 @@
 """NumPy functions frame models with NumPy's own semantics (``frame._numpy_functions``):
 ``np.dot``/``vdot``/``inner``/``outer``/``tensordot``, ``np.square``, ``np.log1p``/
-``np.expm1`` (ops of their own, accurate for tiny x), ``np.any``/
+``np.expm1``/``np.hypot``/``np.logaddexp`` (ops of their own, as accurate as NumPy's),
+``np.left_shift``/``np.right_shift`` (and ``a << k``), ``np.any``/
 ``np.all``/``np.count_nonzero`` (and the ndarray methods), the stacking and axis
 functions, ``np.diff``/``roll``/``repeat``/``tile``/``triu``/``tril``,
 ``np.isclose``, ``np.round``, ``np.ptp``, ``np.average``, the ``dtype=`` of
@@ -79,6 +80,17 @@ def _cases():
     add("expm1", lambda a: np.expm1(a), ((3, 4),))
     add("expm1-tiny", lambda a: np.expm1(a * 1e-6), ((3, 4),), ("float32", "float64"))
     add("log1p-expm1-0d", lambda a: (np.log1p(a * a), np.expm1(a)), ((),), NUMERIC)
+    add("hypot", lambda a, b: np.hypot(a, b), ((3, 4), (4,)))
+    add("hypot-scalar", lambda a: (np.hypot(a, 3.0), np.hypot(4, a)), ((3, 4),))
+    add("hypot-large", lambda a, b: np.hypot(a * 1e30, b * 1e30), ((3, 4), (3, 4)),
+        ("float32", "float64"))
+    add("logaddexp", lambda a, b: np.logaddexp(a, b), ((3, 4), (3, 1)))
+    add("logaddexp-large", lambda a, b: np.logaddexp(a * 100, b * 100), ((3, 4), (3, 4)),
+        ("float32", "float64"))
+    add("logaddexp-equal", lambda a: np.logaddexp(a, a), ((3, 4),), ("float32", "float64"))
+    add("shifts", lambda a, b: (np.left_shift(a, b), np.right_shift(-a, b)), ((3, 4), (4,)),
+        ("int64",))
+    add("shift-operators", lambda a: (a << 3, a >> 1, (-a) >> 70, a << 64), ((3, 4),), ("int64",))
     # -- truth tests, counts
     for fname, f in (("any", np.any), ("all", np.all)):
         add(f"{fname}", lambda a, f=f: f(a), ((3, 4),))
@@ -214,8 +226,10 @@ def _like_numpy(expected):
     return np.asarray(expected)
 
 
-# empty_like: its values are unspecified; the ndarray methods are not frame Tensor methods
-_EAGER = [p for p in PARAMS if not p.id.startswith("empty_like") and "method" not in p.id]
+# empty_like: its values are unspecified; the ndarray methods and the shift operators
+# are not frame Tensor methods
+_EAGER = [p for p in PARAMS if not p.id.startswith("empty_like") and "method" not in p.id
+          and "operators" not in p.id]
 
 
 @pytest.mark.parametrize("fn, shapes, dtype, graphs", _EAGER)
@@ -353,6 +367,7 @@ NOT_MODELLED = [
     ("tensordot-to-0d-array", lambda a: np.tensordot(a, a, axes=2), "0-d array"),
     ("square-bool", lambda a: np.square(a > 0), "square of bools"),
     ("sum-dtype-int8", lambda a: np.sum(a, dtype=np.int8), "dtype=int8"),
+    ("shift-bools", lambda a: np.left_shift(a > 0, 1), "left_shift of bool"),
     ("average-traced-weights", lambda a: np.average(a, axis=1, weights=a[0] * 0 + 1), "weights"),
 ]
 
