@@ -119,6 +119,8 @@ def _cases():
     add("swapaxes", lambda a: np.swapaxes(a, 0, -1) + 0, ((2, 3, 4),))
     add("moveaxis", lambda a: np.moveaxis(a, 0, -1) + 0, ((2, 3, 4),))
     add("moveaxis-tuple", lambda a: np.moveaxis(a, (0, 1), (-1, 0)) + 0, ((2, 3, 4),))
+    add("swapaxes-moveaxis-views", lambda a: (np.swapaxes(a, 0, 1), np.moveaxis(a, -1, 0)),
+        ((2, 3, 4),), graphs=0)
     # -- differences, shifts, repeats
     add("diff", lambda a: np.diff(a), ((3, 5),))
     add("diff-n-axis", lambda a: np.diff(a, n=2, axis=0), ((4, 3),))
@@ -151,6 +153,7 @@ def _cases():
         NUMERIC)
     add("isclose-scalar", lambda a: (np.isclose(a, 1), np.isclose(2.0, a)), ((3, 4),), NUMERIC)
     add("isclose-0d", lambda a, b: np.isclose(a, b), ((), ()), NUMERIC)
+    add("isclose-bools", lambda a, b: np.isclose(a, b), ((3, 4), (4,)), ("bool",))
     add("round", lambda a: np.round(a), ((3, 4),), NUMERIC)
     add("round-decimals", lambda a: (np.round(a, 2), np.around(a, 1), np.round(a, -1)),
         ((3, 4),), ("float32", "float64"))
@@ -235,8 +238,9 @@ _EAGER = [p for p in PARAMS if not p.id.startswith("empty_like") and "method" no
 @pytest.mark.parametrize("fn, shapes, dtype, graphs", _EAGER)
 def test_eager_tensor_matches_numpy(fn, shapes, dtype, graphs):
     args = _args(shapes, dtype)
+    tensors = [frame.tensor(a.copy()) for a in args]
     expected = fn(*args)
-    result = fn(*(frame.tensor(a) for a in args))
+    result = fn(*tensors)
     assert_same(_like_numpy(expected), _as_numpy(result), backend="cpu")
 
 
