@@ -1027,14 +1027,14 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
             y = F.astype(y, as_dtype(inexact))
         finite = F.equal(F.sub(y, y), 0)  # inf - inf and nan - nan are nan
         size = F.add(F.mul(F.abs(y), rtol), atol)
-    elif isinstance(y, int) and not isinstance(y, bool):
+    elif isinstance(y, int):  # bools too
         y = float(y)
     if isinstance(y, (bool, int, float)):
         finite = math.isfinite(y)
         size = atol + rtol * abs(y)
     result = F.less_equal(F.abs(F.sub(x, y)), size)
     if finite is not True:
-        result = F.logical_and(result, finite) if finite is not False else F.logical_and(result, False)
+        result = F.logical_and(result, finite)
     result = F.logical_or(result, F.equal(x, y))
     if equal_nan:
         result = F.logical_or(result, F.logical_and(F.not_equal(x, x), F.not_equal(y, y)))
@@ -1187,6 +1187,8 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue)
     x = _operand(a, "average")
     shape = _shape(x)
     kd = False if keepdims is np._NoValue else bool(keepdims)
+    if axis is not None:
+        axis = _axes("average", axis, len(shape))
     if weights is None:
         avg = np_mean(x, axis=axis, keepdims=keepdims)
         if not returned:
@@ -1205,14 +1207,12 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue)
         result_dtype = np.result_type(_dtype(x), w.dtype, "f8")
     else:
         result_dtype = np.result_type(_dtype(x), w.dtype)
-    if w.shape != shape:
-        if axis is None or not _int(axis) or w.ndim != 1 or not shape:
-            raise NotModelled("average", "with weights of another shape and this axis "
-                                         "(NumPy raises)")
-        ax = _axis("average", axis, len(shape))
-        if w.shape[0] != shape[ax]:
-            raise NotModelled("average", "with weights of the wrong length (NumPy raises)")
-        w = np.broadcast_to(w, (len(shape) - 1) * (1,) + w.shape).swapaxes(-1, ax)
+    if w.shape != shape:  # NumPy's _weights_are_valid: weights along the axes
+        if axis is None or w.shape != tuple(shape[ax] for ax in axis):
+            raise NotModelled("average", "with weights of another shape than the array "
+                                         "or its axes (NumPy raises)")
+        w = w.transpose(np.argsort(axis)).reshape(
+            tuple(s if ax in axis else 1 for ax, s in enumerate(shape)))
     with np.errstate(all="ignore"):
         scale = w.sum(axis=axis, dtype=result_dtype, keepdims=kd)
     if np.any(scale == 0.0):

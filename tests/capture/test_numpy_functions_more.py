@@ -151,7 +151,8 @@ def _cases():
     add("isclose", lambda a, b: np.isclose(a, b), ((3, 4), (3, 4)), NUMERIC)
     add("isclose-tolerances", lambda a: np.isclose(a, a + 1e-3, rtol=0.0, atol=1e-2), ((3, 4),),
         NUMERIC)
-    add("isclose-scalar", lambda a: (np.isclose(a, 1), np.isclose(2.0, a)), ((3, 4),), NUMERIC)
+    add("isclose-scalar", lambda a: (np.isclose(a, 1), np.isclose(2.0, a), np.isclose(a, True)),
+        ((3, 4),), NUMERIC)
     add("isclose-0d", lambda a, b: np.isclose(a, b), ((), ()), NUMERIC)
     add("isclose-bools", lambda a, b: np.isclose(a, b), ((3, 4), (4,)), ("bool",))
     add("round", lambda a: np.round(a), ((3, 4),), NUMERIC)
@@ -169,6 +170,9 @@ def _cases():
         ((3, 4),), DTYPES)
     add("average-weights-full", lambda a: np.average(a, weights=[[1, 2, 3, 4], [0, 0, 1, 0],
                                                                  [2.5, 1, 1, 1]]), ((3, 4),), DTYPES)
+    add("average-weights-axes", lambda a: np.average(a, axis=(-1, 0), weights=[[1, 2], [3, 4],
+                                                                              [5, 6]]),
+        ((2, 4, 3),), DTYPES)
     add("average-returned", lambda a: np.average(a, axis=0, weights=[1, 2, 3], returned=True),
         ((3, 4),), DTYPES)
     add("average-returned-no-weights", lambda a: np.average(a, axis=1, returned=True), ((3, 4),),
