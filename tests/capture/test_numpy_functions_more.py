@@ -42,6 +42,12 @@ def _check(fn, args, graphs):
     assert out.graph_count == graphs, (out.graph_count, reasons)
 
 
+def _shift_in_place(a):
+    a <<= 2
+    a >>= 1
+    return a
+
+
 def _cases():
     """(id, fn, argument shapes, dtypes, graphs)."""
     c = []
@@ -90,6 +96,7 @@ def _cases():
     add("logaddexp-equal", lambda a: np.logaddexp(a, a), ((3, 4),), ("float32", "float64"))
     add("shifts", lambda a, b: (np.left_shift(a, b), np.right_shift(-a, b)), ((3, 4), (4,)),
         ("int64",))
+    add("shift-in-place-operators", _shift_in_place, ((3, 4),), ("int64",))
     add("shift-operators", lambda a: (a << 3, a >> 1, (-a) >> 70, a << 64), ((3, 4),), ("int64",))
     # -- truth tests, counts
     for fname, f in (("any", np.any), ("all", np.all)):
