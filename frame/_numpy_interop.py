@@ -4,8 +4,10 @@
 ``np.exp(t)`` on a Tensor runs frame's ``exp`` op and returns a Tensor;
 ``np.add.reduce(t)`` and ``np.sum(t, axis=0)`` map to frame reductions;
 ``np.std``, ``np.einsum``, ``np.linalg.norm``, ``np.sort``, ``np.cumsum``,
-``np.pad`` and the other functions of ``frame._numpy_functions`` run as frame
-ops with NumPy's own signature and semantics.  NumPy functions (and uses of
+``np.pad``, ``np.dot``, ``np.any``, ``np.vstack``, ``np.round`` and the other
+functions of ``frame._numpy_functions`` run as frame ops with NumPy's own
+signature and semantics (a call frame refuses, say an axis out of range, runs
+in NumPy, which raises its own exception).  NumPy functions (and uses of
 them) frame has no op for run in NumPy on the tensors' data and return what
 NumPy returns (ndarrays), exactly as if the caller had written
 ``np.asarray(t)`` first.

@@ -293,6 +293,15 @@ def _mixed():
         ("square-int-wraps", lambda a: np.square(a * 4_000_000_000), (i64,)),
         ("round-large-decimals", lambda a: np.round(a, 12), (f64,)),
         ("meshgrid-mixed", lambda v, w: np.meshgrid(v, w), (v32, vi)),
+        ("scalar-round-method", lambda a: a.sum().round(2), (f32,)),
+        ("dot-list-left", lambda a: np.dot([1.0, 2.0, 3.0], a), (f32,)),
+        ("vstack-list-row", lambda a: np.vstack([a, [1, 2, 3, 4]]), (f32,)),
+        ("any-numpy-scalar", lambda a: np.any(a.sum()), (f32,)),
+        ("tile-list", lambda a: np.tile([1, 2], (2, 2)) + a[:2], (f32,)),
+        ("outer-numpy-scalar", lambda a: np.outer(a.sum(), a[0]), (f32,)),
+        ("diff-append-scalar", lambda a: np.diff(a, axis=0, append=0.5), (i64,)),
+        ("repeat-tuple", lambda a: np.repeat(a, (1, 2, 3, 0), axis=1), (b,)),
+        ("full_like-bool", lambda a: np.full_like(a, True, dtype=bool), (f64,)),
     ]
 
 
