@@ -334,6 +334,8 @@ class InstructionTranslator:
             raise Unsupported("unsupported_object", str(e)) from e
         except Exception as e:  # the same error is raised again by the native run
             name = getattr(fn, "__name__", fn)
+            if isinstance(e, NotModelled) and kind == TENSOR:  # NumPy runs it on the data
+                raise Unsupported("unsupported_call", str(e)) from e
             if kind == NDARRAY and not self._numpy_raises(numpy_ref or fn, args, kwargs):
                 if isinstance(e, NotModelled):  # "numpy.std with dtype= has no frame op"
                     raise Unsupported("unsupported_call", str(e)) from e
@@ -376,6 +378,9 @@ class InstructionTranslator:
                 a, b = as_array_operand(self, a), as_array_operand(self, b)
             if fn in _BOOL_BITWISE and _numpy_bools(a) and _numpy_bools(b):
                 return self.call_real(_BOOL_BITWISE[fn](frame), [a, b], {}, numpy_semantics=True,
+                                      numpy_ref=fn)
+            if fn in _NUMPY_SHIFTS and not self._any_tensor_kind([a, b], {}):
+                return self.call_real(_NUMPY_SHIFTS[fn], [a, b], {}, numpy_semantics=True,
                                       numpy_ref=fn)
             return self.call_real(fn, [a, b], {}, numpy_semantics=True)
         if a.is_constant() and b.is_constant():
@@ -613,6 +618,10 @@ def _untrackable(tx, args, kwargs) -> bool:
 _BOOL_BITWISE = {operator.and_: lambda frame: frame.logical_and,
                  operator.or_: lambda frame: frame.logical_or,
                  operator.xor: lambda frame: frame.not_equal}
+
+
+# ndarray << k and >> k are NumPy's shift ufuncs (frame Tensors have no shift operators)
+_NUMPY_SHIFTS = {operator.lshift: np.left_shift, operator.rshift: np.right_shift}
 
 
 def _numpy_bools(v: Variable) -> bool:

@@ -4,8 +4,10 @@
 ``np.exp(t)`` on a Tensor runs frame's ``exp`` op and returns a Tensor;
 ``np.add.reduce(t)`` and ``np.sum(t, axis=0)`` map to frame reductions;
 ``np.std``, ``np.einsum``, ``np.linalg.norm``, ``np.sort``, ``np.cumsum``,
-``np.pad`` and the other functions of ``frame._numpy_functions`` run as frame
-ops with NumPy's own signature and semantics.  NumPy functions (and uses of
+``np.pad``, ``np.dot``, ``np.any``, ``np.vstack``, ``np.round`` and the other
+functions of ``frame._numpy_functions`` run as frame ops with NumPy's own
+signature and semantics (a call frame refuses, say an axis out of range, runs
+in NumPy, which raises its own exception).  NumPy functions (and uses of
 them) frame has no op for run in NumPy on the tensors' data and return what
 NumPy returns (ndarrays), exactly as if the caller had written
 ``np.asarray(t)`` first.
@@ -15,14 +17,15 @@ from __future__ import annotations
 import numpy as np
 
 from . import functions as F
-from ._numpy_functions import NUMPY_FUNCTIONS, NotModelled
-from .errors import FrameTypeError
+from ._numpy_functions import NUMPY_FUNCTIONS, UFUNC_FUNCTIONS, NotModelled
+from .errors import FrameError, FrameTypeError
 from .functions._core import _EAGER, current_level
 from .tensor import Tensor
 
 __all__ = ["UFUNC_OPS", "REDUCE_OPS", "FUNCTION_OPS"]
 
-UFUNC_OPS: dict[np.ufunc, str] = {
+# ufunc -> the frame function's name, or a NumPy-exact composition of frame ops
+UFUNC_OPS: dict = {
     np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
     np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow",
     np.maximum: "maximum", np.minimum: "minimum", np.equal: "equal",
@@ -35,6 +38,7 @@ UFUNC_OPS: dict[np.ufunc, str] = {
     np.bitwise_and: "bitwise_and", np.bitwise_or: "bitwise_or", np.bitwise_xor: "bitwise_xor",
     np.invert: "invert",
 }
+UFUNC_OPS.update(UFUNC_FUNCTIONS)
 REDUCE_OPS: dict[np.ufunc, str] = {np.add: "sum", np.multiply: "prod", np.maximum: "max",
                                    np.minimum: "min"}
 
@@ -82,7 +86,8 @@ def _write_out(out, result):
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     out = kwargs.pop("out", None)
     if method == "__call__" and ufunc in UFUNC_OPS and not kwargs:
-        result = getattr(F, UFUNC_OPS[ufunc])(*inputs)
+        op = UFUNC_OPS[ufunc]
+        result = (getattr(F, op) if isinstance(op, str) else op)(*inputs)
     elif method == "__call__" and ufunc is np.positive and not kwargs:
         result = inputs[0] if isinstance(inputs[0], Tensor) else Tensor(inputs[0])
     elif method == "reduce" and ufunc in REDUCE_OPS and set(kwargs) <= {"axis", "keepdims"}:
@@ -106,6 +111,11 @@ def array_function(self, func, types, args, kwargs):
         except NotModelled:
             if current_level() is not _EAGER:
                 raise  # under capture: a break naming the function (NumPy runs it)
+        except FrameError:
+            if current_level() is not _EAGER:
+                raise
+            # frame refuses the arguments (an axis out of range, unaligned shapes):
+            # NumPy raises its own exception for them, below
     entry = FUNCTION_OPS.get(func)
     if entry is not None and entry[1] is not None and set(kwargs) <= entry[1] and \
             kwargs.get("out") is None:

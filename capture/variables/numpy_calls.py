@@ -46,6 +46,14 @@ _ARRAY_LIKE: dict = {
     np.std: ("a",), np.var: ("a",), np.linalg.norm: ("x",), np.argsort: ("a",), np.sort: ("a",),
     np.take_along_axis: ("arr", "indices"), np.cumsum: ("a",), np.cumprod: ("a",),
     np.array_split: ("ary",),
+    np.dot: ("a", "b"), np.vdot: ("a", "b"), np.inner: ("a", "b"), np.outer: ("a", "b"),
+    np.tensordot: ("a", "b"), np.any: ("a",), np.all: ("a",), np.count_nonzero: ("a",),
+    np.vstack: ("*tup",), np.hstack: ("*tup",), np.dstack: ("*tup",), np.column_stack: ("*tup",),
+    np.swapaxes: ("a",), np.moveaxis: ("a",), np.diff: ("a", "prepend", "append"),
+    np.roll: ("a",), np.repeat: ("a",), np.tile: ("A",), np.triu: ("m",), np.tril: ("m",),
+    np.isclose: ("a", "b"), np.allclose: ("a", "b"), np.round: ("a",), np.around: ("a",),
+    np.ptp: ("a",), np.average: ("a",), np.zeros_like: ("a",), np.ones_like: ("a",),
+    np.full_like: ("a", "fill_value"), np.empty_like: ("prototype",),
 }
 if hasattr(np, "amax"):
     _ARRAY_LIKE[np.amax] = _ARRAY_LIKE[np.max]
@@ -54,7 +62,7 @@ if hasattr(np, "amax"):
 # functions whose out= is a reduction's (written when dtype and shape are its own)
 _REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.prod, np.argmax, np.argmin,
                getattr(np, "amax", np.max), getattr(np, "amin", np.min), np.std, np.var,
-               np.cumsum, np.cumprod}
+               np.cumsum, np.cumprod, np.any, np.all, np.count_nonzero, np.ptp}
 # ... and those whose out= is an elementwise ufunc's
 _ELEMENTWISE = {np.clip}
 
@@ -62,7 +70,9 @@ _ELEMENTWISE = {np.clip}
 _METHOD_FUNCTIONS = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min,
                      "prod": np.prod, "argmax": np.argmax, "argmin": np.argmin,
                      "clip": np.clip, "take": np.take, "std": np.std, "var": np.var,
-                     "cumsum": np.cumsum, "cumprod": np.cumprod, "argsort": np.argsort}
+                     "cumsum": np.cumsum, "cumprod": np.cumprod, "argsort": np.argsort,
+                     "any": np.any, "all": np.all, "round": np.round, "dot": np.dot,
+                     "repeat": np.repeat}
 
 
 def _reduce_signature(array, axis=0, dtype=None, out=None, keepdims=False, initial=None,

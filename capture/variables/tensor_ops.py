@@ -33,7 +33,8 @@ _METADATA_METHODS = {"is_floating_point", "element_size", "dim", "ndimension", "
 # ndarray methods frame can model, with NumPy's semantics
 NDARRAY_METHODS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin", "reshape",
                    "transpose", "squeeze", "astype", "clip", "take", "flatten", "ravel", "copy",
-                   "swapaxes", "std", "var", "cumsum", "cumprod", "argsort", "sort"}
+                   "swapaxes", "std", "var", "cumsum", "cumprod", "argsort", "sort", "any", "all",
+                   "round", "dot", "repeat"}
 # ...and those whose result may be a view of the array (NumPy documents "may")
 NDARRAY_VIEW_METHODS = {"reshape", "transpose", "squeeze", "ravel", "swapaxes"}
 

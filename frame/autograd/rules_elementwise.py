@@ -63,6 +63,9 @@ def _s(b, value, like):
 gradient_rule("neg")(_unary(lambda b, x, y, g: b.op("neg", g)))
 gradient_rule("exp")(_unary(lambda b, x, y, g: _mul_deriv(b, g, y)))
 gradient_rule("log")(_unary(lambda b, x, y, g: b.op("div", g, conj(b, x))))
+gradient_rule("log1p")(_unary(
+    lambda b, x, y, g: b.op("div", g, conj(b, b.op("add", x, _s(b, 1.0, x))))))
+gradient_rule("expm1")(_unary(lambda b, x, y, g: _mul_deriv(b, g, b.op("exp", x))))
 gradient_rule("sqrt")(_unary(
     lambda b, x, y, g: b.op("div", b.op("mul", g, _s(b, 0.5, g)), conj(b, y))))
 # d/dx x**-1/2 = -1/2 * y**3
@@ -178,6 +181,14 @@ def _binary(fn):
         g0, g1 = fn(b, x0, x1, y, g)
         return [fit(b, g0, x0), fit(b, g1, x1)]
     return rule
+
+
+# hypot: d/dx = x / h, d/dy = y / h;  logaddexp: d/dx = exp(x - out), d/dy = exp(y - out)
+gradient_rule("hypot")(_binary(lambda b, x0, x1, y, g: (
+    _mul_deriv(b, g, b.op("div", x0, y)), _mul_deriv(b, g, b.op("div", x1, y)))))
+gradient_rule("logaddexp")(_binary(lambda b, x0, x1, y, g: (
+    _mul_deriv(b, g, b.op("exp", b.op("sub", x0, y))),
+    _mul_deriv(b, g, b.op("exp", b.op("sub", x1, y))))))
 
 
 def _when(cond, make):

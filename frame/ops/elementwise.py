@@ -18,7 +18,8 @@ from .common import broadcast_shapes, require_dtype, ufunc_result_dtype
 from .registry import register
 from .schema import AttrSpec, OpSchema
 
-__all__ = ["UNARY_UFUNCS", "BINARY_UFUNCS", "erf_kernel"]
+__all__ = ["UNARY_UFUNCS", "BINARY_UFUNCS", "EXTRA_UNARY_UFUNCS", "EXTRA_BINARY_UFUNCS",
+           "erf_kernel"]
 
 _EW = ("elementwise", "fusable")
 
@@ -290,6 +291,15 @@ def _gelu_decompose(b, inputs, attrs):
 for _name, _k in (("rsqrt", _rsqrt_kernel), ("sigmoid", _sigmoid_kernel), ("erf", _erf_kernel)):
     register(OpSchema(_name, 1, _unary_infer_like(_name, np.sqrt), _k, traits=_EW))
 register(OpSchema("relu", 1, _relu_infer, _relu_kernel, traits=_EW))
+# NumPy ufuncs without a frame function of their own: np.log1p/np.expm1 on frame
+# Tensors and traced ndarrays reach them (frame/_numpy_functions.py)
+EXTRA_UNARY_UFUNCS = {"log1p": np.log1p, "expm1": np.expm1}
+for _name, _uf in EXTRA_UNARY_UFUNCS.items():
+    def _kernel(ins, attrs, _f=_uf):
+        return (_f(ins[0]),)
+
+    register(OpSchema(_name, 1, _unary_infer_like(_name, _uf), _kernel, traits=_EW,
+                      doc=f"Elementwise numpy.{_uf.__name__} (accurate for tiny x)."))
 register(OpSchema("gelu", 1, _gelu_infer, _gelu_kernel, attrs={"approximate": AttrSpec("str", "none")},
                   traits=_EW + ("composite",), decompose=_gelu_decompose))
 
@@ -325,6 +335,26 @@ for _name, _uf in BINARY_UFUNCS.items():
     if _name in _COMMUTATIVE:
         _traits += ("commutative",)
     if _name in _COMPARISONS:
+        _traits += ("nondifferentiable",)
+
+    def _kernel(ins, attrs, _f=_uf):
+        return (_f(ins[0], ins[1]),)
+
+    register(OpSchema(_name, 2, _binary_infer(_name, _uf), _kernel, traits=_traits,
+                      doc=f"Elementwise numpy.{_uf.__name__} with broadcasting."))
+
+
+# NumPy binary ufuncs without a frame function of their own (np.hypot, np.logaddexp,
+# np.left_shift / np.right_shift and ``a << k`` on frame Tensors and traced ndarrays
+# reach them, frame/_numpy_functions.py); the shifts are NumPy's for every shift
+# count (0 from the width on, -1 for a negative value shifted right that far)
+EXTRA_BINARY_UFUNCS = {"hypot": np.hypot, "logaddexp": np.logaddexp,
+                       "left_shift": np.left_shift, "right_shift": np.right_shift}
+for _name, _uf in EXTRA_BINARY_UFUNCS.items():
+    _traits = _EW + ("broadcast",)
+    if _name in ("hypot", "logaddexp"):
+        _traits += ("commutative",)
+    else:
         _traits += ("nondifferentiable",)
 
     def _kernel(ins, attrs, _f=_uf):

@@ -9,6 +9,8 @@ from .optable import (ALL, BINARY_SHAPES, FLOATS, INTS, NUMERIC, UNARY_SHAPES, C
                       sample)
 
 _verf = np.vectorize(math.erf, otypes=[np.float64])
+_vlog1p = np.vectorize(math.log1p, otypes=[np.float64])
+_vexpm1 = np.vectorize(math.expm1, otypes=[np.float64])
 
 
 def _f64(x):
@@ -20,6 +22,8 @@ UNARY = {
     "neg": (lambda x: 0 - x, NUMERIC, "any"),
     "exp": (lambda x: math.e ** _f64(x), NUMERIC, "any"),
     "log": (lambda x: np.log(_f64(x)), NUMERIC, "positive"),
+    "log1p": (lambda x: _vlog1p(_f64(x)), NUMERIC, "positive"),
+    "expm1": (lambda x: _vexpm1(_f64(x)), NUMERIC, "any"),
     "sqrt": (lambda x: _f64(x) ** 0.5, NUMERIC, "positive"),
     "rsqrt": (lambda x: 1.0 / _f64(x) ** 0.5, NUMERIC, "positive"),
     "tanh": (lambda x: (np.exp(2 * _f64(x)) - 1) / (np.exp(2 * _f64(x)) + 1), NUMERIC, "any"),
@@ -88,7 +92,29 @@ BINARY = {
     "bitwise_and": (lambda a, b: _python_bits(a, b, lambda i, j: i & j), INTS + ("bool",), "any"),
     "bitwise_or": (lambda a, b: _python_bits(a, b, lambda i, j: i | j), INTS + ("bool",), "any"),
     "bitwise_xor": (lambda a, b: _python_bits(a, b, lambda i, j: i ^ j), INTS + ("bool",), "any"),
+    "hypot": (lambda a, b: (_f64(a) ** 2 + _f64(b) ** 2) ** 0.5, NUMERIC, "any"),
+    "logaddexp": (lambda a, b: np.log(np.exp(_f64(a)) + np.exp(_f64(b))), NUMERIC, "any"),
+    "left_shift": (lambda a, b: _shifted(a, b, left=True), INTS, "shift"),
+    "right_shift": (lambda a, b: _shifted(a, b, left=False), INTS, "shift"),
 }
+
+
+def _shifted(a, b, left: bool):
+    """NumPy's shifts on Python ints: the value wrapped to the dtype's width; a
+    count outside [0, width) gives 0 (-1 for a negative value shifted right)."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    dtype = np.result_type(a, b)
+    bits = dtype.itemsize * 8
+    out = []
+    for i, j in zip(a.ravel().tolist(), b.ravel().tolist()):
+        if not 0 <= j < bits:
+            out.append(-1 if (not left and i < 0) else 0)
+        elif left:
+            v = (i << j) & ((1 << bits) - 1)
+            out.append(v - (1 << bits) if v >= 1 << (bits - 1) else v)
+        else:
+            out.append(i >> j)
+    return np.array(out, dtype=np.int64).astype(dtype).reshape(a.shape)
 
 
 def _python_bits(a, b, fn):
@@ -106,6 +132,10 @@ def _binary_inputs(sa, sb, dtype, domain, seed):
     elif domain == "pow":
         a = sample(sa, dtype, seed, positive=True)
         b = sample(sb, dtype, seed + 1, low=0, high=3) if dtype in INTS else sample(sb, dtype, seed + 1)
+    elif domain == "shift":  # counts past the width and negative ones too
+        bits = np.dtype(dtype).itemsize * 8
+        a = sample(sa, dtype, seed, low=-(2 ** 20), high=2 ** 20)
+        b = sample(sb, dtype, seed + 1, low=-2, high=bits + 2)
     elif domain == "small":
         a = sample(sa, dtype, seed, low=-1, high=1)
         b = sample(sb, dtype, seed + 1, low=-1, high=1)

@@ -25,7 +25,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...ir.graph import Node
-from ...ops.elementwise import BINARY_UFUNCS, UNARY_UFUNCS
+from ...ops.elementwise import (BINARY_UFUNCS, EXTRA_BINARY_UFUNCS, EXTRA_UNARY_UFUNCS,
+                                UNARY_UFUNCS)
 from ...ops.registry import lookup
 
 __all__ = ["Namespace", "Emitter", "REREADS_ARGUMENTS", "out_lowering"]
@@ -174,7 +175,8 @@ def _reshaped(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[
 def _build_table() -> dict[str, tuple[Callable, Emitter]]:
     """op -> (the reference kernel this lowering mirrors, emitter)."""
     emitters: dict[str, Emitter] = {}
-    for name, uf in {**UNARY_UFUNCS, **BINARY_UFUNCS}.items():
+    for name, uf in {**UNARY_UFUNCS, **EXTRA_UNARY_UFUNCS, **BINARY_UFUNCS,
+                     **EXTRA_BINARY_UFUNCS}.items():
         emitters[name] = _ufunc_emitter(uf)
     emitters.update(relu=_relu, rsqrt=_rsqrt, clip=_clip, cast=_cast, matmul=_matmul,
                     where=_where, slice=_slice, squeeze=_reshaped, expand_dims=_reshaped,

@@ -14,6 +14,8 @@ do.  Where the CPU plugin's own op differs from NumPy, the lowering says how:
 - Convert(f32 -> boolean) makes NaN False; NumPy's ``astype(bool)`` makes it
   True, so casts to bool are ``x != 0``.
 - Erf is not accurate enough (see ``erf.py``).
+- there is no log1p/expm1 op: they are built from Log/Exp with the corrections
+  that keep them accurate for tiny x (``log(1 + x)`` would lose it all).
 - integer comparisons, Clamp and Relu run in float32 inside the plugin
   (16777217 == 16777216 is True): integer comparisons are built from bitwise
   ops (``Lowerer.int_less``), integer relu/clip from Maximum/Minimum, which
@@ -106,6 +108,71 @@ def _float_unary(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     if node.op == "exp":
         y = _keep_nan(x, y)  # the plugin's Exp maps NaN to inf
     return [y]
+
+
+def _log1p_of(cx: Lowerer, x: Out) -> Out:
+    one = cx.f32(1.0)
+    u = out(ops.add(one, x))
+    um1 = out(ops.subtract(u, one))
+    log_u = out(ops.log(u))
+    corrected = out(ops.divide(out(ops.multiply(log_u, x)), um1))
+    y = out(ops.select(out(ops.equal(um1, cx.f32(0.0))), x, corrected))
+    # x = inf: inf * inf / inf is nan, log1p(inf) = log(inf) = inf
+    return out(ops.select(out(ops.is_inf(x)), log_u, y))
+
+
+@lowering("log1p", check=_float_only)
+def _log1p(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    """log(1 + x) with Goldberg's correction (Kahan): ``u = 1 + x`` rounds, and
+    ``log(u) * x / (u - 1)`` undoes the rounding; where ``u == 1`` the result is
+    ``x`` itself (log(1 + x) would be 0 for every float32 x below 6e-8)."""
+    (x,) = _operands(cx, node, ins, "f")
+    return [_log1p_of(cx, x)]
+
+
+@lowering("logaddexp", check=_float_only)
+def _logaddexp(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    """NumPy's ``npy_logaddexp``: ``x + log(2)`` where ``x == y`` (equal
+    infinities too), else ``max + log1p(exp(-|x - y|))``, NaN where ``x - y`` is."""
+    x, y = _operands(cx, node, ins, "f")
+    diff = out(ops.subtract(x, y))
+    larger = out(ops.select(out(ops.greater(diff, cx.f32(0.0))), x, y))
+    tail = _log1p_of(cx, out(ops.exp(out(ops.negative(out(ops.abs(diff)))))))
+    r = out(ops.add(larger, tail))
+    r = out(ops.select(out(ops.is_nan(diff)), diff, r))
+    return [out(ops.select(out(ops.equal(x, y)), out(ops.add(x, cx.f32(math.log(2.0)))), r))]
+
+
+@lowering("hypot", check=_float_only)
+def _hypot(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    """``m * sqrt(1 + (n / m)**2)`` for ``m, n`` the larger and smaller of
+    ``|x|, |y|`` (no overflow of the squares); 0 where both are 0, inf where either
+    is inf (also next to NaN, as C's hypot), else NaN where either is NaN."""
+    x, y = _operands(cx, node, ins, "f")
+    a, b = out(ops.abs(x)), out(ops.abs(y))
+    m, n = out(ops.maximum(a, b)), out(ops.minimum(a, b))
+    r = out(ops.divide(n, m))
+    h = out(ops.multiply(m, out(ops.sqrt(out(ops.add(cx.f32(1.0), out(ops.multiply(r, r))))))))
+    h = out(ops.select(out(ops.equal(m, cx.f32(0.0))), m, h))
+    nan = out(ops.logical_or(out(ops.is_nan(x)), out(ops.is_nan(y))))
+    h = out(ops.select(nan, out(ops.add(x, y)), h))
+    inf = out(ops.logical_or(out(ops.is_inf(x)), out(ops.is_inf(y))))
+    return [out(ops.select(inf, cx.f32(math.inf), h))]
+
+
+@lowering("expm1", check=_float_only)
+def _expm1(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    """exp(x) - 1 with Kahan's correction: ``(u - 1) * x / log(u)`` for ``u =
+    exp(x)``; ``x`` itself where ``u == 1``, -1 where ``u == 0``, ``u`` where it
+    is inf (and NaN kept: the plugin's Exp maps it to inf)."""
+    (x,) = _operands(cx, node, ins, "f")
+    one = cx.f32(1.0)
+    u = _keep_nan(x, out(ops.exp(x)))
+    um1 = out(ops.subtract(u, one))
+    corrected = out(ops.divide(out(ops.multiply(um1, x)), out(ops.log(u))))
+    y = out(ops.select(out(ops.equal(um1, cx.f32(0.0))), x, corrected))
+    y = out(ops.select(out(ops.equal(um1, cx.f32(-1.0))), um1, y))
+    return [out(ops.select(out(ops.is_inf(u)), u, y))]
 
 
 @lowering("rsqrt", check=_float_only)
@@ -214,6 +281,14 @@ def _no_build(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
 
 
 lowering("floordiv", "mod", check=_refuse_divmod)(_no_build)
+
+
+def _refuse_shift(node: Node) -> str:
+    return (f"op '{node.op}' on {_kinds(node)}: int64 runs in int32 inside OpenVINO, and "
+            f"its shifts by the width or more (or by negative counts) are not NumPy's")
+
+
+lowering("left_shift", "right_shift", check=_refuse_shift)(_no_build)
 
 
 @lowering("maximum", "minimum", int64=True)
