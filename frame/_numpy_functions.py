@@ -1290,6 +1290,78 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     return tuple(output)
 
 
+# --------------------------------------------------------------------------- NaN and inf tests
+
+def isnan(x):
+    """``np.isnan``: ``x != x`` (true for NaN alone; for a complex value, NaN in
+    either part; never for integers and bools)."""
+    return F.not_equal(x, x)
+
+
+def _finite_kind(x, function: str) -> str:
+    kind = _dtype(x).kind
+    if kind == "c":
+        raise NotModelled(function, "of complex values")
+    return kind
+
+
+def isinf(x):
+    """``np.isinf``: ``|x| == inf`` (false for NaN, integers and bools)."""
+    if _finite_kind(x, "isinf") != "f":
+        return F.not_equal(x, x)
+    return F.equal(F.abs(x), math.inf)
+
+
+def isfinite(x):
+    """``np.isfinite``: ``|x| < inf`` (false for NaN; true for integers and bools)."""
+    if _finite_kind(x, "isfinite") != "f":
+        return F.equal(x, x)
+    return F.less(F.abs(x), math.inf)
+
+
+def logical_xor(a, b):
+    """``np.logical_xor``: the truth values (nonzero, NaN included) differ."""
+    truth = from_numpy(np.dtype(bool))
+    return F.not_equal(F.astype(a, truth), F.astype(b, truth))
+
+
+def _nan_ignoring(name: str, pick):
+    def fn(a, b):
+        both = pick(a, b)  # NumPy's promotion; NaN where either is NaN
+        return F.where(F.not_equal(a, a), b, F.where(F.not_equal(b, b), a, both))
+    fn.__name__ = name
+    fn.__doc__ = (f"``np.{name}``: ``{pick.__name__}`` of the two, except that a NaN "
+                  f"gives the other value (NaN only where both are).")
+    return fn
+
+
+fmax = _nan_ignoring("fmax", F.maximum)
+fmin = _nan_ignoring("fmin", F.minimum)
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """``np.nan_to_num``: NaN, +inf and -inf replaced (by 0 and the dtype's
+    largest and smallest finite values unless given); other dtypes unchanged."""
+    kind = _finite_kind(x, "nan_to_num")
+    if not copy:
+        raise NotModelled("nan_to_num", "with copy=False (NumPy writes into x)")
+    if kind != "f":
+        return F.add(x, 0) if kind != "b" else F.logical_or(x, False)
+    dt = _dtype(x)
+    info = np.finfo(dt)
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    for value in (nan, hi, lo):
+        if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+            raise NotModelled("nan_to_num", f"with a replacement {value!r}")
+    # NumPy stores the replacements into x's dtype (a float64 1e300 into float32 is inf)
+    with np.errstate(over="ignore"):
+        nan_, hi_, lo_ = (np.asarray(v).astype(dt) for v in (nan, hi, lo))
+    out = F.where(F.not_equal(x, x), nan_, x)
+    out = F.where(F.equal(x, math.inf), hi_, out)
+    return F.where(F.equal(x, -math.inf), lo_, out)
+
+
 NUMPY_FUNCTIONS: dict = {
     np.std: std, np.var: var, np.einsum: einsum, np.linalg.norm: norm, np.argsort: argsort,
     np.sort: sort, np.take_along_axis: take_along_axis, np.cumsum: cumsum,
@@ -1302,9 +1374,11 @@ NUMPY_FUNCTIONS: dict = {
     np.isclose: isclose, np.allclose: allclose, np.round: np_round, np.around: around,
     np.ptp: ptp, np.average: average, np.sum: np_sum, np.prod: np_prod, np.mean: np_mean,
     np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
-    np.empty_like: empty_like, np.meshgrid: meshgrid,
+    np.empty_like: empty_like, np.meshgrid: meshgrid, np.nan_to_num: nan_to_num,
 }
 # ufuncs frame runs as an exact composition of its ops (Tensor.__array_ufunc__)
-UFUNC_FUNCTIONS: dict = {np.square: square, np.log1p: log1p, np.expm1: expm1, np.hypot: hypot,
+UFUNC_FUNCTIONS: dict = {np.isnan: isnan, np.isinf: isinf, np.isfinite: isfinite,
+                         np.logical_xor: logical_xor, np.fmax: fmax, np.fmin: fmin,
+                         np.square: square, np.log1p: log1p, np.expm1: expm1, np.hypot: hypot,
                          np.logaddexp: logaddexp, np.left_shift: left_shift,
                          np.right_shift: right_shift}

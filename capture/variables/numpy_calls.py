@@ -53,7 +53,7 @@ _ARRAY_LIKE: dict = {
     np.roll: ("a",), np.repeat: ("a",), np.tile: ("A",), np.triu: ("m",), np.tril: ("m",),
     np.isclose: ("a", "b"), np.allclose: ("a", "b"), np.round: ("a",), np.around: ("a",),
     np.ptp: ("a",), np.average: ("a",), np.zeros_like: ("a",), np.ones_like: ("a",),
-    np.full_like: ("a", "fill_value"), np.empty_like: ("prototype",),
+    np.full_like: ("a", "fill_value"), np.empty_like: ("prototype",), np.nan_to_num: ("x",),
 }
 if hasattr(np, "amax"):
     _ARRAY_LIKE[np.amax] = _ARRAY_LIKE[np.max]

@@ -63,6 +63,9 @@ class TensorMethodVariable(Variable):
             functional = getattr(getattr(Tensor, self.name, None), "__frame_inplace_of__", None)
             if functional is not None:  # t.add_(y), t.__setitem__(i, v): the functional form, written back
                 return tensor_write(tx, t, functional, args, kwargs)
+        if t.kind == NDARRAY and self.name == "__setitem__" and len(args) == 2 and not kwargs:
+            ndarray_setitem(tx, t, *args)  # a.__setitem__(i, v) is a[i] = v
+            return ConstantVariable(None)
         if self.name.endswith("_") and not self.name.endswith("__") or self.name.startswith("__i") \
                 or self.name in ("__setitem__", "__setattr__", "__delattr__", "__delitem__"):
             raise Unsupported("side_effect", f"in-place tensor method .{self.name}()")

@@ -5,7 +5,9 @@
 ``np.all``/``np.count_nonzero`` (and the ndarray methods), the stacking and axis
 functions, ``np.diff``/``roll``/``repeat``/``tile``/``triu``/``tril``,
 ``np.isclose``, ``np.round``, ``np.ptp``, ``np.average``, the ``dtype=`` of
-``np.sum``/``prod``/``mean``, the ``*_like`` constructors and ``np.meshgrid``.
+``np.sum``/``prod``/``mean``, the ``*_like`` constructors, ``np.meshgrid``, and the
+NaN/inf tests ``np.isnan``/``isinf``/``isfinite``/``fmax``/``fmin``/``logical_xor``/
+``nan_to_num`` (on values holding NaN, infinities and signed zeros).
 
 Every case runs natively and jitted (``assert_same_as_eager``: values, dtypes,
 result types, shapes, exceptions) over several dtypes and shapes (0-d and empty
@@ -404,3 +406,38 @@ def test_not_modelled_uses_break(fn, reason):
     out = frame.explain(fn)(x.copy())
     assert out.graph_break_count >= 1
     assert any(reason in r.reason for r in out.break_reasons), [r.reason for r in out.break_reasons]
+
+
+# -- NaN and inf: isnan, isinf, isfinite, fmax, fmin, logical_xor, nan_to_num
+
+def _special(dtype):
+    if dtype in ("float32", "float64", "float16"):
+        return np.array([1.5, -0.0, np.nan, np.inf, -np.inf, -3.5, 0.0, np.nan], dtype)
+    return np.array([1, 0, -2, 5, 0, 3, 7, -1]).astype(dtype)
+
+
+SPECIAL_FUNCTIONS = {
+    "isnan": lambda a: np.isnan(a), "isinf": lambda a: np.isinf(a),
+    "isfinite": lambda a: np.isfinite(a), "logical_xor": lambda a: np.logical_xor(a, a[::-1]),
+    "fmax": lambda a: np.fmax(a, a[::-1]), "fmin-scalar": lambda a: np.fmin(a, 2),
+    "nan_to_num": lambda a: np.nan_to_num(a),
+    "nan_to_num-given": lambda a: np.nan_to_num(a, nan=-1.0, posinf=9.0, neginf=-9.0),
+    "nan_to_num-overflowing": lambda a: np.nan_to_num(a, posinf=1e300),
+    "zero-nans-by-mask": lambda a: (lambda b: (b.__setitem__(np.isnan(b), 0), b)[1])(a.copy()),
+    "where-finite": lambda a: np.where(np.isfinite(a), a, 0) * 2,
+}
+
+
+@pytest.mark.parametrize("dtype", ("float16", "float32", "float64", "int64", "bool"))
+@pytest.mark.parametrize("name", list(SPECIAL_FUNCTIONS))
+def test_nan_and_inf_functions_match_numpy(name, dtype):
+    fn = SPECIAL_FUNCTIONS[name]
+    x = _special(dtype)
+    with np.errstate(all="ignore"):
+        _check(fn, (x,), graphs=1)
+        t = frame.tensor(x)
+        got = fn(t) if name != "zero-nans-by-mask" else None
+    if got is not None:
+        assert isinstance(got, frame.Tensor)
+        with np.errstate(all="ignore"):
+            assert_same(fn(x), got.numpy())
