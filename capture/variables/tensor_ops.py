@@ -162,9 +162,18 @@ def _ndim(a): ...
 def _size(a, axis=None): ...
 
 
+def _atleast(a): ...
+
+
 _ARRAY_FUNCTIONS = {np.asarray: _asarray, np.asanyarray: _asarray, np.array: _array,
                     np.copy: _copy, np.ravel: _ravel, np.shape: _shape, np.ndim: _ndim,
-                    np.size: _size}
+                    np.size: _size, np.atleast_1d: _atleast, np.atleast_2d: _atleast,
+                    np.atleast_3d: _atleast}
+# np.atleast_<n>d(a) of an array of lower rank: a view of this shape
+_ATLEAST = {np.atleast_1d: lambda s: s or (1,),
+            np.atleast_2d: lambda s: s if len(s) >= 2 else (1,) * (2 - len(s)) + s,
+            np.atleast_3d: lambda s: s if len(s) >= 3 else {0: (1, 1, 1), 1: (1,) + s + (1,),
+                                                              2: s + (1,)}[len(s)]}
 
 
 @HOOKS.provide
@@ -201,6 +210,12 @@ def numpy_array_function(tx, fn, args, kwargs) -> Variable | None:
         if opts.get("order", "C") != "C":
             return None
         return _ndarray_method(tx, a, "ravel", [], {})
+    if fn in _ATLEAST:
+        shape = _ATLEAST[fn](tuple(a.shape))
+        if shape == tuple(a.shape):
+            a.check_fresh()
+            return a  # NumPy hands the array itself back
+        return _ndarray_method(tx, a, "reshape", [tx.wrap_static(shape)], {})
     if opts.get("order") not in (None, "K", "A") or opts.get("subok") or opts.get("like") is not None \
             or opts.get("device") not in (None, "cpu") or opts.get("ndmin", 0):
         return None

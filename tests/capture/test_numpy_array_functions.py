@@ -1,5 +1,6 @@
 """NumPy functions that pass an array through, copy it or convert its dtype
-(``np.asarray``, ``np.array``, ``np.copy``, ``np.ravel``, ``np.shape``...),
+(``np.asarray``, ``np.array``, ``np.copy``, ``np.ravel``, ``np.shape``,
+``np.atleast_1d``/``2d``/``3d``...),
 Python's scalar types as dtypes, and the constructors of uninitialised arrays:
 jitted against plain Python (identity and memory sharing included), in one
 graph."""
@@ -75,11 +76,23 @@ def library_style(x, w):
     return np.tanh(x @ w)
 
 
+def atleast(a):
+    one, two, three = np.atleast_1d(a), np.atleast_2d(a), np.atleast_3d(a)
+    return one, two, three * 2, one is a, two is a  # views of a, or a itself
+
+
+def write_through_atleast(a):
+    two = np.atleast_2d(a)
+    two *= 2  # a reshaped view writes its base: runs natively
+    return a
+
+
 CASES = [
     (asarray_is_the_array, (X,)), (asarray_same_dtype, (X,)), (asarray_converts, (X,)),
     (array_copies, (X,)), (array_dtype, (X,)), (copy_function, (X,)), (ravel_function, (X,)),
     (metadata, (X,)), (builtin_dtypes, (X,)), (empty_then_filled, (X,)),
-    (library_style, (X[0], X.T)),
+    (library_style, (X[0], X.T)), (atleast, (np.float64(3.0) * np.ones(()),)), (atleast, (X[0],)),
+    (atleast, (X,)), (atleast, (X[None],)),
 ]
 
 
@@ -97,6 +110,7 @@ def asarray_fortran(a):
     return np.asarray(a, order="F")
 
 
-@pytest.mark.parametrize("fn", [asarray_copy_false_converting, asarray_fortran])
+@pytest.mark.parametrize("fn", [asarray_copy_false_converting, asarray_fortran,
+                                write_through_atleast])
 def test_unmodelled_uses_keep_numpy_semantics(fn):
     assert_same_as_eager(fn, X, captured=None)
