@@ -137,7 +137,7 @@ def _dt(x) -> DType:
     return from_numpy(np.asarray(x).dtype)
 
 
-register(OpSchema("inv", 1, _square_infer("inv"), _inv_kernel,
+register(OpSchema("inv", 1, _square_infer("inv"), _inv_kernel, traits=("may_raise",),
                   doc="numpy.linalg.inv(a): the inverse of each matrix of the last two axes; a "
                       "singular matrix raises numpy.linalg.LinAlgError."))
 
@@ -171,7 +171,7 @@ def _solve_kernel(ins, attrs):
     return (_cast(np.linalg.solve(ins[0], ins[1]), dt),)
 
 
-register(OpSchema("solve", 2, _solve_infer, _solve_kernel,
+register(OpSchema("solve", 2, _solve_infer, _solve_kernel, traits=("may_raise",),
                   doc="numpy.linalg.solve(a, b): x with a @ x == b; a 1-D b is one right-hand "
                       "side, else the last two axes of b are a matrix of them; batches "
                       "broadcast; a singular a raises numpy.linalg.LinAlgError."))
@@ -233,12 +233,12 @@ def _eigvalsh_kernel(ins, attrs):
 
 
 register(OpSchema("eigh", 1, _eigh_infer("eigh"), _eigh_kernel,
-                  attrs={"UPLO": AttrSpec("str", "L")}, traits=("nondifferentiable",),
+                  attrs={"UPLO": AttrSpec("str", "L")}, traits=("nondifferentiable", "may_raise"),
                   doc="numpy.linalg.eigh(a, UPLO): eigenvalues (ascending) and eigenvectors "
                       "(columns) of each Hermitian matrix, read from its lower ('L') or upper "
                       "('U') triangle."))
 register(OpSchema("eigvalsh", 1, _eigh_infer("eigvalsh"), _eigvalsh_kernel,
-                  attrs={"UPLO": AttrSpec("str", "L")}, traits=("nondifferentiable",),
+                  attrs={"UPLO": AttrSpec("str", "L")}, traits=("nondifferentiable", "may_raise"),
                   doc="numpy.linalg.eigvalsh(a, UPLO): the eigenvalues (ascending) of each "
                       "Hermitian matrix, read from its lower ('L') or upper ('U') triangle."))
 
@@ -249,7 +249,7 @@ def _cholesky_kernel(ins, attrs):
 
 
 register(OpSchema("cholesky", 1, _square_infer("cholesky"), _cholesky_kernel,
-                  attrs={"upper": AttrSpec("bool", False)}, traits=("nondifferentiable",),
+                  attrs={"upper": AttrSpec("bool", False)}, traits=("nondifferentiable", "may_raise"),
                   doc="numpy.linalg.cholesky(a, upper): the lower (or, with upper, upper) "
                       "triangular factor of each Hermitian positive-definite matrix; one that "
                       "is not positive definite raises numpy.linalg.LinAlgError."))
