@@ -66,7 +66,7 @@ def _scatter_add_kernel(ins, attrs):
     return (out,)
 
 
-register(OpSchema("scatter_add", 3, _scatter_add_infer, _scatter_add_kernel, traits=("may_raise",),
+register(OpSchema("scatter_add", 3, _scatter_add_infer, _scatter_add_kernel,
                   attrs={"axis": AttrSpec("int")},
                   doc="scatter_add(input, indices, updates, axis): a copy of input with "
                       "updates added at the positions take(input, indices, axis) reads; "

@@ -477,7 +477,7 @@ def _cross_entropy_decompose(b, inputs, attrs):
 
 
 register(OpSchema("cross_entropy", 2, _cross_entropy_infer, _cross_entropy_kernel,
-                  attrs={"reduction": AttrSpec("str", "mean")}, traits=_COMPOSITE + ("may_raise",),
+                  attrs={"reduction": AttrSpec("str", "mean")}, traits=_COMPOSITE,
                   decompose=_cross_entropy_decompose,
                   doc="-log_softmax(logits)[i, labels[i]], reduced by 'reduction' "
                       "(mean | sum | none); labels out of [0, C) are an error."))
@@ -535,7 +535,7 @@ def _embedding_kernel(ins, attrs):
     return (np.take(weight, indices, axis=0),)
 
 
-register(OpSchema("embedding", 2, _embedding_infer, _embedding_kernel, traits=("may_raise",),
+register(OpSchema("embedding", 2, _embedding_infer, _embedding_kernel,
                   doc="weight[indices]: rows of weight [V, D] gathered into [..., D]; "
                       "indices outside [0, V) are an error."))
 

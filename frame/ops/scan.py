@@ -132,7 +132,7 @@ def _take_along_axis_kernel(ins, attrs):
 
 
 register(OpSchema("take_along_axis", 2, _take_along_axis_infer, _take_along_axis_kernel,
-                  attrs={"axis": AttrSpec("int")}, traits=("may_raise",),
+                  attrs={"axis": AttrSpec("int")},
                   doc="numpy.take_along_axis(x, indices, axis): out[..., j, ...] = "
                       "x[..., indices[..., j, ...], ...]; the other axes broadcast; negative "
                       "indices count from the end, out-of-range indices raise."))

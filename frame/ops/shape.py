@@ -405,7 +405,6 @@ def _take_kernel(ins, attrs):
 
 
 register(OpSchema("take", 2, _take_infer, _take_kernel, attrs={"axis": AttrSpec("int")},
-                  traits=("may_raise",),
                   doc="numpy.take(x, indices, axis) (gather); negative indices count from "
                       "the end, out-of-range indices raise."))
 
@@ -447,7 +446,7 @@ def _scatter_kernel(ins, attrs):
     return (out,)
 
 
-register(OpSchema("scatter", 3, _scatter_infer, _scatter_kernel, traits=("may_raise",),
+register(OpSchema("scatter", 3, _scatter_infer, _scatter_kernel,
                   doc="scatter(input, positions, updates): a copy of input with "
                       "input.flat[positions] = updates (positions are flat C-order indices in "
                       "[0, input.size), updates have their shape and input's dtype); when a "
