@@ -10,11 +10,13 @@ The ``numpy.linalg`` ops work on the last two axes (the leading ones are a
 batch, as NumPy's gufuncs batch) and their reference kernels are NumPy's own
 functions, so values, batching and run-time errors are NumPy's: a singular
 matrix raises ``numpy.linalg.LinAlgError`` ("Singular matrix"), so does a
-matrix that is not positive definite for cholesky.  Dtypes follow NumPy's
+matrix that is not positive definite for cholesky (as ``FrameLinAlgError``,
+which is both a LinAlgError and a frame error).  These ops carry the schema
+trait ``may_raise`` (capture runs the plain function when such a graph raises).  Dtypes follow NumPy's
 linalg rule (``linalg_dtype``): bool and integers compute in float64, float32,
 float64, complex64 and complex128 keep their dtype, float16 is refused with
 NumPy's TypeError; eigenvalues and log-determinants are real.  Shapes that can
-never work raise at trace time with NumPy's exception type: ``LinAlgShapeError``
+never work raise at trace time with NumPy's exception type: ``FrameLinAlgError``
 (a ``numpy.linalg.LinAlgError``) for an operand of rank < 2 or a non-square
 matrix, FrameValueError (a ValueError) for solve's mismatched operands.
 """
@@ -29,12 +31,23 @@ from .common import broadcast_shapes, ufunc_result_dtype
 from .registry import register
 from .schema import AttrSpec, OpSchema
 
-__all__ = ["LinAlgShapeError", "linalg_dtype", "LINALG_OPS"]
+__all__ = ["FrameLinAlgError", "linalg_dtype", "LINALG_OPS"]
 
 
-class LinAlgShapeError(FrameValueError, np.linalg.LinAlgError):
-    """An operand whose shape ``numpy.linalg`` always rejects (rank < 2, not
-    square): NumPy's LinAlgError, with NumPy's message."""
+class FrameLinAlgError(FrameValueError, np.linalg.LinAlgError):
+    """NumPy's LinAlgError as frame raises it (a frame error too, so eager op
+    errors keep their type): an operand whose shape ``numpy.linalg`` always
+    rejects (rank < 2, not square), or a kernel's LinAlgError (a singular
+    matrix), with NumPy's message."""
+
+
+def _lapack(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` (a ``numpy.linalg`` function), its LinAlgError
+    raised as a FrameLinAlgError."""
+    try:
+        return fn(*args, **kwargs)
+    except np.linalg.LinAlgError as e:
+        raise FrameLinAlgError(str(e)) from e
 
 
 def _fmt(shape) -> str:
@@ -104,10 +117,10 @@ def real_dtype(dt: DType) -> DType:
 
 def _square(op: str, t: TensorType) -> None:
     if t.rank < 2:
-        raise LinAlgShapeError(f"{op}: {t.rank}-dimensional array given. Array must be at least "
+        raise FrameLinAlgError(f"{op}: {t.rank}-dimensional array given. Array must be at least "
                                f"two-dimensional")
     if t.shape[-1] != t.shape[-2]:
-        raise LinAlgShapeError(f"{op}: Last 2 dimensions of the array must be square (got "
+        raise FrameLinAlgError(f"{op}: Last 2 dimensions of the array must be square (got "
                                f"{_fmt(t.shape)})")
 
 
@@ -130,7 +143,7 @@ def _square_infer(op: str):
 
 
 def _inv_kernel(ins, attrs):
-    return (_cast(np.linalg.inv(ins[0]), linalg_dtype("inv", _dt(ins[0]))),)
+    return (_cast(_lapack(np.linalg.inv, ins[0]), linalg_dtype("inv", _dt(ins[0]))),)
 
 
 def _dt(x) -> DType:
@@ -168,7 +181,7 @@ def _solve_infer(types, attrs):
 
 def _solve_kernel(ins, attrs):
     dt = linalg_dtype("solve", _dt(ins[0]), _dt(ins[1]))
-    return (_cast(np.linalg.solve(ins[0], ins[1]), dt),)
+    return (_cast(_lapack(np.linalg.solve, ins[0], ins[1]), dt),)
 
 
 register(OpSchema("solve", 2, _solve_infer, _solve_kernel, traits=("may_raise",),
@@ -184,7 +197,7 @@ def _det_infer(types, attrs):
 
 
 def _det_kernel(ins, attrs):
-    return (_cast(np.linalg.det(ins[0]), linalg_dtype("det", _dt(ins[0]))),)
+    return (_cast(_lapack(np.linalg.det, ins[0]), linalg_dtype("det", _dt(ins[0]))),)
 
 
 register(OpSchema("det", 1, _det_infer, _det_kernel,
@@ -201,7 +214,7 @@ def _slogdet_infer(types, attrs):
 
 def _slogdet_kernel(ins, attrs):
     dt = linalg_dtype("slogdet", _dt(ins[0]))
-    sign, logabsdet = np.linalg.slogdet(ins[0])
+    sign, logabsdet = _lapack(np.linalg.slogdet, ins[0])
     return _cast(sign, dt), _cast(logabsdet, real_dtype(dt))
 
 
@@ -223,13 +236,13 @@ def _eigh_infer(op: str):
 
 def _eigh_kernel(ins, attrs):
     dt = linalg_dtype("eigh", _dt(ins[0]))
-    w, v = np.linalg.eigh(ins[0], UPLO=attrs["UPLO"])
+    w, v = _lapack(np.linalg.eigh, ins[0], UPLO=attrs["UPLO"])
     return _cast(w, real_dtype(dt)), _cast(v, dt)
 
 
 def _eigvalsh_kernel(ins, attrs):
     dt = linalg_dtype("eigvalsh", _dt(ins[0]))
-    return (_cast(np.linalg.eigvalsh(ins[0], UPLO=attrs["UPLO"]), real_dtype(dt)),)
+    return (_cast(_lapack(np.linalg.eigvalsh, ins[0], UPLO=attrs["UPLO"]), real_dtype(dt)),)
 
 
 register(OpSchema("eigh", 1, _eigh_infer("eigh"), _eigh_kernel,
@@ -245,7 +258,7 @@ register(OpSchema("eigvalsh", 1, _eigh_infer("eigvalsh"), _eigvalsh_kernel,
 
 def _cholesky_kernel(ins, attrs):
     dt = linalg_dtype("cholesky", _dt(ins[0]))
-    return (_cast(np.linalg.cholesky(ins[0], upper=attrs["upper"]), dt),)
+    return (_cast(_lapack(np.linalg.cholesky, ins[0], upper=attrs["upper"]), dt),)
 
 
 register(OpSchema("cholesky", 1, _square_infer("cholesky"), _cholesky_kernel,
