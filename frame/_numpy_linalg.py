@@ -1,10 +1,13 @@
 """``numpy.linalg`` functions and NumPy's diagonal helpers written with frame's
 ops, with NumPy's own signatures (merged into ``NUMPY_FUNCTIONS``).
 
-- ``np.linalg.inv``, ``solve``, ``det``, ``slogdet``, ``eigh``, ``eigvalsh``
-  and ``cholesky`` are the ops of ``frame/ops/linalg.py`` (NumPy's kernels,
-  NumPy's dtypes and errors).  ``slogdet`` and ``eigh`` return NumPy's named
-  tuples (``SlogdetResult``, ``EighResult``).
+- ``np.linalg.inv``, ``solve``, ``det``, ``slogdet``, ``eigh``, ``eigvalsh``,
+  ``cholesky``, ``qr``, ``svd`` and ``pinv`` are the ops of
+  ``frame/ops/linalg.py`` (NumPy's kernels, NumPy's dtypes and errors).
+  ``slogdet``, ``eigh``, ``qr`` and ``svd`` return NumPy's named tuples
+  (``SlogdetResult``, ``EighResult``, ``QRResult``, ``SVDResult``).
+  ``np.linalg.lstsq`` is not modelled: its residuals' shape and its rank
+  depend on the values.
 - ``np.diagonal`` / ``ndarray.diagonal``, ``np.trace`` / ``ndarray.trace``
   and ``np.diag`` are exact compositions of existing ops: the two axes moved
   last and flattened, the diagonal picked with ``take`` (constant indices),
@@ -32,6 +35,9 @@ __all__ = ["LINALG_FUNCTIONS"]
 _linalg = getattr(np.linalg, "_linalg", None) or np.linalg.linalg  # NumPy 1.x: numpy.linalg.linalg
 _EighResult = getattr(_linalg, "EighResult", None)
 _SlogdetResult = getattr(_linalg, "SlogdetResult", None)
+_QRResult = getattr(_linalg, "QRResult", None)
+_SVDResult = getattr(_linalg, "SVDResult", None)
+_NO_VALUE = getattr(np, "_NoValue", None)
 
 
 def inv(a):
@@ -78,6 +84,53 @@ def cholesky(a, /, *, upper=False):
     if type(upper) not in (bool, np.bool_):
         raise NotModelled("linalg.cholesky", f"with upper={upper!r}")
     return apply1("cholesky", (as_array(a),), schema_attrs("cholesky", upper=bool(upper)))
+
+
+def qr(a, mode="reduced"):
+    """``np.linalg.qr``: ``QRResult(Q, R)``, or R alone for ``mode='r'``."""
+    if mode not in ("reduced", "complete", "r"):
+        raise NotModelled("linalg.qr", f"with mode={mode!r}")
+    outs = apply("qr", (as_array(a),), schema_attrs("qr", mode=mode))
+    if mode == "r":
+        return outs[0]
+    return tuple(outs) if _QRResult is None else _QRResult(*outs)
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """``np.linalg.svd``: ``SVDResult(U, S, Vh)``, or S alone without ``compute_uv``."""
+    flags = {"full_matrices": full_matrices, "compute_uv": compute_uv, "hermitian": hermitian}
+    for name, value in flags.items():
+        if type(value) not in (bool, np.bool_):
+            raise NotModelled("linalg.svd", f"with {name}={value!r}")
+    outs = apply("svd", (as_array(a),),
+                 schema_attrs("svd", **{k: bool(v) for k, v in flags.items()}))
+    if not compute_uv:
+        return outs[0]
+    return tuple(outs) if _SVDResult is None else _SVDResult(*outs)
+
+
+def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
+    """``np.linalg.pinv`` with a scalar ``rcond``/``rtol`` (NumPy's defaults:
+    1e-15, or ``max(M, N) * eps`` for ``rtol=None``)."""
+    if type(hermitian) not in (bool, np.bool_):
+        raise NotModelled("linalg.pinv", f"with hermitian={hermitian!r}")
+    x = as_array(a)
+    if rcond is None:
+        if rtol is _NO_VALUE:
+            rcond = 1e-15
+        elif rtol is None:
+            if x.ndim < 2 or x.dtype.kind not in "fc":
+                raise NotModelled("linalg.pinv", f"with rtol=None of a {x.dtype} array")
+            rcond = max(x.shape[-2:]) * float(np.finfo(x.dtype).eps)
+        else:
+            rcond = rtol
+    elif rtol is not _NO_VALUE:
+        raise NotModelled("linalg.pinv", "with both rcond= and rtol=")  # NumPy raises
+    if not isinstance(rcond, (int, float, np.integer, np.floating)) or \
+            isinstance(rcond, (bool, np.bool_)):
+        raise NotModelled("linalg.pinv", f"with rcond={rcond!r}")
+    return apply1("pinv", (x,), schema_attrs("pinv", rcond=float(rcond),
+                                               hermitian=bool(hermitian)))
 
 
 # --------------------------------------------------------------------------- diagonals
@@ -148,5 +201,6 @@ def diag(v, k=0):
 LINALG_FUNCTIONS: dict = {
     np.linalg.inv: inv, np.linalg.solve: solve, np.linalg.det: det, np.linalg.slogdet: slogdet,
     np.linalg.eigh: eigh, np.linalg.eigvalsh: eigvalsh, np.linalg.cholesky: cholesky,
+    np.linalg.qr: qr, np.linalg.svd: svd, np.linalg.pinv: pinv,
     np.diagonal: diagonal, np.trace: trace, np.diag: diag,
 }

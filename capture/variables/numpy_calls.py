@@ -60,7 +60,8 @@ _ARRAY_LIKE: dict = {
 _ARRAY_LIKE.update({
     np.linalg.inv: ("a",), np.linalg.solve: ("a", "b"), np.linalg.det: ("a",),
     np.linalg.slogdet: ("a",), np.linalg.eigh: ("a",), np.linalg.eigvalsh: ("a",),
-    np.linalg.cholesky: ("a",), np.diagonal: ("a",), np.trace: ("a",), np.diag: ("v",),
+    np.linalg.cholesky: ("a",), np.linalg.qr: ("a",), np.linalg.svd: ("a",),
+    np.linalg.pinv: ("a",), np.diagonal: ("a",), np.trace: ("a",), np.diag: ("v",),
 })
 if hasattr(np, "amax"):
     _ARRAY_LIKE[np.amax] = _ARRAY_LIKE[np.max]

@@ -15,8 +15,8 @@ real values) and frame's complex convention (the gradient of a holomorphic
 
 The rules of det and slogdet invert ``A``: at a singular matrix the gradient
 raises NumPy's LinAlgError (``inv``'s kernel) instead of giving the adjugate.
-``eigh``, ``eigvalsh`` and ``cholesky`` are non-differentiable (schema trait):
-asking for their gradient raises.
+``eigh``, ``eigvalsh``, ``cholesky``, ``qr``, ``svd`` and ``pinv`` are
+non-differentiable (schema trait): asking for their gradient raises.
 """
 from __future__ import annotations
 

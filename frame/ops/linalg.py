@@ -1,5 +1,5 @@
 """Linear algebra: matmul with NumPy's full rules, and ``numpy.linalg``'s
-inv, solve, det, slogdet, eigh, eigvalsh and cholesky.
+inv, solve, det, slogdet, eigh, eigvalsh, cholesky, qr, svd and pinv.
 
 matmul: 1-D operands are promoted (a vector on the left gets a leading 1, on
 the right a trailing 1) and the added dimension is removed from the result;
@@ -86,7 +86,8 @@ register(OpSchema("matmul", 2, _matmul_infer, _matmul_kernel, traits=("broadcast
 # --------------------------------------------------------------------------- numpy.linalg
 
 # the ops below (frame/_numpy_linalg.py maps numpy.linalg's functions to them)
-LINALG_OPS = ("inv", "solve", "det", "slogdet", "eigh", "eigvalsh", "cholesky")
+LINALG_OPS = ("inv", "solve", "det", "slogdet", "eigh", "eigvalsh", "cholesky", "qr", "svd",
+              "pinv")
 
 _REAL = {complex64.name: float32, complex128.name: float64}
 
@@ -266,3 +267,106 @@ register(OpSchema("cholesky", 1, _square_infer("cholesky"), _cholesky_kernel,
                   doc="numpy.linalg.cholesky(a, upper): the lower (or, with upper, upper) "
                       "triangular factor of each Hermitian positive-definite matrix; one that "
                       "is not positive definite raises numpy.linalg.LinAlgError."))
+
+
+# --------------------------------------------------------------------------- qr, svd, pinv
+
+QR_MODES = ("reduced", "complete", "r")
+
+
+def _matrices(op: str, t: TensorType) -> None:
+    if t.rank < 2:
+        raise FrameLinAlgError(f"{op}: {t.rank}-dimensional array given. Array must be at least "
+                               f"two-dimensional")
+
+
+def _qr_infer(types, attrs):
+    (t,) = types
+    _matrices("qr", t)
+    mode = attrs["mode"]
+    if mode not in QR_MODES:
+        raise FrameValueError(f"qr: mode must be one of {QR_MODES}, got {mode!r}")
+    dt = linalg_dtype("qr", t.dtype)
+    *batch, m, n = t.shape
+    k = m if mode == "complete" else min(m, n)
+    r = TensorType(dt, (*batch, k, n))
+    return [r] if mode == "r" else [TensorType(dt, (*batch, m, k)), r]
+
+
+def _qr_kernel(ins, attrs):
+    dt = linalg_dtype("qr", _dt(ins[0]))
+    result = _lapack(np.linalg.qr, ins[0], mode=attrs["mode"])
+    if attrs["mode"] == "r":
+        return (_cast(result, dt),)
+    return _cast(result[0], dt), _cast(result[1], dt)
+
+
+register(OpSchema("qr", 1, _qr_infer, _qr_kernel, attrs={"mode": AttrSpec("str", "reduced")},
+                  traits=("nondifferentiable", "may_raise"),
+                  doc="numpy.linalg.qr(a, mode): Q (orthonormal columns) and R (upper "
+                      "triangular) of each matrix of the last two axes, by LAPACK's Householder "
+                      "factorisation as NumPy calls it; mode 'reduced', 'complete' or 'r' "
+                      "(R only)."))
+
+
+def _svd_infer(types, attrs):
+    (t,) = types
+    _matrices("svd", t)
+    if attrs["hermitian"]:
+        _square("svd", t)
+    dt = linalg_dtype("svd", t.dtype)
+    *batch, m, n = t.shape
+    k = min(m, n)
+    s = TensorType(real_dtype(dt), (*batch, k))
+    if not attrs["compute_uv"]:
+        return [s]
+    full = attrs["full_matrices"]
+    return [TensorType(dt, (*batch, m, m if full else k)), s,
+            TensorType(dt, (*batch, n if full else k, n))]
+
+
+def _svd_kernel(ins, attrs):
+    dt = linalg_dtype("svd", _dt(ins[0]))
+    result = _lapack(np.linalg.svd, ins[0], full_matrices=attrs["full_matrices"],
+                     compute_uv=attrs["compute_uv"], hermitian=attrs["hermitian"])
+    if not attrs["compute_uv"]:
+        return (_cast(result, real_dtype(dt)),)
+    u, s, vh = result
+    return _cast(u, dt), _cast(s, real_dtype(dt)), _cast(vh, dt)
+
+
+register(OpSchema("svd", 1, _svd_infer, _svd_kernel,
+                  attrs={"full_matrices": AttrSpec("bool", True),
+                         "compute_uv": AttrSpec("bool", True),
+                         "hermitian": AttrSpec("bool", False)},
+                  traits=("nondifferentiable", "may_raise"),
+                  doc="numpy.linalg.svd(a, full_matrices, compute_uv, hermitian): U, the "
+                      "singular values (descending) and Vh of each matrix of the last two axes "
+                      "(or the singular values alone without compute_uv); an SVD that does not "
+                      "converge raises numpy.linalg.LinAlgError."))
+
+
+def _pinv_infer(types, attrs):
+    (t,) = types
+    _matrices("pinv", t)
+    if attrs["hermitian"]:
+        _square("pinv", t)
+    if 0 in t.shape[-2:]:
+        raise FrameValueError("pinv: of an empty matrix NumPy returns an uninitialised array "
+                              "of the input's dtype")
+    *batch, m, n = t.shape
+    return [TensorType(linalg_dtype("pinv", t.dtype), (*batch, n, m))]
+
+
+def _pinv_kernel(ins, attrs):
+    dt = linalg_dtype("pinv", _dt(ins[0]))
+    return (_cast(_lapack(np.linalg.pinv, ins[0], rcond=attrs["rcond"],
+                          hermitian=attrs["hermitian"]), dt),)
+
+
+register(OpSchema("pinv", 1, _pinv_infer, _pinv_kernel,
+                  attrs={"rcond": AttrSpec("float", 1e-15), "hermitian": AttrSpec("bool", False)},
+                  traits=("nondifferentiable", "may_raise"),
+                  doc="numpy.linalg.pinv(a, rcond, hermitian): the Moore-Penrose pseudo-inverse "
+                      "of each matrix of the last two axes (NumPy's SVD, singular values at or "
+                      "below rcond times the largest dropped)."))

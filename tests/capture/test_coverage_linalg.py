@@ -4,9 +4,12 @@ numerical tutorials are made of -- least squares and ridge regression through
 regression, Mahalanobis distances through ``np.linalg.inv``, Gaussian
 log-likelihoods through ``np.linalg.slogdet``, a Gaussian-process posterior
 through ``np.linalg.cholesky``, a Kalman filter update, Jacobian determinants,
-and the diagonal helpers (``np.trace``, ``np.diag``, ``np.diagonal``,
+least squares and PCA through ``np.linalg.qr``/``svd``/``pinv``, and the
+diagonal helpers (``np.trace``, ``np.diag``, ``np.diagonal``,
 ``ndarray.diagonal``/``ndarray.trace``).  Each function is run natively and
-jitted (``corpus.Case.check``) and must be one graph with no break.
+jitted (``corpus.Case.check``) and must be one graph with no break, except
+``np.linalg.lstsq`` (its residuals' shape and its rank depend on the values:
+a break naming it).
 """
 from __future__ import annotations
 
@@ -160,6 +163,41 @@ def integer_system(A, b):
 @case(lambda: (spd(3, seed=20) + np.zeros((2, 1, 1)),), graphs=1)
 def batched_inverse(A):
     return np.linalg.inv(A) @ A
+
+
+# -- QR, SVD, pseudo-inverse ----------------------------------------------------------------------
+
+@case(lambda: (design(), array((12,), "float64", seed=2)), graphs=1)
+def least_squares_by_qr(X, y):
+    Q, R = np.linalg.qr(X)
+    return np.linalg.solve(R, Q.T @ y), np.abs(np.diag(R))
+
+
+@case(lambda: (design(), array((12,), "float64", seed=2)), graphs=1)
+def least_squares_by_pinv(X, y):
+    return np.linalg.pinv(X) @ y, np.linalg.pinv(X.T @ X, hermitian=True)
+
+
+@case(lambda: (design(30, 4, seed=6),), graphs=1)
+def pca_by_svd(X):
+    Xc = X - X.mean(axis=0)
+    U, S, Vt = np.linalg.svd(Xc, full_matrices=False)
+    scores = U[:, :2] * S[:2]
+    return scores, S ** 2 / (len(X) - 1), Vt[:2]
+
+
+@case(lambda: (array((5, 3), "float32", seed=26),), graphs=1)
+def condition_number_and_complete_factors(A):
+    s = np.linalg.svd(A, compute_uv=False)
+    result = np.linalg.svd(A)
+    return s[0] / s[-1], result.U.shape, np.linalg.qr(A, mode="complete").Q, np.linalg.qr(A, "r")
+
+
+@case(lambda: (design(), array((12,), "float64", seed=2)), graphs=1,
+      breaks=("numpy.linalg.lstsq on a tensor has no frame op",))
+def least_squares_by_lstsq(X, y):
+    w, residuals, rank, s = np.linalg.lstsq(X, y, rcond=None)
+    return X @ w - y, rank
 
 
 # -- diagonals -----------------------------------------------------------------------------------

@@ -96,7 +96,8 @@ def test_a_singular_matrix_in_det_and_slogdet_is_a_value():
     assert_same_as_eager(f, SINGULAR)
 
 
-@pytest.mark.parametrize("fn_name", ["inv", "det", "slogdet", "eigh", "eigvalsh", "cholesky"])
+@pytest.mark.parametrize("fn_name", ["inv", "det", "slogdet", "eigh", "eigvalsh", "cholesky", "qr",
+                                     "svd", "pinv"])
 @pytest.mark.parametrize("shape", [(3,), (2, 3), (4, 2, 3)])
 def test_shapes_numpy_rejects_raise_numpys_error(fn_name, shape):
     fn = getattr(np.linalg, fn_name)
@@ -123,6 +124,27 @@ def test_uplo_numpy_rejects():
     def f(a):
         return np.linalg.eigvalsh(a, UPLO="X")
     assert_same_as_eager(f, GOOD)
+
+
+def test_options_frame_does_not_model_are_a_break_naming_the_function():
+    def f(a):
+        return np.linalg.qr(a, mode="raw")[1] + 1.0
+    capture.reset_caches()
+    out = frame.explain(f)(GOOD)
+    assert [r.reason for r in out.break_reasons] == \
+        ["numpy.linalg.qr with mode='raw' has no frame op"]
+    assert_same_as_eager(f, GOOD, captured=None)
+
+
+def test_decompositions_on_tensors_return_numpys_named_tuples():
+    a = frame.tensor(np.arange(6.0).reshape(3, 2) + np.eye(3, 2))
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    assert type(np.linalg.svd(a)).__name__ == "SVDResult" and isinstance(s, frame.Tensor)
+    np.testing.assert_allclose((u.numpy() * s.numpy()) @ vh.numpy(), a.numpy(), atol=1e-12)
+    q, r = np.linalg.qr(a)
+    assert type(np.linalg.qr(a)).__name__ == "QRResult"
+    np.testing.assert_allclose(q.numpy() @ r.numpy(), a.numpy(), atol=1e-12)
+    np.testing.assert_allclose(np.linalg.pinv(a).numpy(), np.linalg.pinv(a.numpy()), rtol=1e-12)
 
 
 def test_lists_are_converted_as_numpy_converts_them():
@@ -206,8 +228,10 @@ def test_gradients_of_inv_det_and_solve_on_tensors():
 
 
 @pytest.mark.parametrize("fn", [np.linalg.eigvalsh, np.linalg.cholesky,
-                                lambda a: np.linalg.eigh(a).eigenvectors])
-def test_eigh_and_cholesky_have_no_gradient(fn):
+                                lambda a: np.linalg.eigh(a).eigenvectors,
+                                lambda a: np.linalg.qr(a).R, lambda a: np.linalg.svd(a).S,
+                                np.linalg.pinv])
+def test_decompositions_have_no_gradient(fn):
     a = frame.tensor(GOOD, requires_grad=True)
-    with pytest.raises(NonDifferentiableError, match="eigh|eigvalsh|cholesky"):
+    with pytest.raises(NonDifferentiableError, match="eigh|eigvalsh|cholesky|qr|svd|pinv"):
         fn(a).sum().backward()

@@ -349,3 +349,134 @@ def eigh_cases(op):
                     return [values, vectors]
                 yield Case([a], {"UPLO": uplo}, expected, rtol=rtol, atol=atol,
                            id=f"{dtype}-{i}-{uplo}")
+
+
+# --------------------------------------------------------------------------- qr, svd, pinv
+#
+# qr: an upper-trapezoidal matrix with a positive diagonal is its own R (each
+# Householder reflection of LAPACK's factorisation is the identity there), Q
+# the identity's first columns.  svd: a diagonal matrix with positive entries in
+# descending order is its own S with U and V identities; the singular values of
+# any matrix are the square roots of the eigenvalues of A^H A (Jacobi above).
+# pinv: of a matrix with independent columns, (A^H A)^-1 A^H (Gauss-Jordan); of a
+# rank-one matrix, A^H / sum(|A|^2).
+
+RECT_SHAPES = [(3, 3), (4, 2), (2, 4), (2, 3, 2), (1, 1), (0, 3, 2)]
+
+
+def _upper_trapezoid(shape, dtype, seed):
+    g = np.random.default_rng(seed)
+    m, n = shape[-2:]
+    a = np.triu(g.uniform(-2.0, 2.0, shape))
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * np.triu(g.uniform(-2.0, 2.0, shape), 1)
+    k = min(m, n)
+    idx = np.arange(k)
+    a[..., idx, idx] = 1.0 + np.arange(k)  # positive diagonal
+    if dtype == "bool":
+        a = a != 0
+    return (np.round(a) if np.dtype(dtype).kind in "iu" else a).astype(dtype)
+
+
+@cases("qr")
+def qr_cases(op):
+    for dtype in LINALG_DTYPES:
+        for i, shape in enumerate(RECT_SHAPES):
+            a = _upper_trapezoid(shape, dtype, i)
+            out = _out_dtype(dtype)
+            for mode in ("reduced", "complete", "r"):
+                def expected(ins, attrs, out=out):
+                    x = np.asarray(ins[0])
+                    m, n = x.shape[-2:]
+                    k = m if attrs["mode"] == "complete" else min(m, n)
+                    r = np.zeros(x.shape[:-2] + (k, n), out)
+                    r[..., :min(k, m), :] = x[..., :min(k, m), :]
+                    if attrs["mode"] == "r":
+                        return [r]
+                    q = np.zeros(x.shape[:-2] + (m, k), out)
+                    q[..., np.arange(min(m, k)), np.arange(min(m, k))] = 1
+                    return [q, r]
+                yield Case([a], {"mode": mode}, expected, id=f"{dtype}-{shape}-{mode}")
+
+
+def _singular_values(m):
+    """sqrt of the eigenvalues of A^H A, descending."""
+    rows, cols = len(m), len(m[0]) if m else 0
+    gram = [[sum(_conj(m[k][i]) * m[k][j] for k in range(rows)) for j in range(cols)]
+            for i in range(cols)]
+    values = _eigenvalues(gram) if cols else []
+    k = min(rows, cols)
+    return [math.sqrt(max(v, 0.0)) for v in sorted(values, reverse=True)[:k]]
+
+
+@cases("svd")
+def svd_cases(op):
+    for dtype in LINALG_DTYPES:
+        for i, shape in enumerate(RECT_SHAPES):
+            out = _out_dtype(dtype)
+            rtol, atol = _tol(out)
+            # any matrix: the singular values alone
+            a = _well_conditioned(shape, dtype, i) if shape[-1] == shape[-2] else \
+                _upper_trapezoid(shape, dtype, i)
+            yield Case([a], {"compute_uv": False}, lambda ins, attrs, out=out: [
+                _batch(ins[0].shape[:-2] + (min(ins[0].shape[-2:]),), _real(out),
+                       _singular_values, ins[0])],
+                rtol=rtol, atol=max(atol, 1e-11), id=f"{dtype}-{shape}-values")
+            if dtype == "bool":
+                continue  # a bool diagonal has equal singular values: no unique vectors
+            # a diagonal matrix, entries positive and descending: U, S, Vh
+            m, n = shape[-2:]
+            k = min(m, n)
+            d = np.zeros(shape)
+            d[..., np.arange(k), np.arange(k)] = np.arange(k, 0, -1) + 0.5
+            d = (np.round(d + 0.5) if np.dtype(dtype).kind in "iu" else d).astype(dtype)
+            for full in (True, False):
+                def expected(ins, attrs, out=out):
+                    x = np.asarray(ins[0])
+                    m, n = x.shape[-2:]
+                    k = min(m, n)
+                    u_cols, v_rows = (m, n) if attrs["full_matrices"] else (k, k)
+                    s = np.zeros(x.shape[:-2] + (k,), _real(out))
+                    for pos in np.ndindex(*x.shape[:-2]):
+                        s[pos] = [abs(complex(x[pos][j, j])) for j in range(k)]
+                    u = np.zeros(x.shape[:-2] + (m, u_cols), out)
+                    u[..., np.arange(min(m, u_cols)), np.arange(min(m, u_cols))] = 1
+                    vh = np.zeros(x.shape[:-2] + (v_rows, n), out)
+                    vh[..., np.arange(min(n, v_rows)), np.arange(min(n, v_rows))] = 1
+                    return [u, s, vh]
+                yield Case([d], {"full_matrices": full}, expected, rtol=rtol, atol=atol,
+                           id=f"{dtype}-{shape}-diagonal-full={full}")
+
+
+def _pseudo_inverse(m):
+    rows = len(m)
+    cols = len(m[0])
+    mh = [[_conj(m[k][i]) for k in range(rows)] for i in range(cols)]  # cols x rows
+    gram = [[sum(mh[i][k] * m[k][j] for k in range(rows)) for j in range(cols)]
+            for i in range(cols)]
+    return _gauss_jordan(gram, mh)
+
+
+@cases("pinv")
+def pinv_cases(op):
+    for dtype in LINALG_DTYPES:
+        for i, shape in enumerate([(3, 3), (4, 2), (2, 3, 3), (2, 4, 3), (1, 1)]):
+            if dtype == "bool":
+                a = _upper_trapezoid(shape, dtype, i)
+            else:
+                g = np.random.default_rng(i)
+                a = g.uniform(-1.0, 1.0, shape)
+                if np.dtype(dtype).kind == "c":
+                    a = a + 1j * g.uniform(-1.0, 1.0, shape)
+                k = min(shape[-2:])
+                a[..., np.arange(k), np.arange(k)] += 3.0  # independent columns
+                a = (np.round(a * 2) if np.dtype(dtype).kind in "iu" else a).astype(dtype)
+            out = _out_dtype(dtype)
+            rtol, atol = _tol(out)
+            yield Case([a], {}, lambda ins, attrs, out=out: [
+                _batch(ins[0].shape[:-2] + ins[0].shape[-2:][::-1], out, _pseudo_inverse,
+                       ins[0])], rtol=rtol, atol=atol, id=f"{dtype}-{shape}")
+    rank_one = np.outer([1.0, 2.0, -1.0], [2.0, 0.5])
+    yield Case([rank_one], {"rcond": 1e-10},
+               lambda ins, attrs: [ins[0].T / np.sum(ins[0] ** 2)], rtol=1e-10, atol=1e-12,
+               id="rank-one")

@@ -1,9 +1,10 @@
 """The ``numpy.linalg`` ops (frame/ops/linalg.py) on OpenVINO: refused.
 
 OpenVINO has no matrix inverse, linear solve, determinant or decomposition
-(LU, Cholesky, symmetric eigensolver), and a float32 model could not give
-NumPy's float64 LAPACK results anyway.  ``inv``, ``solve``, ``det``,
-``slogdet``, ``eigh``, ``eigvalsh`` and ``cholesky`` are refused with a reason
+(LU, Cholesky, QR, SVD, symmetric eigensolver), and a float32 model could not
+give NumPy's float64 LAPACK results anyway.  ``inv``, ``solve``, ``det``,
+``slogdet``, ``eigh``, ``eigvalsh``, ``cholesky``, ``qr``, ``svd`` and ``pinv``
+are refused with a reason
 naming the op, so the partitioner runs them on the cpu (NumPy's kernels, with
 NumPy's LinAlgError for a singular matrix) between compiled partitions.
 ``matmul`` is lowered with the shape ops (rules_shape.py); NumPy's
