@@ -38,8 +38,8 @@ from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, Constant
                              TensorVariable, Variable, broadcasts_to)
 from .variables.callables import UserFunctionVariable
 from .variables.containers import (DictVariable, GeneratorVariable, ListVariable, TupleVariable,
-                                   NamedTupleVariable, is_namedtuple_class, constant_value, is_constant_value, sequence_op,
-                                   structurally_equal)
+                                   NamedTupleVariable, constant_value, is_constant_value,
+                                   is_namedtuple_class, sequence_op, structurally_equal)
 from .variables.flow import exception_variable
 from .variables.instances import user_binary_op
 from .variables.numpy_calls import as_array_operand

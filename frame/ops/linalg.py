@@ -11,9 +11,9 @@ batch, as NumPy's gufuncs batch) and their reference kernels are NumPy's own
 functions, so values, batching and run-time errors are NumPy's: a singular
 matrix raises ``numpy.linalg.LinAlgError`` ("Singular matrix"), so does a
 matrix that is not positive definite for cholesky (as ``FrameLinAlgError``,
-which is both a LinAlgError and a frame error).  These ops carry the schema
-trait ``may_raise`` (capture runs the plain function when such a graph raises).  Dtypes follow NumPy's
-linalg rule (``linalg_dtype``): bool and integers compute in float64, float32,
+which is both a LinAlgError and a frame error).  The ops that raise so carry
+the schema trait ``may_raise`` (capture runs the plain function when such a
+graph raises).  Dtypes follow NumPy's linalg rule (``linalg_dtype``): bool and integers compute in float64, float32,
 float64, complex64 and complex128 keep their dtype, float16 is refused with
 NumPy's TypeError; eigenvalues and log-determinants are real.  Shapes that can
 never work raise at trace time with NumPy's exception type: ``FrameLinAlgError``
@@ -263,7 +263,8 @@ def _cholesky_kernel(ins, attrs):
 
 
 register(OpSchema("cholesky", 1, _square_infer("cholesky"), _cholesky_kernel,
-                  attrs={"upper": AttrSpec("bool", False)}, traits=("nondifferentiable", "may_raise"),
+                  attrs={"upper": AttrSpec("bool", False)},
+                  traits=("nondifferentiable", "may_raise"),
                   doc="numpy.linalg.cholesky(a, upper): the lower (or, with upper, upper) "
                       "triangular factor of each Hermitian positive-definite matrix; one that "
                       "is not positive definite raises numpy.linalg.LinAlgError."))

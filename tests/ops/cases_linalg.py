@@ -184,7 +184,8 @@ def det_cases(op):
     inputs = [(_well_conditioned(shape, dtype, i), f"{dtype}-{shape}")
               for dtype in LINALG_DTYPES for i, shape in enumerate(SQUARE_SHAPES)]
     # a singular matrix (float32: the gradient rules invert A, and raise there)
-    inputs += [(singular.astype(np.float32), "singular"), (np.array([[0.0, 1.0], [1.0, 0.0]]), "negative"),
+    inputs += [(singular.astype(np.float32), "singular"),
+               (np.array([[0.0, 1.0], [1.0, 0.0]]), "negative"),
                (np.array([[2.0, 1.0], [-1.0, 3.0]], np.float32) * 0.5, "f32-2x2")]
     for a, name in inputs:
         out = _out_dtype(a.dtype)
