@@ -44,6 +44,7 @@ from numpy.lib.array_utils import byte_bounds as _byte_bounds
 
 from frame import config
 from frame.hal.options import CompileOptions
+from frame.ops import get_schema
 from frame.runtime.eager import run_op
 from frame.runtime.stats import record
 from frame.functions.random import generator, host_draws
@@ -574,8 +575,14 @@ class _Replay:
 # Ops whose kernels check their data and raise (an index, position or label out
 # of range): a graph holding one may raise after it started, and the entry then
 # runs the call natively (``_assemble_source``), which needs its inputs unwritten.
+# Ops whose schema has the trait ``may_raise`` (numpy.linalg's inv, solve,
+# cholesky...: a singular matrix) are such ops too (``_checks_data``).
 DATA_CHECKED_OPS = frozenset({"take", "take_along_axis", "scatter", "scatter_add",
                               "cross_entropy", "embedding"})
+
+
+def _checks_data(node) -> bool:
+    return node.op in DATA_CHECKED_OPS or get_schema(node.op).has("may_raise")
 
 
 def _runs_after(value, position: dict[int, int], nodes) -> bool:
@@ -606,7 +613,7 @@ def _donate_write_backs(tr: Translation, graph, out_index: dict[int, int], rb: _
     input_of = {id(tv): k for k, v in enumerate(graph.inputs)
                 for tv in (tr.input_by_value.get(id(v)),) if tv is not None}
     position = {id(n): j for j, n in enumerate(graph.nodes)}
-    checked = [n for n in graph.nodes if n.op in DATA_CHECKED_OPS]
+    checked = [n for n in graph.nodes if _checks_data(n)]
     donate = {}
     for line, (tv, i) in enumerate(writes):
         k = input_of.get(id(tv))

@@ -38,8 +38,8 @@ from .variables.base import (CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, Constant
                              TensorVariable, Variable, broadcasts_to)
 from .variables.callables import UserFunctionVariable
 from .variables.containers import (DictVariable, GeneratorVariable, ListVariable, TupleVariable,
-                                   constant_value, is_constant_value, sequence_op,
-                                   structurally_equal)
+                                   NamedTupleVariable, constant_value, is_constant_value,
+                                   is_namedtuple_class, sequence_op, structurally_equal)
 from .variables.flow import exception_variable
 from .variables.instances import user_binary_op
 from .variables.numpy_calls import as_array_operand
@@ -295,7 +295,10 @@ class InstructionTranslator:
                 return TensorVariable(data, TENSOR, requires_grad=tracer.tape.is_tracked(data))
             return TensorVariable(data, NPSCALAR if data.ndim == 0 else NDARRAY)
         if isinstance(value, tuple):
-            return TupleVariable([self.from_python(v, kind, passed, constant_ok) for v in value])
+            items = [self.from_python(v, kind, passed, constant_ok) for v in value]
+            if is_namedtuple_class(type(value)):  # np.linalg.eigh's EighResult, ...
+                return NamedTupleVariable(type(value), items)
+            return TupleVariable(items)
         if isinstance(value, list):
             return ListVariable([self.from_python(v, kind, passed, constant_ok) for v in value])
         if value is None or (constant_ok and (isinstance(value, CONSTANT_TYPES)

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import functions as F
 from ._numpy_functions import NUMPY_FUNCTIONS, UFUNC_FUNCTIONS, NotModelled
+from ._numpy_linalg import LINALG_FUNCTIONS
 from .errors import FrameError, FrameTypeError
 from .functions._core import _EAGER, current_level
 from .tensor import Tensor
@@ -55,8 +56,9 @@ FUNCTION_OPS: dict = {
     np.clip: ("clip", {"a_min", "a_max", "min", "max"}), np.take: ("take", {"indices", "axis"}),
     np.flip: ("flip", {"axis"}),
 }
-# functions written with NumPy's own signature (frame/_numpy_functions.py): no
-# keyword filter, a use they do not model raises NotModelled
+# functions written with NumPy's own signature (frame/_numpy_functions.py,
+# frame/_numpy_linalg.py): no keyword filter, a use they do not model raises NotModelled
+NUMPY_FUNCTIONS.update(LINALG_FUNCTIONS)
 FUNCTION_OPS.update({fn: (impl.__name__, None) for fn, impl in NUMPY_FUNCTIONS.items()})
 if hasattr(np, "amax"):
     FUNCTION_OPS[np.amax] = FUNCTION_OPS[np.max]

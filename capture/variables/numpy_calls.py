@@ -28,9 +28,10 @@ import inspect
 import numpy as np
 
 from ..errors import Unsupported, UserCodeRaises
-from .base import NPSCALAR, TENSOR, TensorVariable, Variable, broadcasts_to
+from .base import NDARRAY, NPSCALAR, TENSOR, TensorVariable, Variable, broadcasts_to
 from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
 from .registry import HOOKS
+from .tensor_ops import NDARRAY_METHODS
 
 __all__ = ["numpy_call", "ndarray_method_function", "as_array_operand"]
 
@@ -55,6 +56,13 @@ _ARRAY_LIKE: dict = {
     np.ptp: ("a",), np.average: ("a",), np.zeros_like: ("a",), np.ones_like: ("a",),
     np.full_like: ("a", "fill_value"), np.empty_like: ("prototype",), np.nan_to_num: ("x",),
 }
+# numpy.linalg and the diagonal helpers (frame/_numpy_linalg.py)
+_ARRAY_LIKE.update({
+    np.linalg.inv: ("a",), np.linalg.solve: ("a", "b"), np.linalg.det: ("a",),
+    np.linalg.slogdet: ("a",), np.linalg.eigh: ("a",), np.linalg.eigvalsh: ("a",),
+    np.linalg.cholesky: ("a",), np.linalg.qr: ("a",), np.linalg.svd: ("a",),
+    np.linalg.pinv: ("a",), np.diagonal: ("a",), np.trace: ("a",), np.diag: ("v",),
+})
 if hasattr(np, "amax"):
     _ARRAY_LIKE[np.amax] = _ARRAY_LIKE[np.max]
     _ARRAY_LIKE[np.amin] = _ARRAY_LIKE[np.min]
@@ -72,7 +80,11 @@ _METHOD_FUNCTIONS = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.mi
                      "clip": np.clip, "take": np.take, "std": np.std, "var": np.var,
                      "cumsum": np.cumsum, "cumprod": np.cumprod, "argsort": np.argsort,
                      "any": np.any, "all": np.all, "round": np.round, "dot": np.dot,
-                     "repeat": np.repeat}
+                     "repeat": np.repeat, "diagonal": np.diagonal, "trace": np.trace}
+NDARRAY_METHODS.update({"diagonal", "trace"})
+# functions whose result is a (read-only) view of their array argument: the
+# diagonal of a 2-D (np.diag) or n-D (np.diagonal, ndarray.diagonal) array
+_DIAGONAL_VIEWS = {np.diagonal, np.diag}
 
 
 def _reduce_signature(array, axis=0, dtype=None, out=None, keepdims=False, initial=None,
@@ -250,7 +262,10 @@ def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
                 call.where.is_constant() and call.where.as_constant() is True):
             raise Unsupported("unsupported_call", "where= without out=: NumPy leaves the other "
                                                   "elements uninitialised")
-        return tx.call_real(fn, call.args, call.kwargs, numpy_semantics=True, numpy_ref=numpy_ref)
+        result = tx.call_real(fn, call.args, call.kwargs, numpy_semantics=True, numpy_ref=numpy_ref)
+        if fn in _DIAGONAL_VIEWS:
+            _mark_diagonal_view(tx, fn, call, result)
+        return result
     result = tx.call_real(fn, call.args, call.kwargs, numpy_semantics=True, numpy_ref=numpy_ref)
     if not isinstance(result, TensorVariable):
         raise Unsupported("unsupported_call", f"numpy.{getattr(fn, '__name__', fn)} with out= and "
@@ -273,6 +288,17 @@ def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
             return out
     HOOKS.check_inplace(tx, out, result)
     return tx.write_in_place(out, result, None if mask is True else mask)
+
+
+def _mark_diagonal_view(tx, fn, call: _Call, result: Variable) -> None:
+    """NumPy's diagonal of an array is a read-only view of it: writing it raises
+    (a write through a view breaks the graph, NumPy runs it) and it shows later
+    writes into the array (it goes stale, and is remade from the array)."""
+    array = call.args[0] if call.args else call.kwargs.get("a", call.kwargs.get("v"))
+    if isinstance(array, TensorVariable) and array.kind == NDARRAY and \
+            (fn is np.diagonal or len(array.shape) == 2):
+        tx.tr.mark_view(result, array, fn, call.args[1:],
+                        {k: v for k, v in call.kwargs.items() if k not in ("a", "v")})
 
 
 def _where_mask(tx, where: Variable, out: TensorVariable):

@@ -34,7 +34,7 @@ REQUIRED: Any = _Required()
 ATTR_KINDS = frozenset({"int", "float", "str", "bool", "ints", "floats", "dtype", "shape"})
 TRAITS = frozenset({"elementwise", "fusable", "commutative", "has_side_effect", "broadcast",
                     "reduction", "shape_op", "composite", "nondifferentiable", "fused",
-                    "collective"})
+                    "collective", "may_raise"})
 
 
 class AttrSpec:

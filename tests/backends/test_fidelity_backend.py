@@ -120,7 +120,10 @@ def test_the_nonfinite_op_list_covers_the_nan_sensitive_ops():
 
 def _nonfinite_instances(op):
     """(case id, layout, inputs with non-finite lanes, attrs) for every float
-    case of ``op`` and both layouts."""
+    case of ``op`` and both layouts -- except those the reference kernel
+    raises for (a Cholesky factor of a matrix holding NaN: NumPy's
+    LinAlgError), which are outside the op's domain."""
+    schema = get_schema(op)
     for case_id, inputs, floats, attrs in _float_cases(op):
         for layout in ("last", "first"):
             data = list(inputs)
@@ -128,6 +131,12 @@ def _nonfinite_instances(op):
                 x = inputs[k]
                 axis = (x.ndim - 1 if layout == "last" else 0) if x.ndim else 0
                 data[k] = _nonfinite(x, axis)
+            if schema.has("may_raise"):
+                try:
+                    with np.errstate(all="ignore"):
+                        schema.reference(data, attrs)
+                except ValueError:  # numpy.linalg.LinAlgError
+                    continue
             yield case_id, layout, data, attrs
 
 

@@ -159,7 +159,7 @@ def test_new_functions_are_captured_in_one_graph():
 @pytest.mark.parametrize("fn,name", [
     (lambda x: x + np.random.rand(*x.shape), "numpy.random.rand"),
     (lambda x: x + np.random.standard_normal(x.shape), "numpy.random.standard_normal"),
-    (lambda x: np.linalg.svd(x)[1], "numpy.linalg.svd"),
+    (lambda x: np.linalg.eig(x[:, :4])[0], "numpy.linalg.eig"),
     (lambda x: np.median(x) + x, "numpy.median"),
     (lambda x: np.linalg.norm(x, "nuc"), "numpy.linalg.norm"),
     (lambda x: np.pad(x, 1, mode="maximum"), "numpy.pad"),

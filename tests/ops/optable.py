@@ -14,7 +14,8 @@ from typing import Callable, Iterable
 import numpy as np
 
 OP_CASES: dict[str, Callable[[], Iterable["Case"]]] = {}
-CASE_MODULES = ("cases_elementwise", "cases_shape", "cases_nn", "cases_autograd", "cases_scan")
+CASE_MODULES = ("cases_elementwise", "cases_shape", "cases_nn", "cases_autograd", "cases_scan",
+                "cases_linalg")
 
 
 @dataclasses.dataclass
