@@ -1,7 +1,8 @@
 """constant_folding: evaluate nodes whose inputs are all constants with the
 reference kernels and replace them by constant nodes.
 
-Ops with side effects are never folded.  A fold that would materialise a
+Ops with side effects are never folded, nor a node whose kernel raises for its
+constant inputs (it raises when the graph runs).  A fold that would materialise a
 large constant much bigger than its inputs (a broadcast of a scalar to a big
 shape, say) is skipped: it would bloat the graph text and the cache key for
 no gain.
@@ -50,8 +51,14 @@ class ConstantFolding(Pass):
                 new_nodes.append(node)
                 continue
             args = [v.producer.const for v in node.inputs]
-            with np.errstate(all="ignore"):  # folding must not warn where running would not
-                results = _run_node(node, args)
+            try:
+                with np.errstate(all="ignore"):  # folding must not warn where running would not
+                    results = _run_node(node, args)
+            except Exception:  # noqa: BLE001 - the kernel's own check (a singular matrix,
+                # an index out of range): the node raises when the graph runs, where the
+                # caller handles it (capture runs the call natively), not at compile time
+                new_nodes.append(node)
+                continue
             for out, value in zip(node.outputs, results):
                 value = np.array(value, dtype=out.type.dtype.np, order="C")  # keeps 0-d
                 const = Node("constant", (), {"dtype": out.type.dtype, "shape": out.type.shape},

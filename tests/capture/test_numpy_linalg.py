@@ -235,3 +235,19 @@ def test_decompositions_have_no_gradient(fn):
     a = frame.tensor(GOOD, requires_grad=True)
     with pytest.raises(NonDifferentiableError, match="eigh|eigvalsh|cholesky|qr|svd|pinv"):
         fn(a).sum().backward()
+
+
+def test_singular_constant_matrix_raises_like_numpy_after_side_effects():
+    """Every input of the inv is a constant: constant folding leaves the node
+    (its kernel raises), the graph raises at run time, the call runs natively."""
+    seen = []
+
+    def f(x):
+        seen.append(1)
+        return x + np.linalg.inv(np.zeros((2, 2)))
+
+    assert_same_as_eager(f, np.ones((2, 2)), captured=None)
+    seen.clear()
+    with pytest.raises(np.linalg.LinAlgError, match="^Singular matrix$"):
+        frame.jit(f)(np.ones((2, 2)))
+    assert len(seen) == 1

@@ -14,6 +14,8 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
+
 import pytest
 
 import frame
@@ -165,3 +167,14 @@ def test_frame_dump_ir_after_prints_that_pass_output(tmp_path):
     # the folded constant 2*3 appears, the mul does not
     dumped = out.stderr.split("// IR after constant_folding", 1)[1]
     assert "value=[6.0]" in dumped and "mul(" not in dumped
+
+
+def test_constant_folding_keeps_a_node_whose_kernel_raises():
+    """A kernel's own check failing on constant inputs (an index out of range)
+    is the graph's run-time error, not a compile error: the node stays."""
+    b = GraphBuilder()
+    table = b.constant(np.arange(6.0).reshape(2, 3))
+    bad = b.op("take", table, b.constant(np.array([0, 5], np.int64)), axis=1)
+    good = b.op("take", table, b.constant(np.array([0, 2], np.int64)), axis=1)
+    g = _pass("constant_folding").run(b.build(bad, good))
+    assert [n.op for n in g.nodes if n.op != "constant"] == ["take"]
