@@ -728,6 +728,19 @@ def expm1(x):
     return apply1("expm1", (as_array(x),), {})
 
 
+def _unary_op_ufunc(op: str):
+    """``np.<op>`` on one operand: op ``op`` (NumPy's ufunc as its kernel)."""
+    def fn(x):
+        return apply1(op, (as_array(x),), {})
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = f"``np.{op}``: op ``{op}``."
+    return fn
+
+
+_MATH_UFUNCS = ("tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "exp2", "log2", "log10",
+                "cbrt", "rint", "trunc")
+
+
 def _binary_ufunc(op: str, function: str, kinds: str):
     def fn(x1, x2):
         a, b = operands(x1, x2)
@@ -742,6 +755,7 @@ def _binary_ufunc(op: str, function: str, kinds: str):
 
 hypot = _binary_ufunc("hypot", "hypot", "biuf")
 logaddexp = _binary_ufunc("logaddexp", "logaddexp", "biuf")
+arctan2 = _binary_ufunc("arctan2", "arctan2", "biuf")
 left_shift = _binary_ufunc("left_shift", "left_shift", "iu")
 right_shift = _binary_ufunc("right_shift", "right_shift", "iu")
 
@@ -1379,6 +1393,8 @@ NUMPY_FUNCTIONS: dict = {
 # ufuncs frame runs as an exact composition of its ops (Tensor.__array_ufunc__)
 UFUNC_FUNCTIONS: dict = {np.isnan: isnan, np.isinf: isinf, np.isfinite: isfinite,
                          np.logical_xor: logical_xor, np.fmax: fmax, np.fmin: fmin,
+                         **{getattr(np, name): _unary_op_ufunc(name) for name in _MATH_UFUNCS},
+                         np.arctan2: arctan2,
                          np.square: square, np.log1p: log1p, np.expm1: expm1, np.hypot: hypot,
                          np.logaddexp: logaddexp, np.left_shift: left_shift,
                          np.right_shift: right_shift}

@@ -79,6 +79,31 @@ gradient_rule("sigmoid")(_unary(lambda b, x, y, g: _mul_deriv(
     b, g, b.op("mul", y, b.op("sub", _s(b, 1.0, y), y)))))
 gradient_rule("sin")(_unary(lambda b, x, y, g: _mul_deriv(b, g, b.op("cos", x))))
 gradient_rule("cos")(_unary(lambda b, x, y, g: b.op("neg", _mul_deriv(b, g, b.op("sin", x)))))
+gradient_rule("tan")(_unary(lambda b, x, y, g: _mul_deriv(
+    b, g, b.op("add", _s(b, 1.0, y), b.op("mul", y, y)))))
+# arcsin' = 1 / sqrt(1 - x^2), arccos' = -arcsin', arctan' = 1 / (1 + x^2)
+def _one_minus_square(b, x, y):
+    xf = _as_output_dtype(b, x, y)
+    return b.op("sub", _s(b, 1.0, y), b.op("mul", xf, xf))
+
+
+gradient_rule("arcsin")(_unary(lambda b, x, y, g: b.op(
+    "div", g, conj(b, b.op("sqrt", _one_minus_square(b, x, y))))))
+gradient_rule("arccos")(_unary(lambda b, x, y, g: b.op("neg", b.op(
+    "div", g, conj(b, b.op("sqrt", _one_minus_square(b, x, y)))))))
+gradient_rule("arctan")(_unary(lambda b, x, y, g: b.op("div", g, conj(b, b.op(
+    "add", _s(b, 1.0, y), b.op("mul", _as_output_dtype(b, x, y), _as_output_dtype(b, x, y)))))))
+gradient_rule("sinh")(_unary(lambda b, x, y, g: _mul_deriv(b, g, b.op("cosh", x))))
+gradient_rule("cosh")(_unary(lambda b, x, y, g: _mul_deriv(b, g, b.op("sinh", x))))
+gradient_rule("exp2")(_unary(lambda b, x, y, g: _mul_deriv(
+    b, g, b.op("mul", y, _s(b, math.log(2.0), y)))))
+gradient_rule("log2")(_unary(lambda b, x, y, g: b.op("div", g, conj(b, b.op(
+    "mul", _as_output_dtype(b, x, y), _s(b, math.log(2.0), y))))))
+gradient_rule("log10")(_unary(lambda b, x, y, g: b.op("div", g, conj(b, b.op(
+    "mul", _as_output_dtype(b, x, y), _s(b, math.log(10.0), y))))))
+# cbrt' = 1 / (3 y^2)
+gradient_rule("cbrt")(_unary(lambda b, x, y, g: b.op("div", g, b.op(
+    "mul", _s(b, 3.0, y), b.op("mul", y, y)))))
 gradient_rule("relu")(_unary(
     lambda b, x, y, g: b.op("where", b.op("greater", x, _s(b, 0.0, x)), g, _s(b, 0.0, g))))
 
@@ -189,6 +214,11 @@ gradient_rule("hypot")(_binary(lambda b, x0, x1, y, g: (
 gradient_rule("logaddexp")(_binary(lambda b, x0, x1, y, g: (
     _mul_deriv(b, g, b.op("exp", b.op("sub", x0, y))),
     _mul_deriv(b, g, b.op("exp", b.op("sub", x1, y))))))
+# arctan2(y, x): d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
+gradient_rule("arctan2")(_binary(lambda b, x0, x1, y, g: (
+    _mul_deriv(b, g, b.op("div", x1, b.op("add", b.op("mul", x0, x0), b.op("mul", x1, x1)))),
+    _mul_deriv(b, g, b.op("neg", b.op("div", x0, b.op(
+        "add", b.op("mul", x0, x0), b.op("mul", x1, x1))))))))
 
 
 def _when(cond, make):

@@ -293,13 +293,20 @@ for _name, _k in (("rsqrt", _rsqrt_kernel), ("sigmoid", _sigmoid_kernel), ("erf"
 register(OpSchema("relu", 1, _relu_infer, _relu_kernel, traits=_EW))
 # NumPy ufuncs without a frame function of their own: np.log1p/np.expm1 on frame
 # Tensors and traced ndarrays reach them (frame/_numpy_functions.py)
-EXTRA_UNARY_UFUNCS = {"log1p": np.log1p, "expm1": np.expm1}
+EXTRA_UNARY_UFUNCS = {"log1p": np.log1p, "expm1": np.expm1, "tan": np.tan, "arcsin": np.arcsin,
+                      "arccos": np.arccos, "arctan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+                      "exp2": np.exp2, "log2": np.log2, "log10": np.log10, "cbrt": np.cbrt,
+                      "rint": np.rint, "trunc": np.trunc}
+# piecewise constant: no gradient (as floor and ceil)
+_EXTRA_NONDIFFERENTIABLE = {"rint", "trunc"}
 for _name, _uf in EXTRA_UNARY_UFUNCS.items():
     def _kernel(ins, attrs, _f=_uf):
         return (_f(ins[0]),)
 
-    register(OpSchema(_name, 1, _unary_infer_like(_name, _uf), _kernel, traits=_EW,
-                      doc=f"Elementwise numpy.{_uf.__name__} (accurate for tiny x)."))
+    register(OpSchema(_name, 1, _unary_infer_like(_name, _uf), _kernel,
+                      traits=_EW + (("nondifferentiable",) if _name in _EXTRA_NONDIFFERENTIABLE
+                                    else ()),
+                      doc=f"Elementwise numpy.{_uf.__name__}."))
 register(OpSchema("gelu", 1, _gelu_infer, _gelu_kernel, attrs={"approximate": AttrSpec("str", "none")},
                   traits=_EW + ("composite",), decompose=_gelu_decompose))
 
@@ -349,12 +356,13 @@ for _name, _uf in BINARY_UFUNCS.items():
 # reach them, frame/_numpy_functions.py); the shifts are NumPy's for every shift
 # count (0 from the width on, -1 for a negative value shifted right that far)
 EXTRA_BINARY_UFUNCS = {"hypot": np.hypot, "logaddexp": np.logaddexp,
-                       "left_shift": np.left_shift, "right_shift": np.right_shift}
+                       "left_shift": np.left_shift, "right_shift": np.right_shift,
+                       "arctan2": np.arctan2}
 for _name, _uf in EXTRA_BINARY_UFUNCS.items():
     _traits = _EW + ("broadcast",)
     if _name in ("hypot", "logaddexp"):
         _traits += ("commutative",)
-    else:
+    elif _name != "arctan2":
         _traits += ("nondifferentiable",)
 
     def _kernel(ins, attrs, _f=_uf):

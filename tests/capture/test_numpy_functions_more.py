@@ -441,3 +441,28 @@ def test_nan_and_inf_functions_match_numpy(name, dtype):
         assert isinstance(got, frame.Tensor)
         with np.errstate(all="ignore"):
             assert_same(fn(x), got.numpy())
+
+
+# -- math ufuncs with ops of their own (NumPy's ufunc as the kernel; cpu kernels on OpenVINO)
+
+MATH_UFUNCS = {
+    "tan": lambda a: np.tan(a), "arcsin": lambda a: np.arcsin(a / 4), "arccos": lambda a: np.arccos(a / 4),
+    "arctan": lambda a: np.arctan(a), "sinh": lambda a: np.sinh(a), "cosh": lambda a: np.cosh(a),
+    "exp2": lambda a: np.exp2(a), "log2": lambda a: np.log2(np.abs(a) + 1),
+    "log10": lambda a: np.log10(np.abs(a) + 1), "cbrt": lambda a: np.cbrt(a),
+    "rint": lambda a: np.rint(a * 2.5), "trunc": lambda a: np.trunc(a * 2.5),
+    "arctan2": lambda a: np.arctan2(a, a[::-1]),
+    "decibels": lambda a: 20 * np.log10(np.abs(a) + 1e-3),
+    "angles": lambda a: np.arctan2(a[1:], a[:-1]),
+}
+
+
+@pytest.mark.parametrize("dtype", ("float32", "float64", "int64"))
+@pytest.mark.parametrize("name", list(MATH_UFUNCS))
+def test_math_ufuncs_match_numpy(name, dtype):
+    fn = MATH_UFUNCS[name]
+    x = np.array([-2.5, -1.0, -0.0, 0.5, 1.5, 3.0]).astype(dtype)
+    _check(fn, (x,), graphs=1)
+    got = fn(frame.tensor(x))
+    assert isinstance(got, frame.Tensor)
+    assert_same(fn(x), got.numpy())

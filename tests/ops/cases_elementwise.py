@@ -11,6 +11,18 @@ from .optable import (ALL, BINARY_SHAPES, FLOATS, INTS, NUMERIC, UNARY_SHAPES, C
 _verf = np.vectorize(math.erf, otypes=[np.float64])
 _vlog1p = np.vectorize(math.log1p, otypes=[np.float64])
 _vexpm1 = np.vectorize(math.expm1, otypes=[np.float64])
+_vtan = np.vectorize(math.tan, otypes=[np.float64])
+_vasin = np.vectorize(math.asin, otypes=[np.float64])
+_vacos = np.vectorize(math.acos, otypes=[np.float64])
+_vatan = np.vectorize(math.atan, otypes=[np.float64])
+_vsinh = np.vectorize(math.sinh, otypes=[np.float64])
+_vcosh = np.vectorize(math.cosh, otypes=[np.float64])
+_vlog2 = np.vectorize(math.log2, otypes=[np.float64])
+_vlog10 = np.vectorize(math.log10, otypes=[np.float64])
+_vatan2 = np.vectorize(math.atan2, otypes=[np.float64])
+_vcbrt = np.vectorize(lambda v: math.copysign(abs(v) ** (1.0 / 3.0), v), otypes=[np.float64])
+_vrint = np.vectorize(lambda v: float(round(v)), otypes=[np.float64])   # half to even
+_vtrunc = np.vectorize(lambda v: math.copysign(float(math.trunc(v)), v), otypes=[np.float64])
 
 
 def _f64(x):
@@ -24,6 +36,18 @@ UNARY = {
     "log": (lambda x: np.log(_f64(x)), NUMERIC, "positive"),
     "log1p": (lambda x: _vlog1p(_f64(x)), NUMERIC, "positive"),
     "expm1": (lambda x: _vexpm1(_f64(x)), NUMERIC, "any"),
+    "tan": (lambda x: _vtan(_f64(x)), NUMERIC, "any"),
+    "arcsin": (lambda x: _vasin(_f64(x)), FLOATS, "unit"),
+    "arccos": (lambda x: _vacos(_f64(x)), FLOATS, "unit"),
+    "arctan": (lambda x: _vatan(_f64(x)), NUMERIC, "any"),
+    "sinh": (lambda x: _vsinh(_f64(x)), NUMERIC, "any"),
+    "cosh": (lambda x: _vcosh(_f64(x)), NUMERIC, "any"),
+    "exp2": (lambda x: 2.0 ** _f64(x), NUMERIC, "any"),
+    "log2": (lambda x: _vlog2(_f64(x)), NUMERIC, "positive"),
+    "log10": (lambda x: _vlog10(_f64(x)), NUMERIC, "positive"),
+    "cbrt": (lambda x: _vcbrt(_f64(x)), NUMERIC, "any"),
+    "rint": (lambda x: _vrint(_f64(x)), FLOATS, "any"),
+    "trunc": (lambda x: _vtrunc(_f64(x)), FLOATS, "any"),
     "sqrt": (lambda x: _f64(x) ** 0.5, NUMERIC, "positive"),
     "rsqrt": (lambda x: 1.0 / _f64(x) ** 0.5, NUMERIC, "positive"),
     "tanh": (lambda x: (np.exp(2 * _f64(x)) - 1) / (np.exp(2 * _f64(x)) + 1), NUMERIC, "any"),
@@ -46,6 +70,8 @@ UNARY = {
 
 
 def _unary_input(shape, dtype, domain, seed):
+    if domain == "unit":  # arcsin, arccos: inside [-1, 1]
+        return (sample(shape, dtype, seed) / 3).astype(dtype)
     if domain == "positive":
         return sample(shape, dtype, seed, positive=True)
     if domain == "nonzero":
@@ -94,6 +120,7 @@ BINARY = {
     "bitwise_xor": (lambda a, b: _python_bits(a, b, lambda i, j: i ^ j), INTS + ("bool",), "any"),
     "hypot": (lambda a, b: (_f64(a) ** 2 + _f64(b) ** 2) ** 0.5, NUMERIC, "any"),
     "logaddexp": (lambda a, b: np.log(np.exp(_f64(a)) + np.exp(_f64(b))), NUMERIC, "any"),
+    "arctan2": (lambda a, b: _vatan2(_f64(a), _f64(b)), NUMERIC, "any"),
     "left_shift": (lambda a, b: _shifted(a, b, left=True), INTS, "shift"),
     "right_shift": (lambda a, b: _shifted(a, b, left=False), INTS, "shift"),
 }

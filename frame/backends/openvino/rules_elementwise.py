@@ -291,6 +291,15 @@ def _refuse_shift(node: Node) -> str:
 lowering("left_shift", "right_shift", check=_refuse_shift)(_no_build)
 
 
+def _refuse_math(node: Node) -> str:
+    return (f"op '{node.op}' on {_kinds(node)}: not lowered to OpenVINO (no op, or one whose "
+            f"accuracy against NumPy's was not measured); it runs on the cpu kernels")
+
+
+lowering("tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "exp2", "log2", "log10", "cbrt",
+         "rint", "trunc", "arctan2", check=_refuse_math)(_no_build)
+
+
 @lowering("maximum", "minimum", int64=True)
 def _extremum(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     kind = _out(node).kind
