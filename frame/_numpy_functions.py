@@ -1360,7 +1360,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if not copy:
         raise NotModelled("nan_to_num", "with copy=False (NumPy writes into x)")
     if kind != "f":
-        return F.add(x, 0) if kind != "b" else F.logical_or(x, False)
+        return _copy(x)
     dt = _dtype(x)
     info = np.finfo(dt)
     hi = info.max if posinf is None else posinf

@@ -179,9 +179,10 @@ _ATLEAST = {np.atleast_1d: lambda s: s or (1,),
 @HOOKS.provide
 def numpy_array_function(tx, fn, args, kwargs) -> Variable | None:
     """``np.asarray(a)`` (``a`` itself), ``np.array(a)`` / ``np.copy(a)`` (a new
-    array), their ``dtype=`` (``astype``), ``np.ravel``, ``np.shape``,
-    ``np.ndim``, ``np.size`` on an ndarray; None for other functions and
-    arguments (the caller's tables decide)."""
+    array), their ``dtype=`` (``astype``), ``np.ravel``, ``np.atleast_<n>d``
+    (``a`` itself or a reshaped view), ``np.shape``, ``np.ndim``, ``np.size``
+    on an ndarray; None for other functions and arguments (the caller's
+    tables decide)."""
     ref = _ARRAY_FUNCTIONS.get(fn)
     if ref is None:
         return None

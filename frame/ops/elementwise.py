@@ -40,15 +40,21 @@ UNARY_UFUNCS = {
     "ceil": np.ceil, "reciprocal": np.reciprocal, "logical_not": np.logical_not,
     "invert": np.invert,
 }
-_UNARY_NONDIFFERENTIABLE = {"invert"}
-for _name, _uf in UNARY_UFUNCS.items():
-    def _kernel(ins, attrs, _f=_uf):
-        return (_f(ins[0]),)
 
-    register(OpSchema(_name, 1, _unary_infer_like(_name, _uf), _kernel,
-                      traits=_EW + (("nondifferentiable",) if _name in _UNARY_NONDIFFERENTIABLE
-                                    else ()),
-                      doc=f"Elementwise numpy.{_uf.__name__}."))
+
+def _register_unary_ufuncs(table: dict, nondifferentiable: set) -> None:
+    """One op per ``name: ufunc`` of ``table``, the ufunc its reference kernel."""
+    for name, uf in table.items():
+        def kernel(ins, attrs, _f=uf):
+            return (_f(ins[0]),)
+
+        register(OpSchema(name, 1, _unary_infer_like(name, uf), kernel,
+                          traits=_EW + (("nondifferentiable",) if name in nondifferentiable
+                                        else ()),
+                          doc=f"Elementwise numpy.{uf.__name__}."))
+
+
+_register_unary_ufuncs(UNARY_UFUNCS, {"invert"})
 
 
 def _float_out(ins, dtype_like=np.sqrt):
@@ -297,16 +303,8 @@ EXTRA_UNARY_UFUNCS = {"log1p": np.log1p, "expm1": np.expm1, "tan": np.tan, "arcs
                       "arccos": np.arccos, "arctan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
                       "exp2": np.exp2, "log2": np.log2, "log10": np.log10, "cbrt": np.cbrt,
                       "rint": np.rint, "trunc": np.trunc}
-# piecewise constant: no gradient (as floor and ceil)
-_EXTRA_NONDIFFERENTIABLE = {"rint", "trunc"}
-for _name, _uf in EXTRA_UNARY_UFUNCS.items():
-    def _kernel(ins, attrs, _f=_uf):
-        return (_f(ins[0]),)
-
-    register(OpSchema(_name, 1, _unary_infer_like(_name, _uf), _kernel,
-                      traits=_EW + (("nondifferentiable",) if _name in _EXTRA_NONDIFFERENTIABLE
-                                    else ()),
-                      doc=f"Elementwise numpy.{_uf.__name__}."))
+# rint and trunc are piecewise constant: no gradient (as floor and ceil)
+_register_unary_ufuncs(EXTRA_UNARY_UFUNCS, {"rint", "trunc"})
 register(OpSchema("gelu", 1, _gelu_infer, _gelu_kernel, attrs={"approximate": AttrSpec("str", "none")},
                   traits=_EW + ("composite",), decompose=_gelu_decompose))
 

@@ -422,7 +422,7 @@ def _scatter_infer(types, attrs):
     return [x]
 
 
-def check_scatter_positions(idx: np.ndarray, n: int) -> None:
+def _check_scatter_positions(idx: np.ndarray, n: int) -> None:
     """Raise unless every flat position in ``idx`` is in ``[0, n)``."""
     if idx.size:
         bad = idx[(idx < 0) | (idx >= n)]
@@ -432,10 +432,11 @@ def check_scatter_positions(idx: np.ndarray, n: int) -> None:
 
 
 def scatter_into(out: np.ndarray, idx: np.ndarray, upd: np.ndarray) -> None:
-    """``out.flat[idx] = upd`` in place on a C-contiguous ``out``, positions
-    checked; ``np.put`` writes in C order over ``idx``, so where a position
-    repeats the last update wins."""
-    check_scatter_positions(idx, out.size)
+    """``out.flat[idx] = upd`` in place, positions checked: ``np.put`` counts
+    positions in C order whatever ``out``'s memory layout, and writes the
+    updates in C order over ``idx``, so where a position repeats the last
+    update wins."""
+    _check_scatter_positions(idx, out.size)
     np.put(out, idx, upd)
 
 
