@@ -335,18 +335,23 @@ def _binary_infer(name: str, ufunc: np.ufunc):
     return infer
 
 
-for _name, _uf in BINARY_UFUNCS.items():
-    _traits = _EW + ("broadcast",)
-    if _name in _COMMUTATIVE:
-        _traits += ("commutative",)
-    if _name in _COMPARISONS:
-        _traits += ("nondifferentiable",)
+def _register_binary_ufuncs(table: dict, commutative: set, nondifferentiable: set) -> None:
+    """One broadcasting op per ``name: ufunc`` of ``table``, the ufunc its kernel."""
+    for name, uf in table.items():
+        traits = _EW + ("broadcast",)
+        if name in commutative:
+            traits += ("commutative",)
+        if name in nondifferentiable:
+            traits += ("nondifferentiable",)
 
-    def _kernel(ins, attrs, _f=_uf):
-        return (_f(ins[0], ins[1]),)
+        def kernel(ins, attrs, _f=uf):
+            return (_f(ins[0], ins[1]),)
 
-    register(OpSchema(_name, 2, _binary_infer(_name, _uf), _kernel, traits=_traits,
-                      doc=f"Elementwise numpy.{_uf.__name__} with broadcasting."))
+        register(OpSchema(name, 2, _binary_infer(name, uf), kernel, traits=traits,
+                          doc=f"Elementwise numpy.{uf.__name__} with broadcasting."))
+
+
+_register_binary_ufuncs(BINARY_UFUNCS, _COMMUTATIVE, _COMPARISONS)
 
 
 # NumPy binary ufuncs without a frame function of their own (np.hypot, np.logaddexp,
@@ -356,18 +361,8 @@ for _name, _uf in BINARY_UFUNCS.items():
 EXTRA_BINARY_UFUNCS = {"hypot": np.hypot, "logaddexp": np.logaddexp,
                        "left_shift": np.left_shift, "right_shift": np.right_shift,
                        "arctan2": np.arctan2}
-for _name, _uf in EXTRA_BINARY_UFUNCS.items():
-    _traits = _EW + ("broadcast",)
-    if _name in ("hypot", "logaddexp"):
-        _traits += ("commutative",)
-    elif _name != "arctan2":
-        _traits += ("nondifferentiable",)
-
-    def _kernel(ins, attrs, _f=_uf):
-        return (_f(ins[0], ins[1]),)
-
-    register(OpSchema(_name, 2, _binary_infer(_name, _uf), _kernel, traits=_traits,
-                      doc=f"Elementwise numpy.{_uf.__name__} with broadcasting."))
+_register_binary_ufuncs(EXTRA_BINARY_UFUNCS, commutative={"hypot", "logaddexp"},
+                        nondifferentiable={"left_shift", "right_shift"})
 
 
 # --------------------------------------------------------------------------- where, cast, clip
