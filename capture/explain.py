@@ -192,7 +192,7 @@ def explain(fn, *, backend: str | None = None):
 
 
 PGO_COUNTERS = ("pgo_trials", "pgo_decisions", "pgo_switches", "pgo_stored", "pgo_noisy",
-                "cooldown_hits", "backpressure_hits")
+                "pgo_drifts", "cooldown_hits", "backpressure_hits")
 
 
 def _note_tiers(out: ExplainOutput) -> None:

@@ -47,6 +47,7 @@ PGO_COUNTERS = (("pgo_trials", "timed trial calls"),
                 ("pgo_switches", "decisions keeping a tier other than the backend asked for"),
                 ("pgo_stored", "decisions read from the persistent cache"),
                 ("pgo_noisy", "decisions left noisy after the extended trial (not stored)"),
+                ("pgo_drifts", "decided graphs measured again: their time drifted"),
                 ("backpressure_hits", "trial calls not timed: a compile was running"),
                 ("cooldown_hits", "calls that waited out cooldown_s after a refused request"))
 

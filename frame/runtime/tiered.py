@@ -78,8 +78,8 @@ timed calls.  The
 medians decide, with hysteresis: the fast tier is kept only when its median
 is more than ``pgo_margin`` (``FRAME_PGO_MARGIN``, default 0.05) below the
 slow tier's, else the slow tier (the backend asked for) is kept.  Then the
-measuring stops: ``run`` forwards to the winner's ``run`` (one attribute
-store, as for a swap).  Every trial call runs wholly on one candidate and
+trial stops: ``run`` forwards to the winner (one attribute store, as for a
+swap), watched for drift (below).  Every trial call runs wholly on one candidate and
 returns its result (the two tiers agree within float32 rounding, see
 Results), so trials cost no extra work, only the slower candidate's time on
 a bounded number of calls.  While another graph's background compile is
@@ -104,7 +104,24 @@ host- and frame-version specific like them).  A later process that compiles
 the same graph reads it when the TieredExecutable is made: ``cpu`` won ->
 the graph runs on the fast tier for good (state ``pgo_fast``) and the slow
 tier is never compiled; the slow tier won -> the usual background swap,
-without trials.  ``FRAME_PGO=0`` turns PGO off (count-based swap, as for a
+without trials.
+
+Drift.  A decision holds while the conditions it was measured under hold;
+load on a shared machine comes and goes, and the tiers do not suffer alike
+(OpenVINO's two threads lose more to a busy core than the cpu tier's one).
+So after a decision (measured or stored) every ``DRIFT_EVERY``-th call of the
+winner is timed, after ``DRIFT_WARMUP`` calls; when the median of
+``DRIFT_WINDOW`` such samples is more than ``pgo_drift`` (``FRAME_PGO_DRIFT``,
+default 1.3) times the winner's median in the decision, or less than that
+median over ``pgo_drift``, the graph is measured again: a new trial on the
+real calls (the slow tier compiled again first if it was dropped or never
+compiled), counted as ``pgo_drifts``, whose decision replaces the old one in
+this process and, when clear, in the persistent cache.  At most
+``PGO_MAX_REMEASURES`` (2) per graph and process, so load that keeps
+changing costs a bounded number of trials.  Graphs whose winner runs in
+under ``DRIFT_MIN_S`` (20 us) are not watched: the watch's own cost (a
+counter and a call, ~0.1 us) would be a visible part of such a call.
+``pgo_drift=0`` turns the watch off.  ``FRAME_PGO=0`` turns PGO off (count-based swap, as for a
 pinned backend).  A backend the user named (``frame.jit(backend="openvino")``,
 ``FRAME_BACKEND``) is a strict pin: no trials, the graph ends on that
 backend.
@@ -119,7 +136,8 @@ Statistics (``frame.stats().extra``): ``tier_requests``, ``tier_swaps``,
 (timed trial calls), ``pgo_decisions`` (measured), ``pgo_switches``
 (decisions that kept a tier other than the backend asked for), ``pgo_noisy``
 (decisions made at the end of an extended noisy trial, not stored),
-``pgo_stored`` (decisions read from the persistent cache),
+``pgo_stored`` (decisions read from the persistent cache), ``pgo_drifts``
+(decided graphs measured again because their time drifted),
 ``backpressure_hits``, ``cooldown_hits``, and the gauge ``tier_pending``
 (compiles queued or running now).  Each decision is also recorded by graph
 label (``frame.stats().tier_decisions``, shown by ``frame.report()``), and
@@ -168,6 +186,18 @@ PGO_BLOCK = 3
 # stored, so the next process measures again (module doc, "Noisy trials").
 # 1: no extension and no noise check (every decision after pgo_trial_calls, stored).
 PGO_MAX_EXTENSION = 3
+
+# Drift watch (module doc, "Drift"): after a decision, every DRIFT_EVERY-th call
+# of the winner is timed once DRIFT_WARMUP calls have run (a tier just swapped
+# in sets itself up on its first calls); DRIFT_WINDOW samples make one median,
+# compared with the winner's median in the decision.  A graph is measured
+# again at most PGO_MAX_REMEASURES times per process; winners faster than
+# DRIFT_MIN_S are not watched.
+DRIFT_EVERY = 8
+DRIFT_WARMUP = 16
+DRIFT_WINDOW = 9
+DRIFT_MIN_S = 20e-6
+PGO_MAX_REMEASURES = 2
 
 # slow backend -> its fast tier
 FAST_TIERS: dict[str, str] = {"openvino": "cpu"}
@@ -226,6 +256,12 @@ class TieredExecutable(Executable):
         self.decision: dict | None = None
         self._key = key
         self._build_slow: Callable[[], Executable] | None = build_slow
+        # kept for a new trial after drift when the slow tier was dropped or never built
+        self._rebuild = build_slow if self.pgo else None
+        self._winner: Executable | None = None  # the watched executable (drift)
+        self._watch_calls = 0
+        self._watch_samples: list[float] = []
+        self._remeasures = 0
         self._lock = threading.Lock()
         self._settled = threading.Event()   # set on swap, trial start, failure or abandonment
         self._decided = threading.Event()   # set once the PGO decision is made
@@ -245,9 +281,9 @@ class TieredExecutable(Executable):
             if config.trace_dir:  # FRAME_TRACE_DIR (trace.py)
                 trace.tier_event(key, label, "decided", _decision_text(self.decision, backend),
                                  decision=self.decision)
-            if stored["winner"] == fast_backend:  # the slow tier lost: never compiled again
+            if stored["winner"] == fast_backend:  # the slow tier lost: not compiled unless drift
                 self.state, self._build_slow = PGO_FAST, None
-                self._run = fast.run
+                self._run = self._watched(fast, fast_backend)
                 self._settled.set()
                 self._decided.set()
                 return
@@ -283,11 +319,17 @@ class TieredExecutable(Executable):
         if self.decision is not None and self.state in (SLOW, PGO_FAST, PENDING, FAST):
             text = _decision_text(self.decision, self.backend)
             if self.state in (PENDING, FAST):
+                if self._remeasures:
+                    return (f"{self.fast_backend} tier while {self.backend} is built again to "
+                            f"measure the tiers again (the time drifted from the decision: "
+                            f"{text})")
                 return f"{self.fast_backend} tier until {self.backend} is ready; {text}"
             return text
         if self.state == TRIAL:
+            again = (f", measuring again after drift ({self._remeasures} time(s))"
+                     if self._remeasures else "")
             return (f"PGO trial: {self.fast_backend} vs {self.backend} interleaved "
-                    f"({self._trial_calls} trial call(s) so far)")
+                    f"({self._trial_calls} trial call(s) so far{again})")
         if self.state == SLOW:
             return f"{self.backend} (swapped in after the {self.fast_backend} tier; " \
                    f"{'PGO off' if not config.pgo else 'backend pinned: no PGO'})"
@@ -387,16 +429,75 @@ class TieredExecutable(Executable):
             self.decision["noisy"] = True
             record.count("pgo_noisy")
         if keep_fast:
-            self.state, self._run = PGO_FAST, self.fast.run
-            self.slow = None  # the slow tier lost: let it go
+            self.state, self._run = PGO_FAST, self._watched(self.fast, self.fast_backend)
+            self.slow = None  # the slow tier lost: let it go (built again if drift asks)
             record.count("pgo_switches")
         else:
-            self.state, self._run = SLOW, self.slow.run
+            self.state, self._run = SLOW, self._watched(self.slow, self.backend)
         self._samples = {}
         record.count("pgo_decisions")
         text = _decision_text(self.decision, self.backend)
         record.tier_decision(self.label, text)
         log.debug("tiered compile: %s: %s", self.label, text)
+
+    # -- drift: watching the winner, measuring again --------------------------------------
+    def _watched(self, exe: Executable, tier: str) -> Callable[[Sequence[np.ndarray]],
+                                                                   list[np.ndarray]]:
+        """What ``run`` calls once ``exe`` (tier ``tier``) won: ``exe.run``
+        itself, or ``_watching`` it for drift (module doc, "Drift")."""
+        reference = (self.decision or {}).get("medians_s", {}).get(tier)
+        if (config.pgo_drift <= 1.0 or not config.pgo or self._rebuild is None
+                or self._remeasures >= PGO_MAX_REMEASURES
+                or reference is None or reference < DRIFT_MIN_S):
+            return exe.run
+        self._winner, self._watch_calls, self._watch_samples = exe, 0, []
+        return self._watching
+
+    def _watching(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        exe = self._winner
+        self._watch_calls += 1  # a lost increment under threads only shifts the sampling
+        if self._watch_calls % DRIFT_EVERY or self._watch_calls <= DRIFT_WARMUP:
+            return exe.run(inputs)
+        t0 = clock()
+        out = exe.run(inputs)
+        elapsed = clock() - t0
+        samples = self._watch_samples
+        samples.append(elapsed)
+        if len(samples) >= DRIFT_WINDOW:
+            self._watch_samples = []
+            self._check_drift(float(np.median(samples)))
+        return out
+
+    def _check_drift(self, observed: float) -> None:
+        """Measure again when ``observed`` (the winner's sampled median) left
+        the band of ``pgo_drift`` around its median in the decision."""
+        decision = self.decision
+        if decision is None:
+            return
+        winner = decision["winner"]
+        reference = decision["medians_s"].get(winner)
+        factor = config.pgo_drift
+        if reference is None or factor <= 1.0 or reference / factor <= observed <= reference * factor:
+            return
+        with self._lock:
+            if self.state not in (SLOW, PGO_FAST) or self._remeasures >= PGO_MAX_REMEASURES:
+                return
+            self._remeasures += 1
+            self.pgo = True
+            self._samples, self._trial_calls = {}, 0
+            self._decided.clear()
+            if self.slow is not None:  # the slow tier won: it is here, trial at once
+                self.state, self._run = TRIAL, self._trial
+            else:  # the fast tier won: build the slow tier again, then the trial
+                self.state, self._build_slow = FAST, self._rebuild
+                self._calls, self._retry_at = self._threshold, 0.0
+                self._run = self._counting  # the next call requests the compile
+        record.count("pgo_drifts")
+        text = (f"{winner} ran {observed * 1e3:.3f} ms per call against {reference * 1e3:.3f} ms "
+                f"in the decision: measuring the tiers again")
+        log.debug("tiered compile: %s: %s", self.label, text)
+        if config.trace_dir:
+            trace.tier_event(self._key, self.label, "drift", text)
 
     # -- called by the scheduler (background threads) ------------------------------------
     def _compile(self) -> None:
@@ -430,7 +531,10 @@ class TieredExecutable(Executable):
                 self._run = self._trial  # the next calls measure both tiers
             else:
                 self.state = SLOW
-                self._run = exe.run  # the swap: the next call runs on the slow tier
+                # the swap: the next call runs on the slow tier (watched for drift
+                # when it won a stored decision)
+                self._run = (self._watched(exe, self.backend) if self.decision is not None
+                             else exe.run)
         if config.trace_dir:
             trace.tier_event(self._key, self.label, "trial" if self.pgo else "swapped",
                              f"{self.backend} ready: " + ("PGO trial starts" if self.pgo else

@@ -305,7 +305,7 @@ from frame.runtime.stats import stats
 from tests.runtime import pgo_backends as pb
 from tests.runtime.test_tiered import graph, inputs
 pb.install()
-pb.FAST.reset(5e-3); pb.SLOW.reset(1e-3)   # would win now: the stored decision is not re-measured
+pb.FAST.reset(5e-3); pb.SLOW.reset(1e-3)   # would win now: 10 calls are too few for the drift watch
 frame.config.hot_threshold = 1
 exe = rc.compile(graph(0.5), "pgoslow", pgo=True)
 outs = [exe.run(inputs(seed=i)) for i in range(10)]
