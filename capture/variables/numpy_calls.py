@@ -24,6 +24,7 @@ NumPy call runs on meta arrays (``NumpyFunctionVariable``, ndarray methods,
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 
@@ -266,6 +267,11 @@ def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
         if fn in _DIAGONAL_VIEWS:
             _mark_diagonal_view(tx, fn, call, result)
         return result
+    mask = None
+    if ufunc_where and call.where is not None:
+        mask = _where_mask(tx, call.where, out)
+        if isinstance(mask, TensorVariable):
+            _skip_masked_elements(tx, fn, call, mask)
     result = tx.call_real(fn, call.args, call.kwargs, numpy_semantics=True, numpy_ref=numpy_ref)
     if not isinstance(result, TensorVariable):
         raise Unsupported("unsupported_call", f"numpy.{getattr(fn, '__name__', fn)} with out= and "
@@ -278,9 +284,7 @@ def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
                                                   f"{result.meta.dtype} {list(result.shape)}")
         if not (isinstance(fn, np.ufunc) or _is_reduce(fn) or fn in _REDUCTIONS):
             raise Unsupported("unsupported_call", f"numpy.{fn.__name__} with out=")
-    mask = None
-    if ufunc_where and call.where is not None:
-        mask = _where_mask(tx, call.where, out)
+    if mask is not None:
         if mask is False:
             if not np.can_cast(result.meta.dtype, out.meta.dtype, casting="same_kind"):
                 raise UserCodeRaises(f"cannot cast {result.meta.dtype} to "
@@ -299,6 +303,63 @@ def _mark_diagonal_view(tx, fn, call: _Call, result: Variable) -> None:
             (fn is np.diagonal or len(array.shape) == 2):
         tx.tr.mark_view(result, array, fn, call.args[1:],
                         {k: v for k, v in call.kwargs.items() if k not in ("a", "v")})
+
+
+# candidate values for the elements a ufunc's where= skips (see _skip_masked_elements)
+_QUIET_CANDIDATES = (1, 2, 0.5, 0)
+_QUIET: dict = {}
+
+
+def _skip_masked_elements(tx, fn: np.ufunc, call: _Call, mask: TensorVariable) -> None:
+    """NumPy computes a ufunc with ``where=`` only where the mask is True; the
+    graph computes every element and selects.  So the array operands' elements
+    NumPy skips are replaced by a value on which the ufunc raises no
+    floating-point error (found by running the ufunc on candidates now):
+    ``np.divide(a, b, out=np.zeros_like(a), where=b != 0)`` must not warn
+    "divide by zero" where NumPy does not.  The elements NumPy computes see
+    their own operands, so their results are unchanged (a ufunc is elementwise)."""
+    slots = [i for i, a in enumerate(call.args)
+             if isinstance(a, TensorVariable) and a.kind != TENSOR]
+    if not slots:
+        return
+    values = []
+    for a in call.args:
+        if isinstance(a, TensorVariable):
+            values.append(a.meta.dtype)
+        elif a.is_constant():
+            values.append(a.as_constant())
+        else:
+            return
+    try:
+        key = (fn, tuple((type(v), v) for v in values))
+        hash(key)
+    except TypeError:
+        return
+    quiet = _QUIET.get(key, ...)
+    if quiet is ...:
+        quiet = _QUIET[key] = _quiet_value(fn, call.args, values)
+    if quiet is None:
+        return
+    for i in slots:
+        a = call.args[i]
+        fill = tx.wrap_result(a.meta.dtype.type(quiet))
+        call.args[i] = tx.call_real(np.where, [mask, a, fill], {}, numpy_semantics=True)
+
+
+def _quiet_value(fn: np.ufunc, args: list[Variable], values: list):
+    """The first candidate that, put in every array operand (in its dtype),
+    makes ``fn`` raise no floating-point error and no warning; None if none does."""
+    for candidate in _QUIET_CANDIDATES:
+        operands = [np.asarray(candidate).astype(v) if isinstance(a, TensorVariable) else v
+                    for a, v in zip(args, values)]
+        try:
+            with np.errstate(all="raise"), warnings.catch_warnings():
+                warnings.simplefilter("error")
+                fn(*operands)
+        except Exception:  # noqa: BLE001 -- this candidate is not quiet
+            continue
+        return candidate
+    return None
 
 
 def _where_mask(tx, where: Variable, out: TensorVariable):
