@@ -736,8 +736,10 @@ def entry_helpers(run) -> dict:
 def _graph_raised(fn, err: Exception) -> None:
     """A graph raised at run time; the call runs natively.  A data check of the
     kernels (an index or label out of range: the native call raises the plain
-    function's error, or NumPy's) is expected; anything else is told."""
-    if isinstance(err, (IndexError, ValueError)):
+    function's error, or NumPy's) is expected, and so is a floating-point error
+    NumPy was asked to raise (``np.errstate``, a ``warnings`` filter turning
+    its RuntimeWarning into an error); anything else is told."""
+    if isinstance(err, (IndexError, ValueError, FloatingPointError, Warning)):
         log.debug("the graph of %s raised %s: %s; the call runs natively",
                   getattr(fn, "__qualname__", fn), type(err).__name__, err)
     else:

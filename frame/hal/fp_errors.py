@@ -1,0 +1,89 @@
+"""Is NumPy asked, right now, to do more with a floating-point error than warn?
+
+A backend that computes without NumPy's floating-point error state (OpenVINO:
+its kernels set no status flags frame could read) returns ``inf``/``nan``
+where NumPy, under ``np.seterr(all="raise")`` or ``np.errstate(divide=
+"raise")``, raises ``FloatingPointError``, and where a ``warnings`` filter
+turns NumPy's ``RuntimeWarning`` into an error.  Such an executable asks
+``raise_requested()`` before a run and, when it is true, runs its graph on the
+reference kernels instead: NumPy's own ufuncs, which raise exactly there (the
+caller then decides: capture runs the call natively, giving the plain
+function's exception).
+
+Cheap on the common path (~0.15 us): NumPy's error state is a context
+variable holding one object per state, and the answer for the last object seen
+is kept; the ``warnings`` filters are read again only when the list was
+replaced (as ``warnings.catch_warnings`` does), changed length or got a new
+first filter (``simplefilter``/``filterwarnings`` insert at the front).
+
+What is "more than warn": an ``np.errstate`` mode other than ``"ignore"`` and
+``"warn"`` (``"raise"``, ``"call"``, ``"print"``, ``"log"``) for any of
+``divide``, ``over``, ``under``, ``invalid``; or a mode ``"warn"`` while a
+``warnings`` filter with action ``"error"`` for ``RuntimeWarning`` (or a base
+class of it) comes before any unconditional filter for it.  A filter limited
+to a message or module counts as one that may apply (conservative: the
+reference run then is merely slower).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+__all__ = ["raise_requested"]
+
+try:  # NumPy 2: the error state is a context variable (np.errstate sets it)
+    from numpy._core._ufunc_config import _extobj_contextvar as _STATE
+except ImportError:  # pragma: no cover -- another NumPy layout: ask np.geterr() every time
+    _STATE = None
+
+_CATEGORIES = ("divide", "over", "under", "invalid")
+_NO_STATE = object()
+# the last state object seen and its answer: (state, modes ask more than warn, some
+# mode warns); one tuple, replaced whole, so threads never pair a state with
+# another state's answer
+_last_modes: tuple = (_NO_STATE, False, True)
+# the warnings filters last read: (the list, its length, its first filter, answer)
+_last_filters: tuple = (None, -1, None, False)
+
+
+def _modes(state) -> tuple:
+    global _last_modes
+    err = np.geterr()
+    modes = [err[c] for c in _CATEGORIES]
+    answer = (state, any(m not in ("ignore", "warn") for m in modes), "warn" in modes)
+    if _STATE is not None:  # without the variable there is nothing to tell states apart
+        _last_modes = answer
+    return answer
+
+
+def _read_filters(filters: list) -> bool:
+    global _last_filters
+    answer = False
+    for action, message, category, module, lineno in filters:
+        if not issubclass(RuntimeWarning, category):
+            continue
+        if action == "error":
+            answer = True
+            break
+        if message is None and module is None and not lineno:
+            break  # an unconditional filter for RuntimeWarning decides first
+    _last_filters = (filters, len(filters), filters[0] if filters else None, answer)
+    return answer
+
+
+def raise_requested() -> bool:
+    """Would NumPy raise (or call, print, log) on a floating-point error now,
+    rather than warn or ignore it?"""
+    state = _STATE.get() if _STATE is not None else _NO_STATE
+    last = _last_modes
+    _, strict, warns = last if last[0] is state else _modes(state)
+    if strict:
+        return True
+    if not warns:
+        return False
+    filters = warnings.filters
+    seen, length, first, answer = _last_filters
+    if filters is seen and len(filters) == length and (filters[0] if filters else None) is first:
+        return answer
+    return _read_filters(filters)

@@ -1,0 +1,153 @@
+"""NumPy's floating-point error state and OpenVINO (frame/hal/fp_errors.py):
+OpenVINO computes without it, so while NumPy is asked to raise (``np.seterr``,
+``np.errstate``, a ``warnings`` filter making RuntimeWarning an error) an
+OpenVINO executable runs its graph on the reference kernels, which raise as
+NumPy does; a jitted function then raises the plain function's exception.
+Differential: every expectation is what plain NumPy does."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from ._helpers import OPTIONS, backend  # noqa: F401 -- skips without openvino
+
+import frame
+from frame.backends.openvino.executable import OpenVinoExecutable
+from frame.hal.fp_errors import raise_requested
+from frame.ir import GraphBuilder
+from frame.runtime import compile as rc
+
+
+def _log_graph():
+    b = GraphBuilder()
+    x = b.input("float32", (4, 8))
+    return b.build(b.op("add", b.op("mul", b.op("log", x), b.scalar(2.0, like=x)),
+                        b.scalar(1.0, like=x)))
+
+
+def _data():
+    x = np.linspace(0.5, 3.0, 32, dtype=np.float32).reshape(4, 8)
+    x[1, 3] = 0.0   # log(0): divide by zero
+    return x
+
+
+def _plain(x):
+    return np.log(x) * np.float32(2.0) + np.float32(1.0)
+
+
+def _outcome(fn, *args):
+    try:
+        return fn(*args), None
+    except Exception as e:  # noqa: BLE001 -- the outcome compared is the exception
+        return None, e
+
+
+@pytest.mark.parametrize("mode", [
+    dict(errstate=dict(divide="raise")),
+    dict(errstate=dict(all="raise")),
+    dict(errstate=dict(divide="call"), errcall=lambda kind, flag: (_ for _ in ()).throw(
+        ArithmeticError(kind))),
+    dict(filters="error"),
+])
+def test_the_executable_raises_what_numpy_raises(mode):
+    exe = rc.compile(_log_graph(), "openvino")
+    assert isinstance(exe, OpenVinoExecutable)
+    x = _data()
+    with np.errstate(**mode.get("errstate", {}), **({"call": mode["errcall"]}
+                                                   if "errcall" in mode else {})), \
+            warnings.catch_warnings():
+        if "filters" in mode:
+            warnings.simplefilter(mode["filters"])
+        assert raise_requested()
+        _, want = _outcome(_plain, x)
+        _, got = _outcome(lambda v: exe.run([v]), x)
+    assert want is not None and got is not None
+    assert type(got) is type(want) and str(got) == str(want)
+
+
+def test_without_a_raise_request_openvino_runs_and_matches():
+    exe = rc.compile(_log_graph(), "openvino")
+    x = _data()
+    assert not raise_requested()
+    with np.errstate(divide="ignore"):
+        want = _plain(x)
+    got = exe.run([x])[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert np.isneginf(got[1, 3])
+
+
+@pytest.mark.parametrize("setup, expected", [
+    (lambda: np.errstate(all="ignore"), False),
+    (lambda: np.errstate(all="warn"), False),
+    (lambda: np.errstate(under="raise"), True),
+    (lambda: np.errstate(invalid="print"), True),
+    (lambda: np.errstate(over="log"), True),
+])
+def test_raise_requested_follows_np_errstate(setup, expected):
+    assert not raise_requested()
+    with setup():
+        assert raise_requested() is expected
+    assert not raise_requested()
+
+
+def test_raise_requested_follows_np_seterr():
+    old = np.seterr(invalid="raise")
+    try:
+        assert raise_requested()
+        np.seterr(**old)
+        assert not raise_requested()
+    finally:
+        np.seterr(**old)
+
+
+@pytest.mark.parametrize("add_filters, expected", [
+    ([("error", RuntimeWarning)], True),
+    ([("error", Warning)], True),
+    ([("error", UserWarning)], False),
+    # the first filter for RuntimeWarning decides; the later "error" never applies
+    ([("error", RuntimeWarning), ("ignore", RuntimeWarning)], False),
+    ([("error", RuntimeWarning), ("always", Warning)], False),
+])
+def test_raise_requested_follows_the_warnings_filters(add_filters, expected):
+    with warnings.catch_warnings():
+        for action, category in add_filters:  # each inserted at the front
+            warnings.simplefilter(action, category)
+        assert raise_requested() is expected
+        with np.errstate(all="ignore"):   # NumPy warns of nothing: nothing to raise
+            assert not raise_requested()
+    assert not raise_requested()
+
+
+def test_a_filter_limited_to_a_module_counts():
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", category=RuntimeWarning, module="some_module")
+        assert raise_requested()
+
+
+@pytest.mark.parametrize("strict", [lambda: np.errstate(divide="raise"),
+                                    lambda: _error_filters()])
+def test_a_jitted_function_on_openvino_raises_the_plain_exception(strict):
+    def f(x):
+        return np.log(x) * 2 + 1
+    jitted = frame.jit(f, backend="openvino")
+    x = _data()
+    with np.errstate(divide="ignore"):
+        np.testing.assert_allclose(jitted(x), f(x), rtol=1e-5)  # compiled, runs on OpenVINO
+    with strict():
+        _, want = _outcome(f, x)
+        _, got = _outcome(jitted, x)
+        assert want is not None and type(got) is type(want) and str(got) == str(want)
+        fine = x + 1
+        np.testing.assert_allclose(jitted(fine), f(fine), rtol=1e-5)   # no error: a result
+
+
+class _error_filters:
+    def __enter__(self):
+        self._cm = warnings.catch_warnings()
+        self._cm.__enter__()
+        warnings.simplefilter("error", RuntimeWarning)
+
+    def __exit__(self, *exc):
+        return self._cm.__exit__(*exc)
