@@ -43,6 +43,7 @@ import numpy as np
 from numpy.lib.array_utils import byte_bounds as _byte_bounds
 
 from frame import config
+from frame.hal.fp_errors import raise_requested
 from frame.hal.options import CompileOptions
 from frame.ops import get_schema
 from frame.runtime.eager import run_op
@@ -443,7 +444,7 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     if donate:
         options = (options or CompileOptions()).replace(donate=donate)
     exe = _executable(graph, backend, options, pgo, origin_of(fn)) if outputs else None
-    src, lines = _assemble_source(tr, fn, rb, exe, outputs, replay, brk)
+    src, lines = _assemble_source(tr, fn, rb, exe, outputs, replay, brk, bool(donate))
     namespace = {**entry_helpers(exe.run if exe is not None else None), **tr.guards.consts,
                  **replay.consts}
     if plan is not None:  # (persist.py stores the backward beside the entry)
@@ -666,9 +667,10 @@ def _write_replay(tr: Translation, fn, rb: _Rebuilder, out_index: dict[int, int]
 
 
 def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: _Replay,
-                     brk) -> tuple[str, dict[int, int]]:
+                     brk, donates: bool = False) -> tuple[str, dict[int, int]]:
     """The entry's source, and which of its lines are at which user line (a
-    break's native instruction and tails are at the break's line)."""
+    break's native instruction and tails are at the break's line).  ``donates``:
+    the executable computes some outputs into their inputs' memory."""
     pool = tr.guards
     graph = tr.tracer.graph
     extract = []
@@ -688,6 +690,12 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
 
     params, call = signature_source(fn.__code__, fn, pool)
     body = _guard_block(pool)
+    if exe is not None and donates:
+        # While NumPy raises on floating-point errors, any op of the graph may raise
+        # after a donated input was written, and the call could not rerun natively
+        # on its inputs: it runs natively at once (docs/capture.md, "Floating-point errors").
+        body += ["    if __fp_raise():",
+                 f"        return __fn({call})"]
     if tr.tracer.draws:   # all of them, used or not, as the plain function draws them
         if exe is not None:
             body.append("    __rs = __rng_state()")
@@ -729,7 +737,7 @@ def entry_helpers(run) -> dict:
     return {"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
             "__disjoint": disjoint, "__run": run, "__draws": host_draws,
             "__rng_state": _rng_state, "__rng_restore": _rng_restore,
-            "__graph_raised": _graph_raised,
+            "__graph_raised": _graph_raised, "__fp_raise": _fp_raise,
             "__attach": _attach_record}
 
 
@@ -746,6 +754,25 @@ def _graph_raised(fn, err: Exception) -> None:
         log.warning("the graph of %s raised %s: %s; the call runs natively",
                     getattr(fn, "__qualname__", fn), type(err).__name__, err)
     record.count("graph_run_errors")
+
+
+_fp_raise_told = False
+
+
+def _fp_raise() -> bool:
+    """Is NumPy asked to raise on floating-point errors now?  Then an entry
+    whose graph computes into its inputs runs natively: counted, and told
+    once per process."""
+    global _fp_raise_told
+    if not raise_requested():
+        return False
+    record.count("native_calls_fp_raise")
+    if not _fp_raise_told:
+        _fp_raise_told = True
+        log.warning("NumPy is set to raise on floating-point errors (np.seterr, np.errstate "
+                    "or a warnings filter): jitted calls whose graph updates their inputs in "
+                    "place run natively while it is (counter native_calls_fp_raise)")
+    return True
 
 
 def _rng_state():

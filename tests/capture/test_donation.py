@@ -253,3 +253,47 @@ def test_the_aliasing_guard_remembers_answers_only_for_the_same_objects():
         del view
         view = np.ones(8, np.float32) if _ % 2 else params[1][2:4]
         assert codegen.disjoint(params, (view,) + params) is bool(_ % 2)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("strict", [lambda: np.errstate(over="raise"), lambda: _runtime_warnings_raise()])
+def test_a_floating_point_error_after_a_donated_write_raises_once(backend, strict):
+    """Under np.errstate(over="raise") an overflow after the in-place update
+    raises; a graph that wrote the donated input before raising could not rerun
+    the call natively (the update would happen twice): while NumPy raises on
+    floating-point errors such an entry runs natively at once."""
+    def step(w, x):
+        w -= np.float32(1)
+        y = x * np.float32(1e38)
+        return y.sum()
+    jitted = frame.jit(step, backend=backend)
+    w, x = np.zeros(4, np.float32), np.ones(4, np.float32)
+    with np.errstate(over="ignore"):
+        for _ in range(3):
+            jitted(w, x)
+    assert last_entry(jitted).donate   # the update is computed into w
+    outcomes = []
+    for fn in (step, jitted):
+        w = np.zeros(4, np.float32)
+        with strict():
+            with pytest.raises((FloatingPointError, RuntimeWarning)) as caught:
+                fn(w, x * 10)
+        outcomes.append((type(caught.value), str(caught.value), w.tolist()))
+    assert outcomes[1] == outcomes[0]
+    assert outcomes[0][2] == [-1.0] * 4
+    w = np.zeros(4, np.float32)
+    small = x * np.float32(1e-3)
+    with strict():   # no error: the result, w updated once
+        assert jitted(w, small) == step(np.zeros(4, np.float32), small)
+    assert w.tolist() == [-1.0] * 4
+
+
+class _runtime_warnings_raise:
+    def __enter__(self):
+        import warnings
+        self._cm = warnings.catch_warnings()
+        self._cm.__enter__()
+        warnings.simplefilter("error", RuntimeWarning)
+
+    def __exit__(self, *exc):
+        return self._cm.__exit__(*exc)
