@@ -249,12 +249,12 @@ def test_source_is_one_straight_line_function_with_out_calls():
     assert all(ln.strip().startswith("if getrefcount(v") for ln in src.split("\n")
                if ln.strip().startswith("if ")), src
     # one region: BLAS writes the output array, the epilogue runs in place on it
-    assert "np_matmul(v0, v1, out=v2)" in src
-    assert "np_add(v2, v0, out=v2)" in src
+    assert "np_matmul(v0, v1, v2)" in src
+    assert "np_add(v2, v0, v2)" in src
     assert "k_" not in src, "every op here has an out= lowering"
-    # matmul, add, relu, mul and tanh all write one array
+    # matmul, add, relu, mul and tanh all write one array (ufuncs take out by position)
     fused_lines = [ln.strip() for ln in src.split("\n") if ln.strip().startswith("np_")]
-    targets = {ln.rsplit("out=", 1)[1] for ln in fused_lines if "out=" in ln}
+    targets = {ln.rsplit(", ", 1)[1] for ln in fused_lines}
     assert targets == {"v2)"}, src
 
 

@@ -15,16 +15,16 @@ line that failed)::
         except AttributeError:  # the first run on this thread
             w0, w1 = tls.arrays = alloc()
         # %3 = matmul(%0, %1) : float32[64,64]
-        np_matmul(v0, v1, out=w0)
+        np_matmul(v0, v1, w0)
         # %4 = fused(%2, %3) : float32[64,64] {  (body lines follow as comments)
-        np_add(v2, w0, out=w1)
-        np_maximum(w1, zero_float32, out=w1)
+        np_add(v2, w0, w1)
+        np_maximum(w1, zero_float32, w1)
         # %5 = matmul(%4, %1) : float32[64,64]
-        np_matmul(w1, v1, out=w0)              # %3's buffer, free again, reused
+        np_matmul(w1, v1, w0)              # %3's buffer, free again, reused
         # %6 = fused(%4, %5) : float32[64,64] {
         v6 = np_empty((64, 64), dt_float32)   # a graph output: a fresh array
-        np_multiply(w1, w0, out=v6)
-        np_tanh(v6, out=v6)
+        np_multiply(w1, w0, v6)
+        np_tanh(v6, v6)
         return [v6]
 
 Where values live.  ``v<n>`` is value ``%n`` (dump_text's numbering): graph
@@ -37,7 +37,7 @@ module, so a run does no lookup by name and no type check.
 Transposes the plan made views (``plan.views``) cost no copy::
 
     v8 = v2.T if v2.strides == (3136, 4) else k_transpose([v2], attrs_transpose)[0]
-    np_matmul(v0, v8, out=w0)          # BLAS reads W^T with its transpose flag
+    np_matmul(v0, v8, w0)          # BLAS reads W^T with its transpose flag
     v27 = w5.T                         # a buffer window: its strides are known
 
 The reference transpose returns its copy laid out like that view (ops/shape.py),
@@ -88,14 +88,14 @@ along them (tanh-GELU on 1024x1024: 8 blocks of 131072 elements)::
             s0, = tls_blk5.arrays               # chunk-sized scratch, per thread
         except AttributeError:
             s0, = tls_blk5.arrays = alloc_blk5()
-        np_multiply(x0, x0, out=o)
+        np_multiply(x0, x0, o)
         ...
     ...
         v5 = np_empty((1024, 1024), dt_float32)
         if par_size() > 1:
             par_run(blk5, (v0.reshape((1048576,)), c2, c1, c3, c4, v5.reshape((1048576,)),), 8)
         else:
-            np_multiply(v0, v0, out=v5)         # the unchunked chain, as before
+            np_multiply(v0, v0, v5)         # the unchunked chain, as before
             ...
 
 ``par_run`` (``frame/hal/threadpool.py``) runs the blocks on the calling
@@ -120,7 +120,7 @@ an array it holds change, and a caller that keeps each result for one call
         v33 = o5[1]
         if getrefcount(v33) != 3:        # every one still held
             v33 = o5[0] = np_empty((256, 784), dt_float32)
-    np_matmul(v32, v0, out=v33)
+    np_matmul(v32, v0, v33)
 
 Only an output that *is* a graph input or a constant (or a fused body's
 pass-through) is copied.  A transpose that is a graph output is no view (the
@@ -143,8 +143,8 @@ bits.  An optimizer step's update ``w - lr * g`` becomes::
         v35 = v2
     else:
         v35 = np_empty((256, 784), dt_float32)
-    np_multiply(v33, c34, out=s3)
-    np_subtract(v2, s3, out=v35)
+    np_multiply(v33, c34, s3)
+    np_subtract(v2, s3, v35)
 
 Threading: the buffers, scratch arrays and output pools belong to a thread
 (``threading.local``): the first run on a thread allocates them, later runs

