@@ -13,9 +13,14 @@ Values are keyed by their definition number, the ``%N`` of ``dump_text``
 (graph inputs first, then node outputs in node order; ``graph.values()``
 gives the same order), so a plan stays valid for a clone of the graph.
 
-Views.  A ``transpose`` node whose output is not a graph output gets no
-buffer: the executable reads it as a view of its input (NumPy's
-``np.transpose(x, perm)``, no copy).  ``views`` maps the view's value number
+Views.  A node whose output is not a graph output and that NumPy can give
+as a view of its input gets no buffer: the executable reads it as a view
+(``is_view_node``): a ``transpose`` (``np.transpose(x, perm)``, no copy), a
+``squeeze``, ``expand_dims`` or ``reshape`` (``x.reshape(shape)``), and a
+``slice`` whose view of a C-ordered input is itself C-ordered (``x[2:5]``,
+``x[i:i+1, :]``: restricted leading axes, full trailing ones), so that it has
+exactly the strides of the reference kernel's C-ordered copy.  Empty results
+are never views.  ``views`` maps the view's value number
 to the number of the value it views (the transpose's input, itself possibly a
 view).  A view is not planned (no buffer, not in ``assignment``, ``lifetimes``
 or ``types``); instead the value it views *through any chain of views* (its
@@ -70,7 +75,7 @@ from ..dtypes import DType
 from .graph import Graph, Node
 from .types import TensorType
 
-__all__ = ["plan_memory", "MemoryPlan", "Buffer", "Lifetime"]
+__all__ = ["plan_memory", "MemoryPlan", "Buffer", "Lifetime", "is_view_node", "standard_strides"]
 
 
 class Buffer(NamedTuple):
@@ -258,10 +263,48 @@ def _donations(graph: Graph, donate: Sequence[tuple[int, int]], number: dict[int
     return kept
 
 
+RESHAPING_VIEWS = frozenset({"squeeze", "expand_dims", "reshape"})
+
+
+def is_view_node(node: Node) -> bool:
+    """Can the executable read ``node``'s output as a view of its input (when
+    it is not a graph output)?  A transpose; a squeeze, expand_dims or reshape
+    (of a C-ordered array: the same elements in the same order); a slice whose
+    view of a C-ordered input has the C-ordered strides of its result.  Never
+    an empty result (NumPy gives empty arrays odd strides)."""
+    if node.body is not None or node.const is not None or len(node.outputs) != 1:
+        return False
+    if node.op == "transpose":
+        return True
+    out = node.outputs[0].type
+    if out.size == 0:
+        return False
+    if node.op in RESHAPING_VIEWS:
+        return True
+    return node.op == "slice" and slice_is_c_ordered(node)
+
+
+def standard_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
+    """The strides ``np.empty(shape)`` gives an array of ``itemsize``-byte items."""
+    strides, step = [], itemsize
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return tuple(reversed(strides))
+
+
+def slice_is_c_ordered(node: Node) -> bool:
+    """Is the view ``x[index]`` of a ``slice`` node, over a C-ordered ``x``,
+    laid out exactly as its C-ordered copy (the same strides)?"""
+    src, out = node.inputs[0].type, node.outputs[0].type
+    item = src.dtype.itemsize
+    parent = standard_strides(src.shape, item)
+    view = tuple(s * k for s, k in zip(parent, node.attrs["steps"]))
+    return view == standard_strides(out.shape, item)
+
+
 def _is_view(node: Node, outputs: set[int]) -> bool:
-    """Is ``node`` a transpose the executable reads as a view of its input?"""
-    return (node.op == "transpose" and node.body is None and node.const is None
-            and len(node.outputs) == 1 and id(node.outputs[0]) not in outputs)
+    return is_view_node(node) and id(node.outputs[0]) not in outputs
 
 
 def _root(views: Mapping[int, int], number: int) -> int:

@@ -18,7 +18,7 @@ line that failed)::
         np_matmul(v0, v1, w0)
         # %4 = fused(%2, %3) : float32[64,64] {  (body lines follow as comments)
         np_add(v2, w0, w1)
-        np_maximum(w1, zero_float32, w1)
+        np_maximum(w1, zero_float32, out=w1)
         # %5 = matmul(%4, %1) : float32[64,64]
         np_matmul(w1, v1, w0)              # %3's buffer, free again, reused
         # %6 = fused(%4, %5) : float32[64,64] {
@@ -169,7 +169,7 @@ from ...hal import threadpool as pool
 from ...hal.backend import Executable
 from ...errors import ErrorCode, FrameError, FrameValueError
 from ...ir.graph import Graph, Node, Value
-from ...ir.memplan import Lifetime, MemoryPlan, plan_memory
+from ...ir.memplan import Lifetime, MemoryPlan, is_view_node, plan_memory, standard_strides
 from ...ir.text import dump_lines_with_sites
 from ...ir.types import TensorType
 from ...ops.nn import _cross_entropy_kernel, _softmax_kernel, softmax_cross_entropy
@@ -252,8 +252,8 @@ def check_plan(graph: Graph, plan: MemoryPlan) -> None:
     graph outputs nor constants, fit their buffer, and no two values sharing
     a buffer are alive at once (a buffer is free only after the node that
     last reads its value, or a view of it, has completed); views are outputs
-    of transposes that are not graph outputs, have no buffer, and name the
-    transpose's input as the value they view."""
+    of nodes ``memplan.is_view_node`` accepts that are not graph outputs, have
+    no buffer, and name the node's input as the value they view."""
     def bad(why: str) -> FrameError:
         return FrameError(ErrorCode.INTERNAL, f"cpu compile: the memory plan does not match the "
                                               f"graph: {why}")
@@ -278,9 +278,9 @@ def check_plan(graph: Graph, plan: MemoryPlan) -> None:
             raise bad(f"view %{view} is not a node output")
         v = values[view]
         node = v.producer
-        if (node.op != "transpose" or node.body is not None or node.const is not None
-                or id(v) in outputs):
-            raise bad(f"view %{view} is not a transpose, or is a graph output")
+        if not is_view_node(node) or id(v) in outputs:
+            raise bad(f"view %{view} is not a node the executable can read as a view "
+                      f"({node.op}), or is a graph output")
         if number[id(node.inputs[0])] != source:
             raise bad(f"view %{view} reads %{number[id(node.inputs[0])]}, the plan says %{source}")
         if view in plan.assignment:
@@ -333,6 +333,13 @@ def check_plan(graph: Graph, plan: MemoryPlan) -> None:
 
 # --------------------------------------------------------------------------- codegen
 
+def _multiplies_matrices(node: Node) -> bool:
+    """A matmul, or a fused node whose body holds one."""
+    if node.op == "matmul":
+        return True
+    return node.body is not None and any(_multiplies_matrices(n) for n in node.body.nodes)
+
+
 def _view_root(plan: MemoryPlan, number: int) -> int:
     while number in plan.views:
         number = plan.views[number]
@@ -369,6 +376,7 @@ class _Codegen:
         # array expressions known to have the strides np.empty gives their type
         # (plan buffer windows and fresh arrays; not inputs or kernel results)
         self.standard: set[str] = set()
+        self.stride_checks: dict[tuple[str, tuple], str] = {}   # (array, strides) -> its check
         self.users = graph.users() if plan.views else {}
         self.softmax_xent = _softmax_xent_pairs(graph)   # id(node) -> (cross_entropy, softmax)
         self.done: set[int] = set()   # nodes computed with their pair's
@@ -550,7 +558,10 @@ class _Codegen:
                 self.standard.add(name)
             self.set(node.outputs[0], name, owned=False)
         elif self.number[id(node.outputs[0])] in self.plan.views:
-            self.transpose_view(node)
+            if node.op == "transpose":
+                self.transpose_view(node)
+            else:
+                self.layout_view(node)
         elif node.body is not None:
             if _simple_body(node.body):
                 self.fused(node)
@@ -641,6 +652,42 @@ class _Codegen:
                               f"{self.kernel_expr(node, [arg])}[0]")
         self.set(out, name, owned=False)
 
+    def layout_view(self, node: Node) -> None:
+        """A squeeze, expand_dims, reshape or C-ordered slice the plan made a
+        view: ``x.reshape(shape)`` / ``x[index]``.  Over an ``x`` with the
+        strides ``np.empty`` gives its type the view has the strides of the
+        reference kernel's C-ordered copy (``memplan.is_view_node``), so every
+        kernel reading it does what it does on the copy; known for plan
+        buffers, fresh arrays and such views, checked at run time otherwise
+        (else the kernel copies).  As for transposes, a reader that reads the
+        same memory through another operand gets the kernel's copy."""
+        out, src = node.outputs[0], node.inputs[0]
+        name = f"v{self.number[id(out)]}"
+        arg = self.expr[id(src)]
+        if self.shares_memory_in_a_reader(out, products_only=True):
+            self.kernel_call(node, [arg], [name])
+            self.set(out, name, owned=True)
+            return
+        if node.op == "slice":
+            a = node.attrs
+            index = tuple(slice(b, e if e >= 0 else None, k)
+                          for b, e, k in zip(a["starts"], a["stops"], a["steps"]))
+            view = f"{arg}[{self.ns.bind(index, 'index', key=('index', repr(index)))}]"
+        else:
+            view = f"{arg}.reshape({out.type.shape!r})"
+        if arg in self.standard:
+            self.lines.append(f"{name} = {view}")
+        else:  # checked once per run and array (a loop's a[i] reads one input many times)
+            strides = _standard_strides(src.type)
+            check = self.stride_checks.get((arg, strides))
+            if check is None:
+                check = self.stride_checks[(arg, strides)] = f"std{len(self.stride_checks)}"
+                self.lines.append(f"{check} = {arg}.strides == {strides!r}")
+            self.lines.append(f"{name} = {view} if {check} else "
+                              f"{self.kernel_expr(node, [arg])}[0]")
+        self.standard.add(name)   # the view, or the kernel's C-ordered copy
+        self.set(out, name, owned=False)
+
     def root(self, v: Value) -> int:
         """The number of the value whose memory ``v`` shows (itself unless a view)."""
         number = self.number[id(v)]
@@ -648,10 +695,19 @@ class _Codegen:
             number = self.plan.views[number]
         return number
 
-    def shares_memory_in_a_reader(self, view: Value) -> bool:
+    def shares_memory_in_a_reader(self, view: Value, products_only: bool = False) -> bool:
+        """Does a reader of ``view`` read its memory through another operand too?
+        With ``products_only``, only readers that multiply matrices count (a
+        matmul, or a fused region holding one): BLAS is where NumPy picks
+        another algorithm for operands sharing memory (syrk for ``x @ x.T``);
+        elementwise kernels compute each element alike whatever aliases."""
         root = self.root(view)
-        return any(u is not view and self.root(u) == root
-                   for reader in self.users.get(id(view), ()) for u in reader.inputs)
+        for reader in self.users.get(id(view), ()):
+            if products_only and not _multiplies_matrices(reader):
+                continue
+            if any(u is not view and self.root(u) == root for u in reader.inputs):
+                return True
+        return False
 
     def fused(self, node: Node) -> None:
         """A body of one output made by its last node, as in-place NumPy calls;
@@ -904,11 +960,7 @@ def _standard_strides(t: TensorType) -> tuple[int, ...]:
     for zero-length axes has changed between versions)."""
     if t.size == 0:
         return np.empty(t.shape, t.dtype.np).strides
-    strides, step = [], t.dtype.itemsize
-    for d in reversed(t.shape):
-        strides.append(step)
-        step *= d
-    return tuple(reversed(strides))
+    return standard_strides(t.shape, t.dtype.itemsize)
 
 
 def _targets(names: Sequence[str]) -> str:
