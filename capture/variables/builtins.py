@@ -19,6 +19,7 @@ from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyI
                          is_constant_value, unpack_constant_key)
 from .container_methods import extreme_item, sort_items
 from .flow import ExceptionVariable
+from .itertools_calls import itertools_function
 from .objects import ObjectVariable
 from .registry import HOOKS
 from .scalars import scalar_builtin_call
@@ -514,7 +515,7 @@ def call_builtin(tx, fn, args, kwargs) -> Variable:
     computed = scalar_builtin_call(tx, fn, args, kwargs)   # float(lr), min(1.0, s / n), math.cos(s)
     if computed is not None:
         return computed
-    handler = SUPPORTED_BUILTINS.get(fn)
+    handler = SUPPORTED_BUILTINS.get(fn) or itertools_function(fn)
     if handler is not None:
         return handler(tx, args, kwargs)
     name = getattr(fn, "__name__", repr(fn))

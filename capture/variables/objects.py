@@ -8,6 +8,7 @@ bound; properties are inlined through their getter.
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 import types
 
@@ -290,6 +291,8 @@ class ClassVariable(Variable):
             return tx.wrap_static(static)
         if static is object.__init__ or static is object.__setattr__:  # object.__setattr__(self, ...)
             return BuiltinVariable(static)
+        if self.cls is itertools.chain and name == "from_iterable":   # a builtin classmethod
+            return BuiltinVariable(itertools.chain.from_iterable)
         if hasattr(type(static), "__get__"):
             raise Unsupported("unsupported_object", f"descriptor {self.cls.__qualname__}.{name}")
         base = self.source

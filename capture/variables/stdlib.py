@@ -19,6 +19,7 @@ from .callables import BoundBuiltinMethod
 from .containers import (DictVariable, IteratorVariable, ListVariable, TupleVariable,
                          unpack_constant_key)
 from .flow import make_context_manager
+from .itertools_calls import make_itertools
 
 __all__ = ["make_instance", "DequeVariable", "OrderedDictVariable", "DefaultDictVariable",
            "CounterVariable", "OperatorGetterVariable", "SentinelVariable"]
@@ -345,5 +346,8 @@ def make_instance(tx, cls: type, args, kwargs) -> Variable | None:
         if args:
             counter.count(tx, args[0])
         return counter
+    made = make_itertools(tx, cls, args, kwargs)   # chain, islice, groupby... (lazy)
+    if made is not None:
+        return made
     return make_context_manager(tx, cls, args, kwargs)
 
