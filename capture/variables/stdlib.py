@@ -37,6 +37,9 @@ class _DictKind(DictVariable):
     def make_expr(self, rb) -> str:
         return f"{rb.const(self.dict_type)}()"
 
+    def empty_like(self) -> DictVariable:
+        return type(self)({})
+
     def reconstruct(self, rb) -> str:
         name = rb.named(self)
         if name is None:
@@ -94,6 +97,9 @@ class DefaultDictVariable(_DictKind):
     def make_expr(self, rb) -> str:
         return f"{rb.const(self.dict_type)}({rb.expr(self.factory)})"
 
+    def empty_like(self) -> DictVariable:
+        return DefaultDictVariable(self.factory, {})
+
     def getitem(self, tx, index: Variable) -> Variable:
         key = unpack_constant_key(index)
         if key not in self.items:
@@ -125,6 +131,33 @@ class CounterVariable(_DictKind):
             have = self.items.get(key, ConstantVariable(0)).as_constant()
             self.items[key] = ConstantVariable(have + n.as_constant())
 
+    def counts(self, what: str) -> collections.Counter:
+        """A real ``Counter`` of the (constant) counts."""
+        if not all(v.is_constant() for v in self.items.values()):
+            raise Unsupported("unsupported_object", f"{what} of a Counter with counts that are not "
+                                                    f"constants")
+        return collections.Counter({k: v.as_constant() for k, v in self.items.items()})
+
+    def dict_op(self, tx, fn, other: DictVariable) -> Variable | None:
+        """``+``, ``-``, ``|``, ``&`` of two Counters: Counter's own arithmetic on
+        the constant counts."""
+        if fn not in _COUNTER_OPS or not isinstance(other, CounterVariable):
+            return None
+        result = CounterVariable({})
+        for k, n in fn(self.counts(f"operator {fn.__name__}"), other.counts(fn.__name__)).items():
+            result.items[k] = ConstantVariable(n)
+        return result
+
+    def inplace_op(self, tx, fn, other: Variable) -> Variable:
+        """``c += d`` (and ``-=``, ``|=``, ``&=``): in place, as Counter's ``__iadd__``..."""
+        if fn not in _COUNTER_OPS or not isinstance(other, CounterVariable):
+            return super().inplace_op(tx, fn, other)
+        counts = self.counts(f"operator {fn.__name__}")
+        counts = _COUNTER_OPS[fn](counts, other.counts(fn.__name__))
+        tx.mutate(self)
+        self.items = {k: ConstantVariable(n) for k, n in counts.items()}
+        return self
+
     def getattr(self, tx, name: str) -> Variable:
         if name in ("most_common", "update", "total"):
             return StdlibMethodVariable(self, name)
@@ -145,6 +178,10 @@ class CounterVariable(_DictKind):
         pairs = (sorted(counts.items(), key=operator.itemgetter(1), reverse=True) if n is None
                  else heapq.nlargest(n, counts.items(), key=operator.itemgetter(1)))
         return ListVariable([TupleVariable([ConstantVariable(k), ConstantVariable(c)]) for k, c in pairs])
+
+
+_COUNTER_OPS = {operator.add: operator.iadd, operator.sub: operator.isub,
+                operator.or_: operator.ior, operator.and_: operator.iand}
 
 
 class DequeVariable(Variable):
@@ -316,6 +353,24 @@ class SentinelVariable(Variable):
         return "object()"
 
 
+def _is_callable(v: Variable) -> bool:
+    try:
+        return any("__call__" in vars(klass) for klass in v.python_type().__mro__)
+    except Unsupported:
+        return True   # (a Variable that cannot tell its type: called later, it says why)
+
+
+def _filled(tx, d: DictVariable, args, kwargs) -> DictVariable:
+    """A new dict of a kind, filled as ``dict(*args, **kwargs)`` fills one."""
+    if len(args) > 1:
+        message = f"{d.python_type().__name__} expected at most 1 argument, got {len(args)}"
+        raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+    if args:
+        d.update_from(tx, args[0])
+    d.items.update(kwargs)
+    return d
+
+
 def make_instance(tx, cls: type, args, kwargs) -> Variable | None:
     """The Variable of ``cls(*args, **kwargs)`` for a class modelled here or in
     ``flow.py`` (None: not one of them)."""
@@ -337,14 +392,20 @@ def make_instance(tx, cls: type, args, kwargs) -> Variable | None:
             raise Unsupported("unsupported_object", "deque(maxlen=) that is not a constant")
         return DequeVariable(iterable.iterate(tx) if iterable is not None else (),
                              maxlen.as_constant())
-    if cls is collections.OrderedDict and not args and not kwargs:
-        return OrderedDictVariable({})
-    if cls is collections.defaultdict and len(args) <= 1 and not kwargs:
-        return DefaultDictVariable(args[0] if args else ConstantVariable(None), {})
-    if cls is collections.Counter and len(args) <= 1 and not kwargs:
+    if cls is collections.OrderedDict:
+        return _filled(tx, OrderedDictVariable({}), args, kwargs)
+    if cls is collections.defaultdict:
+        factory = args[0] if args else ConstantVariable(None)
+        if not factory.is_none() and not _is_callable(factory):
+            message = "first argument must be callable or None"
+            raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+        return _filled(tx, DefaultDictVariable(factory, {}), args[1:], kwargs)
+    if cls is collections.Counter and len(args) <= 1:
         counter = CounterVariable({})
         if args:
             counter.count(tx, args[0])
+        if kwargs:
+            counter.count(tx, DictVariable(kwargs))
         return counter
     made = make_itertools(tx, cls, args, kwargs)   # chain, islice, groupby... (lazy)
     if made is not None:
