@@ -2,6 +2,7 @@
 meta arrays under the tracer), NumPy functions, builtins, methods."""
 from __future__ import annotations
 
+import enum
 import operator
 import types
 
@@ -270,6 +271,8 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> Variable:
     """Attributes of immutable constants: data attributes fold; methods of
     str/int/float/tuple... become bound methods run at trace time."""
     value = var.value
+    if isinstance(value, enum.Enum):
+        return _enum_member_attr(tx, var, name)
     try:
         attr = getattr(value, name)
     except AttributeError as e:
@@ -279,6 +282,32 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> Variable:
     if isinstance(attr, (types.BuiltinMethodType, types.MethodWrapperType)):
         return BoundBuiltinMethod(var, name)
     raise Unsupported("unsupported_object", f"attribute {name!r} of {type(value).__name__}")
+
+
+def _enum_member_attr(tx, var: ConstantVariable, name: str) -> Variable:
+    """``member.name`` / ``member.value`` (fixed when the class was made) and
+    the class's Python methods (inlined); other attributes are not read at
+    trace time (a property's getter, an attribute set later)."""
+    member, cls = var.value, type(var.value)
+    if name in ("name", "value", "_name_", "_value_"):
+        attr = getattr(member, name)
+        if isinstance(attr, CONSTANT_TYPES) or isinstance(attr, enum.Enum) or (
+                type(attr) is tuple and all(isinstance(a, CONSTANT_TYPES) for a in attr)):
+            return tx.wrap_result(attr)
+        raise Unsupported("unsupported_object", f"{cls.__qualname__}.{name} is a "
+                                                f"{type(attr).__name__}")
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            static = vars(klass)[name]
+            if isinstance(static, types.FunctionType) and klass.__module__ != "enum":
+                tx.tr.guards.class_attr(cls, name, static)
+                return MethodVariable(tx.wrap_static(static), var)
+            break
+    if name not in vars(member) and isinstance(getattr(cls, name, None),
+                                               (types.BuiltinMethodType, types.MethodWrapperType,
+                                                types.WrapperDescriptorType, types.MethodDescriptorType)):
+        return BoundBuiltinMethod(var, name)   # an IntEnum's int methods (bit_length...)
+    raise Unsupported("unsupported_object", f"attribute {name!r} of the enum member {member!r}")
 
 
 class BuiltinVariable(CallableVariable):

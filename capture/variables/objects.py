@@ -7,6 +7,7 @@ bound; properties are inlined through their getter.
 """
 from __future__ import annotations
 
+import enum
 import functools
 import itertools
 import threading
@@ -299,6 +300,11 @@ class ClassVariable(Variable):
         if base is None:
             base = ConstSource(tx.tr.guards.const(self.cls), self.cls.__qualname__)
         return tx.wrap(getattr(self.cls, name), AttrSource(base, name))
+
+    def iterate(self, tx) -> list[Variable]:
+        if isinstance(self.cls, enum.EnumMeta):   # the members, in definition order
+            return [tx.wrap_static(member) for member in self.cls]
+        return super().iterate(tx)
 
     def call(self, tx, args, kwargs):
         if modelled_exception_class(self.cls) and not kwargs:

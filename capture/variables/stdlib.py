@@ -10,6 +10,7 @@ leaves the function (``reconstruct``), never mutating an object of the caller.
 from __future__ import annotations
 
 import collections
+import enum
 import heapq
 import operator
 
@@ -20,6 +21,7 @@ from .containers import (DictVariable, IteratorVariable, ListVariable, TupleVari
                          unpack_constant_key)
 from .flow import make_context_manager
 from .itertools_calls import make_itertools
+from .registry import wrap_rule
 
 __all__ = ["make_instance", "DequeVariable", "OrderedDictVariable", "DefaultDictVariable",
            "CounterVariable", "OperatorGetterVariable", "SentinelVariable"]
@@ -371,11 +373,39 @@ def _filled(tx, d: DictVariable, args, kwargs) -> DictVariable:
     return d
 
 
+@wrap_rule(88, static=True)
+def _wrap_enum_member(tr, value, source) -> Variable | None:
+    """An ``enum`` member (guarded by identity): a constant whose ``name`` and
+    ``value`` fold; an ``IntEnum``'s arithmetic is its int's."""
+    return ConstantVariable(value, source) if isinstance(value, enum.Enum) else None
+
+
+def _enum_lookup(tx, cls, args, kwargs) -> Variable | None:
+    """``Color(2)``: the member of that value, found at trace time (the lookup
+    is pure unless the class defines its own ``_missing_`` or metaclass call)."""
+    if type(cls).__call__ is not enum.EnumMeta.__call__ or kwargs or len(args) != 1 \
+            or not args[0].is_constant():
+        return None
+    missing = getattr(cls._missing_, "__func__", None)
+    if missing not in (enum.Enum._missing_.__func__, enum.Flag._missing_.__func__):
+        return None
+    for name in ("_missing_", "__new__"):
+        static = next(vars(k)[name] for k in cls.__mro__ if name in vars(k))
+        tx.tr.guards.class_attr(cls, name, static)
+    try:
+        member = cls(args[0].as_constant())
+    except Exception as e:  # noqa: BLE001 - Python's own ValueError, raised natively too
+        raise UserCodeRaises(f"{cls.__name__}() raises {type(e).__name__}: {e}", exc=e) from e
+    return tx.wrap_static(member)
+
+
 def make_instance(tx, cls: type, args, kwargs) -> Variable | None:
     """The Variable of ``cls(*args, **kwargs)`` for a class modelled here or in
     ``flow.py`` (None: not one of them)."""
     if cls is object and not args and not kwargs:
         return SentinelVariable()
+    if isinstance(cls, enum.EnumMeta):
+        return _enum_lookup(tx, cls, args, kwargs)
     if cls in (operator.itemgetter, operator.attrgetter, operator.methodcaller):
         if not args or (kwargs and cls is not operator.methodcaller) or not args[0].is_constant():
             raise UserCodeRaises(f"TypeError: bad arguments for {cls.__name__}")
