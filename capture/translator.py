@@ -500,6 +500,8 @@ class InstructionTranslator:
             return TensorVariable(tracer.meta(tracer.value_of(np.array(value, copy=True))), NDARRAY)
         if type(value) is tuple:
             return TupleVariable([self.wrap_result(v) for v in value])
+        if type(value) is frozenset and all(isinstance(v, CONSTANT_TYPES) for v in value):
+            return ConstantVariable(value)   # (as LOAD_CONST has it)
         if type(value) is list:
             return ListVariable([self.wrap_result(v) for v in value])
         if type(value) is dict and all(type(k) in (int, str, bool, type(None)) for k in value):

@@ -209,6 +209,16 @@ def _set(tx, args, kwargs):
     return SetVariable(_items(tx, args[0]) if args else [])
 
 
+def _frozenset(tx, args, kwargs):
+    """``frozenset(iterable)`` of hashable constants: a constant."""
+    if kwargs or len(args) > 1:
+        return _run_constant(tx, frozenset, [()] * len(args), {k: None for k in kwargs})  # TypeError
+    items = _items(tx, args[0]) if args else []
+    if not all(i.is_constant() for i in items):
+        raise Unsupported("unsupported_object", "frozenset() of values that are not constants")
+    return _run_constant(tx, frozenset, [[i.as_constant() for i in items]], {})
+
+
 def _tuple(tx, args, kwargs):
     return TupleVariable(_items(tx, args[0]) if args else [])
 
@@ -411,7 +421,8 @@ SUPPORTED_BUILTINS = {
     repr: _scalar_conversion(repr), round: _scalar_conversion(round), bool: _bool,
     getattr: _getattr, hasattr: _hasattr, setattr: _setattr, sorted: _sorted, all: _all_any(all),
     any: _all_any(any),
-    slice: _slice, callable: _callable, map: _map, filter: _filter, set: _set, divmod: _scalar_conversion(divmod),
+    slice: _slice, callable: _callable, map: _map, filter: _filter, set: _set,
+    frozenset: _frozenset, complex: _scalar_conversion(complex), divmod: _scalar_conversion(divmod),
     pow: _scalar_conversion(pow), chr: _scalar_conversion(chr), ord: _scalar_conversion(ord),
     issubclass: lambda tx, args, kwargs: ConstantVariable(
         isinstance_of(_classes(tx, args[0]), _classes(tx, args[1]))),

@@ -329,6 +329,10 @@ class BuiltinVariable(CallableVariable):
     def getattr(self, tx, name: str) -> Variable:
         if self.fn is dict and name == "fromkeys":   # (container_methods.py)
             return BoundBuiltinMethod(self, name)
+        if self.fn in _SCALAR_TYPES and isinstance(
+                getattr(self.fn, name, None), (types.BuiltinMethodType, types.MethodDescriptorType,
+                                               types.WrapperDescriptorType)):
+            return BoundBuiltinMethod(self, name)   # int.from_bytes, float.fromhex: run on constants
         return super().getattr(tx, name)
 
     def __repr__(self) -> str:
@@ -342,7 +346,8 @@ _SCALAR_TYPES = (bool, int, float, complex)
 _BUILTIN_CALLABLES = {len, isinstance, range, enumerate, zip, reversed, iter, next, list, tuple,
                       dict, min, max, sum, abs, int, float, str, repr, round, bool, getattr,
                       hasattr, sorted, all, any, slice, callable, divmod, pow, type, print,
-                      chr, ord, issubclass, set, frozenset, map, filter, id, hash, open, input}
+                      chr, ord, issubclass, set, frozenset, map, filter, id, hash, open, input,
+                      complex}
 
 
 def _is_numpy(value) -> bool:

@@ -20,10 +20,11 @@ from frame.tensor import Tensor
 from ..errors import Unsupported, UserCodeRaises
 from ..side_effects import DELETED
 from ..sources import AttrSource, ConstSource, Source
-from .base import Variable, refuse_tensor_index
+from .base import ConstantVariable, Variable, refuse_tensor_index
 from .callables import BuiltinVariable, MethodVariable
 from .containers import NamedTupleVariable, is_namedtuple_class
-from .flow import ExceptionVariable, make_exception, modelled_exception_class
+from .flow import (ExceptionVariable, initialised_exception_class, make_exception,
+                   make_initialised_exception, modelled_exception_class)
 from .registry import HOOKS, wrap_rule
 from .stdlib import make_instance
 from .tensor_ops import construct_tensor
@@ -309,6 +310,8 @@ class ClassVariable(Variable):
     def call(self, tx, args, kwargs):
         if modelled_exception_class(self.cls) and not kwargs:
             return make_exception(tx, self.cls, args)
+        if initialised_exception_class(self.cls):   # a user exception class with an __init__
+            return make_initialised_exception(tx, self.cls, args, kwargs)
         if issubclass(self.cls, BaseException) and (self.cls.__module__ == "builtins" or (
                 not isinstance(_class_lookup(self.cls, "__init__"), types.FunctionType)
                 and not isinstance(_class_lookup(self.cls, "__new__"), types.FunctionType))):
@@ -368,6 +371,9 @@ class SuperVariable(Variable):
 
     def getattr(self, tx, name: str) -> Variable:
         cls = self.cls_var.as_constant() if isinstance(self.cls_var, ClassVariable) else None
+        if isinstance(self.self_var, ExceptionVariable) and self.self_var.initialised \
+                and isinstance(cls, type) and name == "__init__":
+            return self._exception_init(tx, cls)
         if not isinstance(self.self_var, (ObjectVariable, HOOKS.UserObjectVariable)) or not isinstance(cls, type):
             raise Unsupported("unsupported_object", f"super() of {self.self_var!r}")
         mro = self.self_var.python_type().__mro__
@@ -393,8 +399,40 @@ class SuperVariable(Variable):
             return _bind(BuiltinVariable(static), self.self_var)
         raise Unsupported("unsupported_object", f"super().{name} is a {type(static).__name__}")
 
+    def _exception_init(self, tx, cls: type) -> Variable:
+        """``super().__init__`` in the ``__init__`` of an exception made in the
+        trace: the next user ``__init__`` (inlined), or the builtin base's,
+        which sets ``args``."""
+        exc = self.self_var
+        mro = exc.exc_type.__mro__
+        if cls not in mro:
+            raise UserCodeRaises("TypeError: super(type, obj): obj must be an instance "
+                                 "or subtype of type")
+        klass = next(k for k in mro[mro.index(cls) + 1:] if "__init__" in vars(k))
+        init = vars(klass)["__init__"]
+        if isinstance(init, types.FunctionType):
+            guard_class_attr(tx, klass, "__init__", init)
+            return _bind(tx.wrap_static(init), exc)
+        return BoundExceptionInit(exc)
+
     def __repr__(self) -> str:
         return f"Super({self.cls_var!r}, {self.self_var!r})"
+
+
+class BoundExceptionInit(Variable):
+    """``BaseException.__init__`` bound to an exception made in the trace."""
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: ExceptionVariable):
+        super().__init__(None)
+        self.exc = exc
+
+    def call(self, tx, args, kwargs):
+        self.exc.set_args(tx, args, kwargs)
+        return ConstantVariable(None)
+
+    def __repr__(self) -> str:
+        return f"{self.exc!r}.__init__"
 
 
 # -- wrapping existing objects (capture/variables/registry.py) ------------------------------
