@@ -20,7 +20,7 @@ from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyI
 from .container_methods import extreme_item, sort_items
 from .flow import ExceptionVariable
 from .itertools_calls import itertools_function
-from .objects import ObjectVariable
+from .objects import ObjectVariable, instance_dict
 from .registry import HOOKS
 from .scalars import scalar_builtin_call
 from .stdlib import DequeVariable
@@ -217,6 +217,13 @@ def _frozenset(tx, args, kwargs):
     if not all(i.is_constant() for i in items):
         raise Unsupported("unsupported_object", "frozenset() of values that are not constants")
     return _run_constant(tx, frozenset, [[i.as_constant() for i in items]], {})
+
+
+def _vars(tx, args, kwargs):
+    """``vars(obj)`` (``vars()`` reads the frame's locals: refused)."""
+    if len(args) != 1 or kwargs:
+        raise Unsupported("unsupported_call", "vars() has effects outside the graph")
+    return instance_dict(tx, args[0])
 
 
 def _tuple(tx, args, kwargs):
@@ -422,7 +429,7 @@ SUPPORTED_BUILTINS = {
     getattr: _getattr, hasattr: _hasattr, setattr: _setattr, sorted: _sorted, all: _all_any(all),
     any: _all_any(any),
     slice: _slice, callable: _callable, map: _map, filter: _filter, set: _set,
-    frozenset: _frozenset, complex: _scalar_conversion(complex), divmod: _scalar_conversion(divmod),
+    frozenset: _frozenset, vars: _vars, complex: _scalar_conversion(complex), divmod: _scalar_conversion(divmod),
     pow: _scalar_conversion(pow), chr: _scalar_conversion(chr), ord: _scalar_conversion(ord),
     issubclass: lambda tx, args, kwargs: ConstantVariable(
         isinstance_of(_classes(tx, args[0]), _classes(tx, args[1]))),

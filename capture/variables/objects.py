@@ -22,7 +22,7 @@ from ..side_effects import DELETED
 from ..sources import AttrSource, ConstSource, Source
 from .base import ConstantVariable, Variable, refuse_tensor_index
 from .callables import BuiltinVariable, MethodVariable
-from .containers import NamedTupleVariable, is_namedtuple_class
+from .containers import DictVariable, NamedTupleVariable, is_namedtuple_class
 from .flow import (ExceptionVariable, initialised_exception_class, make_exception,
                    make_initialised_exception, modelled_exception_class)
 from .registry import HOOKS, wrap_rule
@@ -193,6 +193,105 @@ class ObjectVariable(Variable):
 
     def __repr__(self) -> str:
         return f"Object({type(self.obj).__name__} from {self.source})"
+
+
+class InstanceDictVariable(Variable):
+    """``vars(obj)`` / ``obj.__dict__`` of an object of the frame: a view of its
+    instance attributes as they stand in the trace (the real ``__dict__``,
+    keys guarded, with the pending attribute stores and deletions applied).
+    Item stores and deletions are the object's attribute stores and
+    deletions; ``keys()``/``values()``/``items()``/``get``/``copy`` read a
+    snapshot."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: ObjectVariable):
+        super().__init__(None)
+        self.obj = obj
+
+    def python_type(self) -> type:
+        return dict
+
+    def _keys(self, tx) -> list[str]:
+        obj = self.obj
+        real = obj.obj.__dict__
+        tx.tr.guards.dict_keys(AttrSource(obj.source, "__dict__"), real)
+        keys = list(real)
+        for (owner, name), (_, _, value) in tx.side_effects.attrs.items():
+            if owner != id(obj):
+                continue
+            if value is DELETED:
+                if name in keys:
+                    keys.remove(name)
+            elif name not in keys:
+                keys.append(name)
+        return keys
+
+    def _key(self, index: Variable) -> str:
+        key = index.as_constant() if index.is_constant() else None
+        if type(key) is not str:
+            raise Unsupported("unsupported_object", f"vars() of an object indexed by {index!r}")
+        return key
+
+    def snapshot(self, tx) -> Variable:
+        return DictVariable({k: self.getitem(tx, ConstantVariable(k)) for k in self._keys(tx)})
+
+    def getitem(self, tx, index: Variable) -> Variable:
+        key = self._key(index)
+        pending = tx.side_effects.pending_attr(self.obj, key)
+        if pending is not None and pending is not DELETED:
+            return pending
+        real = self.obj.obj.__dict__
+        if pending is DELETED or key not in real:
+            raise UserCodeRaises(f"KeyError: {key!r}", exc=KeyError(key))
+        tx.tr.guards.dict_keys(AttrSource(self.obj.source, "__dict__"), real)
+        return tx.wrap(real[key], AttrSource(self.obj.source, key))
+
+    def setitem(self, tx, index: Variable, value: Variable) -> None:
+        self.obj.setattr(tx, self._key(index), value)
+
+    def delitem(self, tx, index: Variable) -> None:
+        key = self._key(index)
+        if key not in self._keys(tx):
+            raise UserCodeRaises(f"KeyError: {key!r}", exc=KeyError(key))
+        self.obj.delattr(tx, key)
+
+    def contains(self, tx, item: Variable) -> bool:
+        return item.is_constant() and item.as_constant() in self._keys(tx)
+
+    def length(self, tx) -> Variable:
+        return ConstantVariable(len(self._keys(tx)))
+
+    def truth(self, tx) -> bool:
+        return bool(self._keys(tx))
+
+    def iterate(self, tx) -> list[Variable]:
+        return [ConstantVariable(k) for k in self._keys(tx)]
+
+    def getattr(self, tx, name: str) -> Variable:
+        if name in ("keys", "values", "items", "get", "copy"):
+            return tx.getattr(self.snapshot(tx), name)
+        raise Unsupported("unsupported_object", f"method {name!r} of vars() of an object")
+
+    def reconstruct(self, rb) -> str:
+        return f"{rb.expr(self.obj)}.__dict__"
+
+    def __repr__(self) -> str:
+        return f"Vars({self.obj!r})"
+
+
+def instance_dict(tx, obj: Variable) -> Variable:
+    """``vars(obj)`` of an object of the frame or made in the trace."""
+    if isinstance(obj, ObjectVariable) and obj.source is not None:
+        cls = type(obj.obj)
+        if type(getattr(obj.obj, "__dict__", None)) is not dict or \
+                _class_lookup(cls, "__dict__") is not _MISSING and \
+                not isinstance(_class_lookup(cls, "__dict__"), types.GetSetDescriptorType):
+            raise Unsupported("unsupported_call", f"vars() of a {cls.__name__} object")
+        return InstanceDictVariable(obj)
+    made = getattr(obj, "instance_dict", None)   # an instance made in the trace (instances.py)
+    if made is not None:
+        return made()
+    raise Unsupported("unsupported_call", f"vars() of {obj!r}")
 
 
 _LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()), threading.Semaphore,
