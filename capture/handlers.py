@@ -499,10 +499,26 @@ def UNPACK_EX(tx, instr):
 
 # -- f-strings ------------------------------------------------------------------------------------
 
+def _formatted_value(v: Variable):
+    """The Python value an f-string formats: a constant, or a plain list /
+    tuple / dict of them (its text is the real container's); None otherwise."""
+    if v.is_constant():
+        return v.as_constant()
+    if type(v) in (ListVariable, TupleVariable, DictVariable) and \
+            all(_formatted_value(i) is not None or i.is_none() for i in v.children()):
+        items = [i.as_constant() if i.is_constant() else _formatted_value(i) for i in v.children()]
+        if type(v) is DictVariable:
+            return dict(zip(v.items, items))
+        return items if type(v) is ListVariable else tuple(items)
+    return None
+
+
 @handler("CONVERT_VALUE", on_break=lambda end, instr: end.compute(1, "__" + instr.argval + "({0})"))
 def CONVERT_VALUE(tx, instr):
     fn = {"str": str, "repr": repr, "ascii": ascii}[instr.argval]
     v = tx.pop()
+    if not v.is_constant() and _formatted_value(v) is not None:
+        v = ConstantVariable(_formatted_value(v))
     if not v.is_constant():
         raise Unsupported("data_dependent" if isinstance(v, TensorVariable) else "unsupported_object",
                           f"formatting {v!r}", HINTS["format"] if isinstance(v, TensorVariable) else "")
@@ -514,6 +530,8 @@ def CONVERT_VALUE(tx, instr):
 def FORMAT(tx, instr):
     spec = tx.pop().as_constant() if instr.opname == "FORMAT_WITH_SPEC" else ""
     v = tx.pop()
+    if not v.is_constant() and _formatted_value(v) is not None:
+        v = ConstantVariable(_formatted_value(v))
     if not v.is_constant():
         raise Unsupported("data_dependent" if isinstance(v, TensorVariable) else "unsupported_object",
                           f"formatting {v!r}", HINTS["format"] if isinstance(v, TensorVariable) else "")
@@ -923,7 +941,10 @@ def MATCH_CLASS(tx, instr):
     names = tx.pop().as_constant()
     cls_var = tx.pop()
     subject = tx.pop()
-    cls = cls_var.as_constant() if cls_var.is_constant() else None
+    try:
+        cls = tx.real_value(cls_var)
+    except Unsupported:
+        cls = None
     if not isinstance(cls, type):
         raise Unsupported("unsupported_object", f"a class pattern of {cls_var!r}")
     if type(cls) not in (type, abc.ABCMeta):   # (isinstance through the metaclass's hooks)

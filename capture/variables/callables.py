@@ -271,6 +271,8 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> Variable:
     """Attributes of immutable constants: data attributes fold; methods of
     str/int/float/tuple... become bound methods run at trace time."""
     value = var.value
+    if name == "__class__":   # (a dataclass's __eq__ compares other.__class__)
+        return tx.wrap_static(type(value))
     if isinstance(value, enum.Enum):
         return _enum_member_attr(tx, var, name)
     try:

@@ -32,6 +32,7 @@ from .tensor_ops import construct_tensor
 __all__ = ["ObjectVariable", "PythonModuleVariable", "ClassVariable", "ExceptionVariable"]
 
 _MISSING = object()
+_OBJECT_CLASS = object.__dict__["__class__"]
 
 
 def _class_lookup(cls: type, name: str):
@@ -84,6 +85,8 @@ class ObjectVariable(Variable):
             return pending
         cls = type(self.obj)
         static = _class_lookup(cls, name)
+        if name == "__class__" and static is _OBJECT_CLASS:   # its type (guarded by the wrap)
+            return tx.wrap_static(cls)
         inst_dict = getattr(self.obj, "__dict__", None)
         if isinstance(static, (types.FunctionType, staticmethod, classmethod, property)):
             data_descriptor = isinstance(static, property)
