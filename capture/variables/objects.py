@@ -395,6 +395,9 @@ class ClassVariable(Variable):
             return tx.wrap_static(static)
         if static is object.__init__ or static is object.__setattr__:  # object.__setattr__(self, ...)
             return BuiltinVariable(static)
+        if name == "__init__" and self.cls.__module__ == "builtins" and \
+                issubclass(self.cls, BaseException):   # Exception.__init__(self, ...) in an __init__
+            return BoundExceptionInit(None)
         if self.cls is itertools.chain and name == "from_iterable":   # a builtin classmethod
             return BuiltinVariable(itertools.chain.from_iterable)
         if hasattr(type(static), "__get__"):
@@ -522,15 +525,22 @@ class SuperVariable(Variable):
 
 
 class BoundExceptionInit(Variable):
-    """``BaseException.__init__`` bound to an exception made in the trace."""
+    """``BaseException.__init__`` bound to an exception made in the trace, or
+    unbound (``exc`` None: ``Exception.__init__(self, ...)``, the first argument
+    is the exception)."""
     __slots__ = ("exc",)
 
-    def __init__(self, exc: ExceptionVariable):
+    def __init__(self, exc: ExceptionVariable | None):
         super().__init__(None)
         self.exc = exc
 
     def call(self, tx, args, kwargs):
-        self.exc.set_args(tx, args, kwargs)
+        exc = self.exc
+        if exc is None:
+            exc, args = (args[0] if args else None), args[1:]
+            if not isinstance(exc, ExceptionVariable) or not exc.initialised:
+                raise Unsupported("unsupported_call", f"BaseException.__init__ of {exc!r}")
+        exc.set_args(tx, args, kwargs)
         return ConstantVariable(None)
 
     def __repr__(self) -> str:

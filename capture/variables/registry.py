@@ -41,6 +41,7 @@ where its objects must be recognised):
 82    callables.UserFunctionVariable  a Python function (static)
 84    callables.BuiltinVariable       a builtin (static)
 86    base.ConstantVariable (static)  numpy.dtype
+88    stdlib (static)                 an enum member (a ConstantVariable)
 90    autograd                        frame's grad-mode state (refused)
 92    callables.MethodVariable        a bound method
 94    objects.ClassVariable           a class
