@@ -359,7 +359,7 @@ def match_many_patterns(x):
     return x + 1, [_describe(v) for v in values]
 
 
-@case(calls=lambda: [(array((3, 4)),), (array((5,)),), (array((2, 2, 2)),)])
+@case(calls=lambda: [(array((3, 4)),), (array((5,)),), (array((2, 2, 2)),)], graphs=1)
 def match_on_shape(x):
     match x.shape:
         case (n,):
@@ -382,7 +382,7 @@ def match_on_shape_captured(x):
 
 
 @case(calls=lambda: [(tensor(), {"act": "relu"}), (tensor(), {"act": "scale", "by": 3.0}),
-                     (tensor(), {"act": "none"})])
+                     (tensor(), {"act": "none"})], graphs=1)
 def match_on_config_dict(x, cfg):
     match cfg:
         case {"act": "relu"}:
@@ -559,7 +559,8 @@ def intenum_and_flag_arithmetic(x):
     return x * scale, Perm.W in rw, rw.value, Level.HIGH > 5
 
 
-@case(calls=lambda: [(tensor(), Color.R), (tensor(), Color.B), (tensor(), Color.R)], recompiles=1)
+@case(calls=lambda: [(tensor(), Color.R), (tensor(), Color.B), (tensor(), Color.R)], recompiles=1,
+      graphs=1)
 def enum_argument_picks_branch(x, color):
     if color is Color.R:
         return x * color.value
@@ -578,7 +579,7 @@ def enum_bad_value(x):
 
 # -- builtins on constants -----------------------------------------------------------------------
 
-@case(calls=lambda: [(array((2, 3)),), (array((4,)),)])
+@case(calls=lambda: [(array((2, 3)),), (array((4,)),)], graphs=1)
 def join_shape_as_text(x):
     return x * 2, ",".join(str(d) for d in x.shape), "x".join(map(str, x.shape))
 

@@ -300,6 +300,9 @@ def test_del_of_a_missing_global_raises_name_error():
     with pytest.raises(NameError):   # guarded: the second call does not reuse the first
         jitted(array())
     g["_TO_DELETE"] = 1
+    out = _explain(f, array())
+    assert (out.graph_count, [str(r) for r in out.break_reasons]) == (1, [])
+    g["_TO_DELETE"] = 1
 
 
 # -- user exceptions with __init__ -----------------------------------------------------------------
