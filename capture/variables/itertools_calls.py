@@ -2,7 +2,8 @@
 ``chain.from_iterable``), ``accumulate``, ``product``, ``zip_longest``,
 ``islice``, ``starmap``, ``repeat``, ``pairwise``, ``groupby``, ``count``,
 ``cycle``, ``combinations``, ``permutations``, ``combinations_with_replacement``,
-``compress``, ``takewhile``, ``dropwhile``, ``filterfalse`` and ``tee``.
+``compress``, ``takewhile``, ``dropwhile``, ``filterfalse``, ``batched`` (3.12+)
+and ``tee``.
 
 Each is a ``LazyIteratorVariable`` (or, for ``groupby``'s groups and ``tee``'s
 copies, an iterator sharing state with its parent): its items are computed
@@ -388,6 +389,36 @@ def _compress(tx, args, kwargs):
     return _lazy(itertools.compress, gen)
 
 
+def _batched(tx, args, kwargs):
+    """``batched(iterable, n, *, strict=False)`` (3.12; ``strict`` 3.13): tuples
+    of up to ``n`` items, each pulled when its batch is asked for."""
+    iterable = args[0] if args else kwargs.get("iterable")
+    n = args[1] if len(args) > 1 else kwargs.get("n")
+    (size, strict) = _constants("batched", n, kwargs.get("strict"))
+    _check(itertools.batched, *[() if i == 0 else size for i in range(len(args))],
+           **{k: () if k == "iterable" else size if k == "n" else strict for k in kwargs})
+    it = iterable.get_iter(tx)
+    done = [False]
+
+    def gen(tx):
+        if done[0]:
+            return None
+        batch = []
+        while len(batch) < size:
+            item = it.next(tx)
+            if item is None:
+                done[0] = True
+                break
+            batch.append(item)
+        if not batch:
+            return None
+        if strict and len(batch) < size:
+            message = "batched(): incomplete batch"
+            raise UserCodeRaises(f"ValueError: {message}", exc=ValueError(message))
+        return TupleVariable(batch)
+    return _lazy(itertools.batched, gen)
+
+
 _GROUPER = type(next(itertools.groupby([1]))[1])
 _TEE = type(itertools.tee(())[0])
 
@@ -484,6 +515,8 @@ ITERTOOLS_CLASSES = {
     itertools.dropwhile: _predicate_filter(itertools.dropwhile),
     itertools.filterfalse: _predicate_filter(itertools.filterfalse),
 }
+if hasattr(itertools, "batched"):   # Python 3.12+
+    ITERTOOLS_CLASSES[itertools.batched] = _batched
 ITERTOOLS_FUNCTIONS = {itertools.tee: _tee, itertools.chain.from_iterable: chain_from_iterable}
 
 
