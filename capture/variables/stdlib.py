@@ -13,6 +13,7 @@ import collections
 import enum
 import heapq
 import operator
+import types
 
 from ..errors import Unsupported, UserCodeRaises
 from .base import ConstantVariable, Variable
@@ -373,11 +374,28 @@ def _filled(tx, d: DictVariable, args, kwargs) -> DictVariable:
     return d
 
 
+def _plain_enum(cls: type) -> bool:
+    """No Python dunder method of the user's (``__eq__``, ``__bool__``,
+    ``__str__``...) would run when a member is compared, tested or shown at
+    trace time (a member's ``__init__`` ran when the class was made)."""
+    for klass in cls.__mro__:
+        if klass.__module__ in ("enum", "builtins"):
+            continue
+        for name, v in vars(klass).items():
+            if name.startswith("__") and name.endswith("__") and name != "__init__" and \
+                    isinstance(v, types.FunctionType) and v.__module__ != "enum":
+                return False
+    return True
+
+
 @wrap_rule(88, static=True)
 def _wrap_enum_member(tr, value, source) -> Variable | None:
-    """An ``enum`` member (guarded by identity): a constant whose ``name`` and
-    ``value`` fold; an ``IntEnum``'s arithmetic is its int's."""
-    return ConstantVariable(value, source) if isinstance(value, enum.Enum) else None
+    """An ``enum`` member (guarded by identity) of a class without Python
+    dunders: a constant whose ``name`` and ``value`` fold; an ``IntEnum``'s
+    arithmetic is its int's."""
+    if isinstance(value, enum.Enum) and _plain_enum(type(value)):
+        return ConstantVariable(value, source)
+    return None
 
 
 def _enum_lookup(tx, cls, args, kwargs) -> Variable | None:
