@@ -52,10 +52,12 @@ def _check(cls, *args, **kwargs) -> None:
 
 
 def _no_kwargs(cls, kwargs, allowed=()) -> None:
+    """Keywords other than ``allowed`` are not modelled (some are valid:
+    ``accumulate(iterable=...)``): refused, never guessed to raise."""
     extra = set(kwargs) - set(allowed)
     if extra:
-        message = f"{cls.__name__}() got an unexpected keyword argument {sorted(extra)[0]!r}"
-        raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+        raise Unsupported("unsupported_call", f"itertools.{cls.__name__}() with the keyword "
+                                              f"argument {sorted(extra)[0]!r}")
 
 
 def _equal(tx, a: Variable, b: Variable) -> bool:
@@ -480,6 +482,9 @@ def _tee(tx, args, kwargs):
         _check(itertools.tee, *[()] * len(args))
     (n,) = _constants("tee", args[1] if len(args) > 1 else ConstantVariable(2))
     _check(itertools.tee, (), n)
+    if isinstance(args[0], LazyIteratorVariable) and args[0].kind is _TEE:
+        # CPython copies a tee object (__copy__): the copies share its buffer, not its position
+        raise Unsupported("unsupported_call", "itertools.tee() of a tee iterator")
     it = args[0].get_iter(tx)
     buffer: list[Variable] = []
     done = [False]

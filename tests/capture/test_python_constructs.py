@@ -133,6 +133,41 @@ def test_itertools_argument_errors_are_pythons():
     check(f, tensor())
 
 
+def test_itertools_keywords_not_modelled_are_refused_not_raised():
+    # accumulate(iterable=...) is valid Python: refused (runs natively), never a TypeError
+    def f(x):
+        try:
+            got = list(itertools.accumulate(iterable=[1, 2]))
+        except TypeError:
+            got = "TypeError"
+        return x * 2, got
+    assert_same_as_eager(f, tensor(), captured=None)
+
+
+def test_tee_of_a_tee_is_not_guessed():
+    # CPython copies a tee object (the copies do not advance the original)
+    def f(x):
+        a, _ = itertools.tee([1, 2, 3])
+        c, d = itertools.tee(a)
+        first = next(c)
+        return x * first, list(a), list(d)
+    assert_same_as_eager(f, tensor(), captured=None)
+
+
+@pytest.mark.skipif(not hasattr(itertools, "batched"), reason="itertools.batched is 3.12+")
+def test_batched_is_lazy():
+    def f(x, log):
+        def gen():
+            for i in range(5):
+                log.append(i)
+                yield i
+        it = itertools.batched(gen(), 2)
+        first = next(it)
+        log.append("first batch")
+        return x * sum(first), list(it)
+    check(f, tensor(), [])
+
+
 def test_itertools_iterator_live_at_a_break_runs_natively():
     # a lazy iterator cannot be rebuilt in an entry: the call still matches plain Python
     def f(x):
