@@ -30,6 +30,8 @@ where its objects must be recognised):
 40    containers.NamedTupleVariable   a namedtuple
 50    containers.ListVariable         list
 60    containers.DictVariable         dict
+62    stdlib (OrderedDict...)         OrderedDict, defaultdict, Counter
+64    stdlib.DequeVariable            collections.deque
 65    instances.PartialVariable       functools.partial (func/args/keywords
                                       guarded through it)
 70    callables (static)              a jitted function: what it wraps

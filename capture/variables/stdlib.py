@@ -16,6 +16,7 @@ import operator
 import types
 
 from ..errors import Unsupported, UserCodeRaises
+from ..sources import AttrSource, ItemSource, is_safe_key
 from .base import ConstantVariable, Variable
 from .callables import BoundBuiltinMethod
 from .containers import (DictVariable, IteratorVariable, ListVariable, TupleVariable,
@@ -44,6 +45,8 @@ class _DictKind(DictVariable):
         return type(self)({})
 
     def reconstruct(self, rb) -> str:
+        if self.source is not None:   # an argument's (mutations are replayed into it)
+            return rb.source(self)
         name = rb.named(self)
         if name is None:
             name = rb.new_name(self)
@@ -90,8 +93,8 @@ class DefaultDictVariable(_DictKind):
     __slots__ = ("factory",)
     dict_type = collections.defaultdict
 
-    def __init__(self, factory: Variable, items: dict):
-        super().__init__(items)
+    def __init__(self, factory: Variable, items: dict, source=None):
+        super().__init__(items, source)
         self.factory = factory
 
     def rebuilt_from(self) -> list[Variable]:
@@ -189,12 +192,14 @@ _COUNTER_OPS = {operator.add: operator.iadd, operator.sub: operator.isub,
 
 class DequeVariable(Variable):
     """``collections.deque(iterable, maxlen)``: items and ``maxlen`` (appends
-    past it drop from the other end)."""
-    __slots__ = ("items", "maxlen")
+    past it drop from the other end).  A deque of the frame (``source``) is
+    written back after the graph when the trace changed it."""
+    __slots__ = ("items", "maxlen", "mutated")
 
-    def __init__(self, items, maxlen: int | None):
-        super().__init__(None)
+    def __init__(self, items, maxlen: int | None, source=None):
+        super().__init__(source)
         self.maxlen = maxlen
+        self.mutated = False
         self.items: list[Variable] = []
         for item in items:
             self._push(item, left=False)
@@ -250,9 +255,18 @@ class DequeVariable(Variable):
             return ConstantVariable(self.maxlen)
         return super().getattr(tx, name)
 
+    def is_mutable(self) -> bool:
+        return True
+
+    def write_back(self, rb) -> list[str]:
+        items = "".join(rb.expr(i) + ", " for i in self.items)
+        return [f"    {rb.source(self)}.clear()", f"    {rb.source(self)}.extend(({items}))"]
+
     def method(self, tx, name, args, kwargs) -> Variable:
         if kwargs:
             raise Unsupported("unsupported_call", f"deque.{name} with keyword arguments")
+        if name != "count":
+            tx.mutate(self)
         if name in ("append", "appendleft"):
             self._push(args[0], left=name == "appendleft")
         elif name in ("extend", "extendleft"):
@@ -275,6 +289,8 @@ class DequeVariable(Variable):
         return ConstantVariable(None)
 
     def reconstruct(self, rb) -> str:
+        if self.source is not None:
+            return rb.source(self)
         name = rb.named(self)
         if name is None:
             name = rb.new_name(self)
@@ -372,6 +388,40 @@ def _filled(tx, d: DictVariable, args, kwargs) -> DictVariable:
         d.update_from(tx, args[0])
     d.items.update(kwargs)
     return d
+
+
+@wrap_rule(62)
+def _wrap_dict_kind(tr, value, source) -> Variable | None:
+    """An ``OrderedDict``, ``defaultdict`` (its factory read through it) or
+    ``Counter`` of the frame with str/int/tuple keys: its values, guarded by
+    its type and keys (mutations are written back)."""
+    t = type(value)
+    if t not in (collections.OrderedDict, collections.defaultdict, collections.Counter):
+        return None
+    if not all(is_safe_key(k) for k in value):
+        raise Unsupported("unsupported_object", f"{t.__name__} with keys that are not str/int/tuple")
+    tr.guards.dict_keys(source, value)
+    items = {k: tr.wrap(v, ItemSource(source, k)) for k, v in value.items()}
+    if t is collections.OrderedDict:
+        return OrderedDictVariable(items, source)
+    if t is collections.Counter:
+        return CounterVariable(items, source)
+    factory = tr.wrap(value.default_factory, AttrSource(source, "default_factory"))
+    return DefaultDictVariable(factory, items, source)
+
+
+@wrap_rule(64)
+def _wrap_deque(tr, value, source) -> Variable | None:
+    """A ``collections.deque`` of the frame: its items (guarded by type and
+    length) and its ``maxlen`` (guarded by value)."""
+    if type(value) is not collections.deque:
+        return None
+    tr.guards.type_and_len(source, value)
+    tr.guards.constant(AttrSource(source, "maxlen"), value.maxlen)
+    items = [tr.wrap(v, ItemSource(source, i)) for i, v in enumerate(value)]
+    deque = DequeVariable((), value.maxlen, source)
+    deque.items = items
+    return deque
 
 
 def _plain_enum(cls: type) -> bool:

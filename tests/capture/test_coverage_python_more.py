@@ -276,6 +276,36 @@ def deque_sliding_window(x):
     return x * (first + last), list(window), window.maxlen
 
 
+# collections objects passed in: read through them, mutations written back
+
+@case(lambda: (tensor(), collections.OrderedDict(a=1.0, b=2.0)), graphs=1)
+def ordered_dict_argument_reordered(x, od):
+    od.move_to_end("a")
+    od["z"] = 5.0
+    k, v = od.popitem(last=False)
+    return x * od["a"] * v, k
+
+
+@case(lambda: (tensor(), collections.defaultdict(list, seen=[1, 2])), graphs=1)
+def defaultdict_argument_grows(x, buckets):
+    buckets["new"].append(3)
+    return x * len(buckets["seen"]), sorted(buckets)
+
+
+@case(lambda: (tensor(), collections.Counter("abca")), graphs=1)
+def counter_argument_updated(x, counts):
+    counts.update("ab")
+    counts += collections.Counter(z=2)
+    return x * counts["a"], counts.most_common(2)
+
+
+@case(lambda: (array(), collections.deque([1.0, 2.0], maxlen=3)), graphs=1)
+def deque_argument_as_history(x, history):
+    history.append(4.0)
+    history.appendleft(0.5)
+    return x * sum(history), history.maxlen
+
+
 # -- dict | dict ---------------------------------------------------------------------------------
 
 @case(lambda: (tensor(),), graphs=1)
