@@ -989,8 +989,8 @@ def MATCH_CLASS(tx, instr):
             attrs.append(tx.getattr(subject, name))
         except UserCodeRaises as e:
             raised = e.exc.python_type() if isinstance(e.exc, Variable) else type(e.exc)
-            if e.exc is not None and not issubclass(raised, AttributeError):
-                raise
+            if e.exc is None or not issubclass(raised, AttributeError):
+                raise   # (an exception the trace does not know: the call runs natively)
             tx.push(ConstantVariable(None))   # a missing attribute: no match
             return
     tx.push(TupleVariable(attrs))
