@@ -136,7 +136,9 @@ class ExceptionVariable(Variable):
 
     def setattr(self, tx, name: str, value: Variable) -> None:
         """``self.code = code`` in the ``__init__`` of an exception made in the trace."""
-        if not self.initialised or name.startswith("__") or name == "args":
+        if not self.initialised or name.startswith("__") or name == "args" or any(
+                name in vars(k) and hasattr(type(vars(k)[name]), "__set__")   # a property's setter
+                for k in self.exc_type.__mro__):
             super().setattr(tx, name, value)
         self.attrs[name] = value
 

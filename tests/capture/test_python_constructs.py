@@ -372,6 +372,29 @@ def test_exception_without_super_init_keeps_the_call_arguments():
     check(f, tensor())
 
 
+class ScaledError(Exception):
+    def __init__(self, v):
+        super().__init__(v)
+        self.v = v              # through the property's setter
+
+    @property
+    def v(self):
+        return self._v * 2
+
+    @v.setter
+    def v(self, value):
+        self._v = value
+
+
+def test_exception_attribute_store_through_a_property_is_not_guessed():
+    def f(x):
+        try:
+            raise ScaledError(3)
+        except ScaledError as e:
+            return x * e.v
+    assert_same_as_eager(f, tensor(), captured=None)
+
+
 def test_exception_with_init_escaping_keeps_attributes_and_cause():
     def f(x):
         try:
