@@ -656,7 +656,10 @@ def _write_replay(tr: Translation, fn, rb: _Rebuilder, out_index: dict[int, int]
     for f_globals, name, value in se.globals.values():  # (a frame's globals_ref: __G or pooled)
         writes_globals |= f_globals is fn.__globals__
         ref = FRAME_GLOBALS if f_globals is fn.__globals__ else pool.const(f_globals)
-        lines.append(f"    {ref}[{name!r}] = {rb.expr(value)}")
+        if value is DELETED:
+            lines.append(f"    del {ref}[{name!r}]")
+        else:
+            lines.append(f"    {ref}[{name!r}] = {rb.expr(value)}")
     for t, value in se.grads.values():  # validated at trace time, as Tensor.grad's setter does
         lines.append(f"    {rb.source(t)}._grad = {rb.expr(value)}")
     if brk is not None:

@@ -17,12 +17,14 @@ without a declaration gets no break (``breaks.can_break_at``).
 """
 from __future__ import annotations
 
+import abc
 import inspect
 import operator
 import sys
 import types
 
 from .errors import HINTS, Unsupported, UserCodeRaises
+from .side_effects import DELETED
 from .sources import GlobalSource
 from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable, Variable
 from .variables.callables import UserFunctionVariable
@@ -142,6 +144,21 @@ def LOAD_GLOBAL(tx, instr):
 def STORE_GLOBAL(tx, instr):
     tx.globals_ref()  # (guards that this frame's globals are the dict the replay writes)
     tx.side_effects.store_global(tx.f_globals, instr.argval, tx.pop())
+
+
+@handler("DELETE_GLOBAL")
+def DELETE_GLOBAL(tx, instr):
+    """``del name`` of a global (after ``global name``): recorded like a store,
+    replayed as ``del``; a later load finds the builtin or raises NameError."""
+    name = instr.argval
+    tx.globals_ref()
+    pending = tx.side_effects.pending_global(tx.f_globals, name)
+    if pending is DELETED or (pending is None and name not in tx.f_globals):
+        message = f"name {name!r} is not defined"
+        raise UserCodeRaises(f"NameError: {message}", exc=NameError(message))
+    if pending is None:
+        tx.load_global(name)   # (guards the global the native run deletes)
+    tx.side_effects.store_global(tx.f_globals, name, DELETED)
 
 
 @handler("LOAD_DEREF", "LOAD_CLASSDEREF")
@@ -482,10 +499,26 @@ def UNPACK_EX(tx, instr):
 
 # -- f-strings ------------------------------------------------------------------------------------
 
+def _formatted_value(v: Variable):
+    """The Python value an f-string formats: a constant, or a plain list /
+    tuple / dict of them (its text is the real container's); None otherwise."""
+    if v.is_constant():
+        return v.as_constant()
+    if type(v) in (ListVariable, TupleVariable, DictVariable) and \
+            all(_formatted_value(i) is not None or i.is_none() for i in v.children()):
+        items = [i.as_constant() if i.is_constant() else _formatted_value(i) for i in v.children()]
+        if type(v) is DictVariable:
+            return dict(zip(v.items, items))
+        return items if type(v) is ListVariable else tuple(items)
+    return None
+
+
 @handler("CONVERT_VALUE", on_break=lambda end, instr: end.compute(1, "__" + instr.argval + "({0})"))
 def CONVERT_VALUE(tx, instr):
     fn = {"str": str, "repr": repr, "ascii": ascii}[instr.argval]
     v = tx.pop()
+    if not v.is_constant() and _formatted_value(v) is not None:
+        v = ConstantVariable(_formatted_value(v))
     if not v.is_constant():
         raise Unsupported("data_dependent" if isinstance(v, TensorVariable) else "unsupported_object",
                           f"formatting {v!r}", HINTS["format"] if isinstance(v, TensorVariable) else "")
@@ -497,6 +530,8 @@ def CONVERT_VALUE(tx, instr):
 def FORMAT(tx, instr):
     spec = tx.pop().as_constant() if instr.opname == "FORMAT_WITH_SPEC" else ""
     v = tx.pop()
+    if not v.is_constant() and _formatted_value(v) is not None:
+        v = ConstantVariable(_formatted_value(v))
     if not v.is_constant():
         raise Unsupported("data_dependent" if isinstance(v, TensorVariable) else "unsupported_object",
                           f"formatting {v!r}", HINTS["format"] if isinstance(v, TensorVariable) else "")
@@ -852,3 +887,110 @@ def CALL_INTRINSIC_1(tx, instr):
         tx.push(exc)
         return
     raise Unsupported("unsupported_opcode", f"CALL_INTRINSIC_1 {instr.argval}")
+
+
+# -- structural pattern matching (``match``) ----------------------------------------------------------
+
+_TPFLAGS_SEQUENCE = 1 << 5   # what MATCH_SEQUENCE / MATCH_MAPPING test (collections.abc
+_TPFLAGS_MAPPING = 1 << 6    # registration sets them too)
+# classes whose ``case C(x)`` matches the subject itself (CPython's MATCH_SELF types)
+_MATCH_SELF = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
+
+
+def _type_flag(v: Variable, flag: int) -> bool:
+    return bool(v.python_type().__flags__ & flag)
+
+
+@handler("MATCH_SEQUENCE")
+def MATCH_SEQUENCE(tx, instr):
+    tx.push(ConstantVariable(_type_flag(tx.stack[-1], _TPFLAGS_SEQUENCE)))
+
+
+@handler("MATCH_MAPPING")
+def MATCH_MAPPING(tx, instr):
+    tx.push(ConstantVariable(_type_flag(tx.stack[-1], _TPFLAGS_MAPPING)))
+
+
+@handler("GET_LEN")
+def GET_LEN(tx, instr):
+    tx.push(tx.wrap_static(len).call(tx, [tx.stack[-1]], {}))
+
+
+@handler("MATCH_KEYS")
+def MATCH_KEYS(tx, instr):
+    """The values of the constant keys (``subject.get(key)``, so a defaultdict's
+    factory does not run), or None when one is missing."""
+    keys, subject = tx.stack[-1], tx.stack[-2]
+    if not isinstance(subject, DictVariable):
+        raise Unsupported("unsupported_object", f"a mapping pattern on {subject!r}")
+    values = []
+    for key in keys.iterate(tx):
+        k = unpack_constant_key(key)
+        if k not in subject.items:
+            tx.push(ConstantVariable(None))
+            return
+        values.append(subject.items[k])
+    tx.push(TupleVariable(values))
+
+
+@handler("MATCH_CLASS")
+def MATCH_CLASS(tx, instr):
+    """``case C(p1, p2, k=p3)``: ``isinstance(subject, C)`` and the attributes
+    named by ``C.__match_args__`` and the keywords (a tuple), or None (not an
+    instance, or an attribute is missing)."""
+    names = tx.pop().as_constant()
+    cls_var = tx.pop()
+    subject = tx.pop()
+    try:
+        cls = tx.real_value(cls_var)
+    except Unsupported:
+        cls = None
+    if not isinstance(cls, type):
+        raise Unsupported("unsupported_object", f"a class pattern of {cls_var!r}")
+    if type(cls) not in (type, abc.ABCMeta):   # (isinstance through the metaclass's hooks)
+        raise Unsupported("unsupported_object", f"a class pattern of {cls.__qualname__}, whose "
+                                                f"metaclass is {type(cls).__qualname__}")
+    if not issubclass(subject.python_type(), cls):
+        tx.push(ConstantVariable(None))
+        return
+    count = instr.arg
+    attrs: list[Variable] = []
+    seen: set[str] = set()
+    if count:
+        match_args = getattr(cls, "__match_args__", None)
+        if match_args is None and cls in _MATCH_SELF:
+            if count > 1:
+                message = f"{cls.__name__}() accepts 1 positional sub-pattern ({count} given)"
+                raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+            attrs.append(subject)
+            positional = ()
+        else:
+            if match_args is None:
+                raise Unsupported("unsupported_object", f"a positional class pattern of "
+                                                        f"{cls.__qualname__} without __match_args__")
+            match_args = tx.getattr(cls_var, "__match_args__").as_constant()   # (guarded)
+            if type(match_args) is not tuple:
+                raise Unsupported("unsupported_object", f"{cls.__qualname__}.__match_args__ is not "
+                                                        f"a tuple")
+            if count > len(match_args):
+                s = "" if len(match_args) == 1 else "s"
+                message = (f"{cls.__name__}() accepts {len(match_args)} positional sub-pattern{s} "
+                           f"({count} given)")
+                raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+            positional = match_args[:count]
+    else:
+        positional = ()
+    for name in (*positional, *names):
+        if name in seen:
+            message = f"{cls.__name__}() got multiple sub-patterns for attribute {name!r}"
+            raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+        seen.add(name)
+        try:
+            attrs.append(tx.getattr(subject, name))
+        except UserCodeRaises as e:
+            raised = e.exc.python_type() if isinstance(e.exc, Variable) else type(e.exc)
+            if e.exc is None or not issubclass(raised, AttributeError):
+                raise   # (an exception the trace does not know: the call runs natively)
+            tx.push(ConstantVariable(None))   # a missing attribute: no match
+            return
+    tx.push(TupleVariable(attrs))

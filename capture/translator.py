@@ -28,7 +28,7 @@ from .autograd import after_inplace, untrackable
 from .errors import Unsupported, UserCodeRaises
 from .handlers import HANDLERS
 from .instructions import decode
-from .side_effects import SideEffects
+from .side_effects import DELETED, SideEffects
 from .sources import (FRAME_GLOBALS, AttrSource, ConstSource, FrameGlobalsSource, GlobalSource,
                       ItemSource, Source)
 from .tracer import UntracedArray
@@ -500,6 +500,8 @@ class InstructionTranslator:
             return TensorVariable(tracer.meta(tracer.value_of(np.array(value, copy=True))), NDARRAY)
         if type(value) is tuple:
             return TupleVariable([self.wrap_result(v) for v in value])
+        if type(value) is frozenset and all(isinstance(v, CONSTANT_TYPES) for v in value):
+            return ConstantVariable(value)   # (as LOAD_CONST has it)
         if type(value) is list:
             return ListVariable([self.wrap_result(v) for v in value])
         if type(value) is dict and all(type(k) in (int, str, bool, type(None)) for k in value):
@@ -596,9 +598,14 @@ class InstructionTranslator:
     def load_global(self, name: str) -> Variable:
         ref = self.globals_ref()
         pending = self.side_effects.pending_global(self.f_globals, name)
+        g = self.tr.guards
+        if pending is DELETED:   # ``del name`` ran in the trace: the builtin, if any
+            if name in self.f_builtins:
+                return self.wrap(self.f_builtins[name], GlobalSource(name, g.const(self.f_builtins), "B"))
+            message = f"name {name!r} is not defined"
+            raise UserCodeRaises(f"NameError: {message}", exc=NameError(message))
         if pending is not None:
             return pending
-        g = self.tr.guards
         if name in self.f_globals:
             src = GlobalSource(name, ref)
             return self.wrap(self.f_globals[name], src)

@@ -19,7 +19,8 @@ from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyI
                          is_constant_value, unpack_constant_key)
 from .container_methods import extreme_item, sort_items
 from .flow import ExceptionVariable
-from .objects import ObjectVariable
+from .itertools_calls import itertools_function
+from .objects import ObjectVariable, instance_dict
 from .registry import HOOKS
 from .scalars import scalar_builtin_call
 from .stdlib import DequeVariable
@@ -206,6 +207,23 @@ def _list(tx, args, kwargs):
 
 def _set(tx, args, kwargs):
     return SetVariable(_items(tx, args[0]) if args else [])
+
+
+def _frozenset(tx, args, kwargs):
+    """``frozenset(iterable)`` of hashable constants: a constant."""
+    if kwargs or len(args) > 1:
+        return _run_constant(tx, frozenset, [()] * len(args), {k: None for k in kwargs})  # TypeError
+    items = _items(tx, args[0]) if args else []
+    if not all(i.is_constant() for i in items):
+        raise Unsupported("unsupported_object", "frozenset() of values that are not constants")
+    return _run_constant(tx, frozenset, [[i.as_constant() for i in items]], {})
+
+
+def _vars(tx, args, kwargs):
+    """``vars(obj)`` (``vars()`` reads the frame's locals: refused)."""
+    if len(args) != 1 or kwargs:
+        raise Unsupported("unsupported_call", "vars() has effects outside the graph")
+    return instance_dict(tx, args[0])
 
 
 def _tuple(tx, args, kwargs):
@@ -410,7 +428,8 @@ SUPPORTED_BUILTINS = {
     repr: _scalar_conversion(repr), round: _scalar_conversion(round), bool: _bool,
     getattr: _getattr, hasattr: _hasattr, setattr: _setattr, sorted: _sorted, all: _all_any(all),
     any: _all_any(any),
-    slice: _slice, callable: _callable, map: _map, filter: _filter, set: _set, divmod: _scalar_conversion(divmod),
+    slice: _slice, callable: _callable, map: _map, filter: _filter, set: _set,
+    frozenset: _frozenset, vars: _vars, complex: _scalar_conversion(complex), divmod: _scalar_conversion(divmod),
     pow: _scalar_conversion(pow), chr: _scalar_conversion(chr), ord: _scalar_conversion(ord),
     issubclass: lambda tx, args, kwargs: ConstantVariable(
         isinstance_of(_classes(tx, args[0]), _classes(tx, args[1]))),
@@ -514,7 +533,7 @@ def call_builtin(tx, fn, args, kwargs) -> Variable:
     computed = scalar_builtin_call(tx, fn, args, kwargs)   # float(lr), min(1.0, s / n), math.cos(s)
     if computed is not None:
         return computed
-    handler = SUPPORTED_BUILTINS.get(fn)
+    handler = SUPPORTED_BUILTINS.get(fn) or itertools_function(fn)
     if handler is not None:
         return handler(tx, args, kwargs)
     name = getattr(fn, "__name__", repr(fn))

@@ -2,6 +2,7 @@
 meta arrays under the tracer), NumPy functions, builtins, methods."""
 from __future__ import annotations
 
+import enum
 import operator
 import types
 
@@ -270,6 +271,10 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> Variable:
     """Attributes of immutable constants: data attributes fold; methods of
     str/int/float/tuple... become bound methods run at trace time."""
     value = var.value
+    if name == "__class__":   # (a dataclass's __eq__ compares other.__class__)
+        return tx.wrap_static(type(value))
+    if isinstance(value, enum.Enum):
+        return _enum_member_attr(tx, var, name)
     try:
         attr = getattr(value, name)
     except AttributeError as e:
@@ -279,6 +284,32 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> Variable:
     if isinstance(attr, (types.BuiltinMethodType, types.MethodWrapperType)):
         return BoundBuiltinMethod(var, name)
     raise Unsupported("unsupported_object", f"attribute {name!r} of {type(value).__name__}")
+
+
+def _enum_member_attr(tx, var: ConstantVariable, name: str) -> Variable:
+    """``member.name`` / ``member.value`` (fixed when the class was made) and
+    the class's Python methods (inlined); other attributes are not read at
+    trace time (a property's getter, an attribute set later)."""
+    member, cls = var.value, type(var.value)
+    if name in ("name", "value", "_name_", "_value_"):
+        attr = getattr(member, name)
+        if isinstance(attr, CONSTANT_TYPES) or isinstance(attr, enum.Enum) or (
+                type(attr) is tuple and all(isinstance(a, CONSTANT_TYPES) for a in attr)):
+            return tx.wrap_result(attr)
+        raise Unsupported("unsupported_object", f"{cls.__qualname__}.{name} is a "
+                                                f"{type(attr).__name__}")
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            static = vars(klass)[name]
+            if isinstance(static, types.FunctionType) and klass.__module__ != "enum":
+                tx.tr.guards.class_attr(cls, name, static)
+                return MethodVariable(tx.wrap_static(static), var)
+            break
+    if name not in vars(member) and isinstance(getattr(cls, name, None),
+                                               (types.BuiltinMethodType, types.MethodWrapperType,
+                                                types.WrapperDescriptorType, types.MethodDescriptorType)):
+        return BoundBuiltinMethod(var, name)   # an IntEnum's int methods (bit_length...)
+    raise Unsupported("unsupported_object", f"attribute {name!r} of the enum member {member!r}")
 
 
 class BuiltinVariable(CallableVariable):
@@ -300,6 +331,10 @@ class BuiltinVariable(CallableVariable):
     def getattr(self, tx, name: str) -> Variable:
         if self.fn is dict and name == "fromkeys":   # (container_methods.py)
             return BoundBuiltinMethod(self, name)
+        if self.fn in _SCALAR_TYPES and isinstance(
+                getattr(self.fn, name, None), (types.BuiltinMethodType, types.MethodDescriptorType,
+                                               types.WrapperDescriptorType)):
+            return BoundBuiltinMethod(self, name)   # int.from_bytes, float.fromhex: run on constants
         return super().getattr(tx, name)
 
     def __repr__(self) -> str:
@@ -313,7 +348,8 @@ _SCALAR_TYPES = (bool, int, float, complex)
 _BUILTIN_CALLABLES = {len, isinstance, range, enumerate, zip, reversed, iter, next, list, tuple,
                       dict, min, max, sum, abs, int, float, str, repr, round, bool, getattr,
                       hasattr, sorted, all, any, slice, callable, divmod, pow, type, print,
-                      chr, ord, issubclass, set, frozenset, map, filter, id, hash, open, input}
+                      chr, ord, issubclass, set, frozenset, map, filter, id, hash, open, input,
+                      complex}
 
 
 def _is_numpy(value) -> bool:

@@ -198,6 +198,9 @@ def call_container_method(tx, obj: Variable, name: str, args, kwargs) -> Variabl
     if isinstance(obj, TupleVariable) and name in ("index", "count"):
         return _list_method(tx, ListVariable(obj.items), name, args, kwargs)
     if obj.is_constant():
+        if name == "join" and isinstance(obj.as_constant(), (str, bytes)) and len(args) == 1 \
+                and not kwargs and not is_constant_value(args[0]):
+            args = [ListVariable(args[0].iterate(tx))]   # join consumes its iterable first
         if not all(is_constant_value(a) for a in args) or \
                 not all(is_constant_value(v) for v in kwargs.values()):
             raise Unsupported("unsupported_call", f"{type(obj.as_constant()).__name__}.{name}() "

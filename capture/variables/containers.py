@@ -285,6 +285,41 @@ class DictVariable(Variable):
     def get_iter(self, tx) -> IteratorVariable:
         return DictIteratorVariable(self)
 
+    def empty_like(self) -> "DictVariable":
+        """A new empty dict of this kind (a defaultdict keeps its factory)."""
+        return DictVariable({})
+
+    def update_from(self, tx, other: Variable) -> None:
+        """``dict.update(other)``'s merge: a dict's items, else an iterable of pairs."""
+        tx.mutate(self)
+        if isinstance(other, DictVariable):
+            self.items.update(other.items)
+            return
+        for i, pair in enumerate(other.iterate(tx)):
+            kv = pair.iterate(tx)
+            if len(kv) != 2:
+                message = (f"dictionary update sequence element #{i} has length {len(kv)}; "
+                           f"2 is required")
+                raise UserCodeRaises(f"ValueError: {message}", exc=ValueError(message))
+            self.items[unpack_constant_key(kv[0])] = kv[1]
+
+    def dict_op(self, tx, fn, other: "DictVariable") -> Variable | None:
+        """``self | other`` of two dicts of the same kind: a new one of that
+        kind, ``other``'s values winning (None: not an operator of dicts)."""
+        if fn is operator.or_ and type(other) is type(self) and \
+                other.python_type() is self.python_type():
+            new = self.empty_like()
+            new.items = {**self.items, **other.items}
+            return new
+        return None
+
+    def inplace_op(self, tx, fn, other: Variable) -> Variable:
+        """``d |= other`` updates ``d`` in place (any mapping or iterable of pairs)."""
+        if fn is operator.or_:
+            self.update_from(tx, other)
+            return self
+        return super().inplace_op(tx, fn, other)
+
     def getattr(self, tx, name: str) -> Variable:
         if name in ("keys", "values", "items", "get", "pop", "update", "setdefault", "clear",
                     "copy", "popitem"):
@@ -776,6 +811,10 @@ def sequence_op(tx, fn, a: Variable, b: Variable) -> Variable:
         out = SetVariable()
         out.values = fn(*values)
         return out
+    if isinstance(a, DictVariable) and isinstance(b, DictVariable):
+        result = a.dict_op(tx, fn, b)   # d1 | d2, Counter arithmetic
+        if result is not None:
+            return result
     if fn in (operator.eq, operator.ne):
         same = structurally_equal(tx, a, b)
         return ConstantVariable(same if fn is operator.eq else not same)

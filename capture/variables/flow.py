@@ -25,9 +25,11 @@ import types
 
 from ..errors import Unsupported, UserCodeRaises
 from .base import CONSTANT_TYPES, ConstantVariable, Variable
+from .callables import MethodVariable
 from .containers import GeneratorVariable, TupleVariable, is_constant_value, constant_value
 
-__all__ = ["ExceptionVariable", "make_exception", "TracebackVariable", "modelled_exception_class", "exception_variable",
+__all__ = ["ExceptionVariable", "make_exception", "initialised_exception_class",
+           "make_initialised_exception", "TracebackVariable", "modelled_exception_class", "exception_variable",
            "exception_classes", "GeneratorContextManagerVariable", "SuppressVariable",
            "NullContextVariable", "ContextExitVariable", "make_context_manager", "raise_exception"]
 
@@ -56,13 +58,43 @@ def modelled_exception_class(cls) -> bool:
     return True
 
 
+# builtin exception classes whose ``__init__`` does more than set ``args``
+_OWN_INIT = (StopIteration, StopAsyncIteration, SystemExit, ImportError, AttributeError, NameError,
+             SyntaxError)
+
+
+def initialised_exception_class(cls) -> bool:
+    """Whether ``cls`` is a user exception class whose only Python code run
+    when an instance is made or shown is its ``__init__`` (Python functions in
+    the user classes of its MRO, the builtin base's being ``BaseException``'s:
+    it sets ``args``), with a plain metaclass and no ``__slots__``."""
+    if not isinstance(cls, type) or not issubclass(cls, BaseException) or type(cls) is not type \
+            or cls.__module__ == "builtins" or issubclass(cls, _QUIRKY + _OWN_INIT):
+        return False
+    for klass in cls.__mro__:
+        if klass.__module__ == "builtins":
+            return True
+        own = vars(klass)
+        if "__slots__" in own or any(name in own for name in _CODE_HOOKS if name != "__init__"):
+            return False
+        if "__init__" in own and not isinstance(own["__init__"], types.FunctionType):
+            return False
+    return True
+
+
 class ExceptionVariable(Variable):
     """An exception instance made or raised during the trace.  ``real`` is the
     trace-time instance when every argument is a constant (then ``str(e)``,
     ``e.args`` and the class's constant attributes are read from it).  It never
     leaves the trace: an exception object returned or stored ends the capture
-    (its ``__traceback__`` and ``__context__`` are the native run's)."""
-    __slots__ = ("exc_type", "args", "kwargs", "real", "cause")
+    (its ``__traceback__`` and ``__context__`` are the native run's).
+
+    A user class with a Python ``__init__`` (``initialised_exception_class``)
+    is made by ``make_initialised_exception``: ``args`` starts as the call's
+    positional arguments (``BaseException.__new__``), the ``__init__`` is
+    inlined on the Variable, ``super().__init__(...)`` sets ``args`` again and
+    the attributes it stores are held in ``attrs``."""
+    __slots__ = ("exc_type", "args", "kwargs", "real", "cause", "attrs", "initialised")
 
     def __init__(self, cls: type, args, kwargs=None, real: BaseException | None = None):
         super().__init__(None)
@@ -70,6 +102,8 @@ class ExceptionVariable(Variable):
         self.args = list(args)
         self.kwargs = dict(kwargs or {})
         self.cause = None
+        self.attrs: dict[str, Variable] = {}
+        self.initialised = False
         if real is None and not self.kwargs and modelled_exception_class(cls) and \
                 all(is_constant_value(a) for a in self.args):
             real = cls(*[constant_value(a) for a in self.args])
@@ -92,7 +126,25 @@ class ExceptionVariable(Variable):
                                                     f"(its arguments are not constants)")
         return fn(self.real)
 
+    def set_args(self, tx, args, kwargs) -> None:
+        """``BaseException.__init__(self, *args)`` (``super().__init__(...)``)."""
+        if kwargs:
+            message = f"{self.exc_type.__name__}() takes no keyword arguments"
+            raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+        self.args = list(args)
+        self.real = _real_exception(self.exc_type, self.args)
+
+    def setattr(self, tx, name: str, value: Variable) -> None:
+        """``self.code = code`` in the ``__init__`` of an exception made in the trace."""
+        if not self.initialised or name.startswith("__") or name == "args" or any(
+                name in vars(k) and hasattr(type(vars(k)[name]), "__set__")   # a property's setter
+                for k in self.exc_type.__mro__):
+            super().setattr(tx, name, value)
+        self.attrs[name] = value
+
     def getattr(self, tx, name: str) -> Variable:
+        if name in self.attrs:
+            return self.attrs[name]
         if name == "args":
             return TupleVariable(self.args)
         if name == "__class__":
@@ -105,6 +157,9 @@ class ExceptionVariable(Variable):
             if klass.__module__ == "builtins":
                 break
             if name in vars(klass):  # a user class's attribute: read (and guarded) on the class
+                if isinstance(vars(klass)[name], types.FunctionType):   # a method: inlined
+                    tx.tr.guards.class_attr(self.exc_type, name, vars(klass)[name])
+                    return MethodVariable(tx.wrap_static(vars(klass)[name]), self)
                 if not isinstance(vars(klass)[name], CONSTANT_TYPES):
                     raise Unsupported("unsupported_object", f"attribute {name!r} of {self.describe()}")
                 return tx.wrap_static(self.exc_type).getattr(tx, name)
@@ -133,12 +188,45 @@ def make_exception(tx, cls: type, args) -> ExceptionVariable:
     return ExceptionVariable(cls, args)
 
 
+def _real_exception(cls: type, args: list[Variable]) -> BaseException | None:
+    """The trace-time instance of an initialised exception class with these
+    ``args`` (made by ``BaseException.__new__``: no Python code runs), for
+    ``str(e)``; None when an argument is not a constant."""
+    if not all(is_constant_value(a) for a in args):
+        return None
+    values = [constant_value(a) for a in args]
+    real = BaseException.__new__(cls, *values)
+    real.args = tuple(values)
+    return real
+
+
+def make_initialised_exception(tx, cls: type, args, kwargs) -> ExceptionVariable:
+    """``cls(*args, **kwargs)`` of an ``initialised_exception_class``: its
+    ``__init__`` inlined on a new ExceptionVariable (guarded unchanged)."""
+    exc = ExceptionVariable(cls, args)
+    exc.initialised = True
+    exc.real = _real_exception(cls, exc.args)
+    init = next(vars(k)["__init__"] for k in cls.__mro__ if "__init__" in vars(k))
+    tx.tr.guards.class_attr(cls, "__init__", init)
+    for name in ("__new__", "__str__", "__repr__"):
+        tx.tr.guards.class_attr(cls, name, getattr(cls, name))
+    if not isinstance(init, types.FunctionType):   # BaseException's own: sets args
+        exc.set_args(tx, args, kwargs)
+        return exc
+    result = tx.wrap_static(init).call(tx, [exc, *args], kwargs)
+    if not result.is_none():
+        message = f"__init__() should return None, not '{result.python_type().__name__}'"
+        raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+    return exc
+
+
 def exception_variable(exc) -> ExceptionVariable | None:
     """The Variable of an exception a ``UserCodeRaises`` carries (an
     ``ExceptionVariable``, or a real exception Python raised on the trace's
     constants), or None when the exception is not modelled exactly."""
     if isinstance(exc, ExceptionVariable):
-        return exc if modelled_exception_class(exc.exc_type) and not exc.kwargs else None
+        modelled = exc.initialised or modelled_exception_class(exc.exc_type)
+        return exc if modelled and not exc.kwargs else None
     if isinstance(exc, BaseException) and modelled_exception_class(type(exc)) and \
             not getattr(exc, "__dict__", None) and \
             all(isinstance(a, CONSTANT_TYPES) for a in exc.args):

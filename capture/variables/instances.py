@@ -89,6 +89,29 @@ def construct_instance(tx, cls_var: Variable, args, kwargs) -> Variable:
     return obj
 
 
+class AttrDictVariable(DictVariable):
+    """``vars(obj)`` of an instance made in the trace: its ``attrs`` themselves
+    (an item store is an attribute store, and the other way round); it
+    leaves the trace as the rebuilt instance's ``__dict__``."""
+    __slots__ = ("owner",)
+
+    def __init__(self, owner: UserObjectVariable):
+        super().__init__({})
+        self.owner = owner
+        self.items = owner.attrs
+
+    def setitem(self, tx, index: Variable, value: Variable) -> None:
+        if not (index.is_constant() and type(index.as_constant()) is str):
+            raise Unsupported("unsupported_object", f"vars() of an object indexed by {index!r}")
+        super().setitem(tx, index, value)
+
+    def update_from(self, tx, other: Variable) -> None:
+        raise Unsupported("unsupported_call", "update of vars() of an object")
+
+    def reconstruct(self, rb) -> str:
+        return f"{rb.expr(self.owner)}.__dict__"
+
+
 def _has_dict(cls: type) -> bool:
     return bool(getattr(cls, "__dictoffset__", 0))
 
@@ -149,6 +172,13 @@ class UserObjectVariable(Variable):
 
     def rebuilt_from(self) -> list[Variable]:
         return list(self.attrs.values())
+
+    def instance_dict(self) -> "AttrDictVariable":
+        """``vars(obj)``: a dict Variable that is its attributes (the same items)."""
+        if not _has_dict(self.user_cls):
+            message = "vars() argument must have __dict__ attribute"
+            raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+        return AttrDictVariable(self)
 
     def _dunder(self, tx, name: str):
         """The instance's ``name`` method when the class defines it in Python."""

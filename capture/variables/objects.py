@@ -7,7 +7,9 @@ bound; properties are inlined through their getter.
 """
 from __future__ import annotations
 
+import enum
 import functools
+import itertools
 import threading
 import types
 
@@ -18,10 +20,11 @@ from frame.tensor import Tensor
 from ..errors import Unsupported, UserCodeRaises
 from ..side_effects import DELETED
 from ..sources import AttrSource, ConstSource, Source
-from .base import Variable, refuse_tensor_index
+from .base import ConstantVariable, Variable, refuse_tensor_index
 from .callables import BuiltinVariable, MethodVariable
-from .containers import NamedTupleVariable, is_namedtuple_class
-from .flow import ExceptionVariable, make_exception, modelled_exception_class
+from .containers import DictVariable, NamedTupleVariable, is_namedtuple_class
+from .flow import (ExceptionVariable, initialised_exception_class, make_exception,
+                   make_initialised_exception, modelled_exception_class)
 from .registry import HOOKS, wrap_rule
 from .stdlib import make_instance
 from .tensor_ops import construct_tensor
@@ -29,6 +32,7 @@ from .tensor_ops import construct_tensor
 __all__ = ["ObjectVariable", "PythonModuleVariable", "ClassVariable", "ExceptionVariable"]
 
 _MISSING = object()
+_OBJECT_CLASS = object.__dict__["__class__"]
 
 
 def _class_lookup(cls: type, name: str):
@@ -81,6 +85,8 @@ class ObjectVariable(Variable):
             return pending
         cls = type(self.obj)
         static = _class_lookup(cls, name)
+        if name == "__class__" and static is _OBJECT_CLASS:   # its type (guarded by the wrap)
+            return tx.wrap_static(cls)
         inst_dict = getattr(self.obj, "__dict__", None)
         if isinstance(static, (types.FunctionType, staticmethod, classmethod, property)):
             data_descriptor = isinstance(static, property)
@@ -192,6 +198,105 @@ class ObjectVariable(Variable):
         return f"Object({type(self.obj).__name__} from {self.source})"
 
 
+class InstanceDictVariable(Variable):
+    """``vars(obj)`` / ``obj.__dict__`` of an object of the frame: a view of its
+    instance attributes as they stand in the trace (the real ``__dict__``,
+    keys guarded, with the pending attribute stores and deletions applied).
+    Item stores and deletions are the object's attribute stores and
+    deletions; ``keys()``/``values()``/``items()``/``get``/``copy`` read a
+    snapshot."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: ObjectVariable):
+        super().__init__(None)
+        self.obj = obj
+
+    def python_type(self) -> type:
+        return dict
+
+    def _keys(self, tx) -> list[str]:
+        obj = self.obj
+        real = obj.obj.__dict__
+        tx.tr.guards.dict_keys(AttrSource(obj.source, "__dict__"), real)
+        keys = list(real)
+        for (owner, name), (_, _, value) in tx.side_effects.attrs.items():
+            if owner != id(obj):
+                continue
+            if value is DELETED:
+                if name in keys:
+                    keys.remove(name)
+            elif name not in keys:
+                keys.append(name)
+        return keys
+
+    def _key(self, index: Variable) -> str:
+        key = index.as_constant() if index.is_constant() else None
+        if type(key) is not str:
+            raise Unsupported("unsupported_object", f"vars() of an object indexed by {index!r}")
+        return key
+
+    def snapshot(self, tx) -> Variable:
+        return DictVariable({k: self.getitem(tx, ConstantVariable(k)) for k in self._keys(tx)})
+
+    def getitem(self, tx, index: Variable) -> Variable:
+        key = self._key(index)
+        pending = tx.side_effects.pending_attr(self.obj, key)
+        if pending is not None and pending is not DELETED:
+            return pending
+        real = self.obj.obj.__dict__
+        if pending is DELETED or key not in real:
+            raise UserCodeRaises(f"KeyError: {key!r}", exc=KeyError(key))
+        tx.tr.guards.dict_keys(AttrSource(self.obj.source, "__dict__"), real)
+        return tx.wrap(real[key], AttrSource(self.obj.source, key))
+
+    def setitem(self, tx, index: Variable, value: Variable) -> None:
+        self.obj.setattr(tx, self._key(index), value)
+
+    def delitem(self, tx, index: Variable) -> None:
+        key = self._key(index)
+        if key not in self._keys(tx):
+            raise UserCodeRaises(f"KeyError: {key!r}", exc=KeyError(key))
+        self.obj.delattr(tx, key)
+
+    def contains(self, tx, item: Variable) -> bool:
+        return item.is_constant() and item.as_constant() in self._keys(tx)
+
+    def length(self, tx) -> Variable:
+        return ConstantVariable(len(self._keys(tx)))
+
+    def truth(self, tx) -> bool:
+        return bool(self._keys(tx))
+
+    def iterate(self, tx) -> list[Variable]:
+        return [ConstantVariable(k) for k in self._keys(tx)]
+
+    def getattr(self, tx, name: str) -> Variable:
+        if name in ("keys", "values", "items", "get", "copy"):
+            return tx.getattr(self.snapshot(tx), name)
+        raise Unsupported("unsupported_object", f"method {name!r} of vars() of an object")
+
+    def reconstruct(self, rb) -> str:
+        return f"{rb.expr(self.obj)}.__dict__"
+
+    def __repr__(self) -> str:
+        return f"Vars({self.obj!r})"
+
+
+def instance_dict(tx, obj: Variable) -> Variable:
+    """``vars(obj)`` of an object of the frame or made in the trace."""
+    if isinstance(obj, ObjectVariable) and obj.source is not None:
+        cls = type(obj.obj)
+        if type(getattr(obj.obj, "__dict__", None)) is not dict or \
+                _class_lookup(cls, "__dict__") is not _MISSING and \
+                not isinstance(_class_lookup(cls, "__dict__"), types.GetSetDescriptorType):
+            raise Unsupported("unsupported_call", f"vars() of a {cls.__name__} object")
+        return InstanceDictVariable(obj)
+    made = getattr(obj, "instance_dict", None)   # an instance made in the trace (instances.py)
+    if made is not None:
+        return made()
+    raise Unsupported("unsupported_call", f"vars() of {obj!r}")
+
+
 _LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()), threading.Semaphore,
                threading.Condition)
 
@@ -290,6 +395,11 @@ class ClassVariable(Variable):
             return tx.wrap_static(static)
         if static is object.__init__ or static is object.__setattr__:  # object.__setattr__(self, ...)
             return BuiltinVariable(static)
+        if name == "__init__" and self.cls.__module__ == "builtins" and \
+                issubclass(self.cls, BaseException):   # Exception.__init__(self, ...) in an __init__
+            return BoundExceptionInit(None)
+        if self.cls is itertools.chain and name == "from_iterable":   # a builtin classmethod
+            return BuiltinVariable(itertools.chain.from_iterable)
         if hasattr(type(static), "__get__"):
             raise Unsupported("unsupported_object", f"descriptor {self.cls.__qualname__}.{name}")
         base = self.source
@@ -297,9 +407,16 @@ class ClassVariable(Variable):
             base = ConstSource(tx.tr.guards.const(self.cls), self.cls.__qualname__)
         return tx.wrap(getattr(self.cls, name), AttrSource(base, name))
 
+    def iterate(self, tx) -> list[Variable]:
+        if isinstance(self.cls, enum.EnumMeta):   # the members, in definition order
+            return [tx.wrap_static(member) for member in self.cls]
+        return super().iterate(tx)
+
     def call(self, tx, args, kwargs):
         if modelled_exception_class(self.cls) and not kwargs:
             return make_exception(tx, self.cls, args)
+        if initialised_exception_class(self.cls):   # a user exception class with an __init__
+            return make_initialised_exception(tx, self.cls, args, kwargs)
         if issubclass(self.cls, BaseException) and (self.cls.__module__ == "builtins" or (
                 not isinstance(_class_lookup(self.cls, "__init__"), types.FunctionType)
                 and not isinstance(_class_lookup(self.cls, "__new__"), types.FunctionType))):
@@ -359,6 +476,9 @@ class SuperVariable(Variable):
 
     def getattr(self, tx, name: str) -> Variable:
         cls = self.cls_var.as_constant() if isinstance(self.cls_var, ClassVariable) else None
+        if isinstance(self.self_var, ExceptionVariable) and self.self_var.initialised \
+                and isinstance(cls, type) and name == "__init__":
+            return self._exception_init(tx, cls)
         if not isinstance(self.self_var, (ObjectVariable, HOOKS.UserObjectVariable)) or not isinstance(cls, type):
             raise Unsupported("unsupported_object", f"super() of {self.self_var!r}")
         mro = self.self_var.python_type().__mro__
@@ -384,8 +504,47 @@ class SuperVariable(Variable):
             return _bind(BuiltinVariable(static), self.self_var)
         raise Unsupported("unsupported_object", f"super().{name} is a {type(static).__name__}")
 
+    def _exception_init(self, tx, cls: type) -> Variable:
+        """``super().__init__`` in the ``__init__`` of an exception made in the
+        trace: the next user ``__init__`` (inlined), or the builtin base's,
+        which sets ``args``."""
+        exc = self.self_var
+        mro = exc.exc_type.__mro__
+        if cls not in mro:
+            raise UserCodeRaises("TypeError: super(type, obj): obj must be an instance "
+                                 "or subtype of type")
+        klass = next(k for k in mro[mro.index(cls) + 1:] if "__init__" in vars(k))
+        init = vars(klass)["__init__"]
+        if isinstance(init, types.FunctionType):
+            guard_class_attr(tx, klass, "__init__", init)
+            return _bind(tx.wrap_static(init), exc)
+        return BoundExceptionInit(exc)
+
     def __repr__(self) -> str:
         return f"Super({self.cls_var!r}, {self.self_var!r})"
+
+
+class BoundExceptionInit(Variable):
+    """``BaseException.__init__`` bound to an exception made in the trace, or
+    unbound (``exc`` None: ``Exception.__init__(self, ...)``, the first argument
+    is the exception)."""
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: ExceptionVariable | None):
+        super().__init__(None)
+        self.exc = exc
+
+    def call(self, tx, args, kwargs):
+        exc = self.exc
+        if exc is None:
+            exc, args = (args[0] if args else None), args[1:]
+            if not isinstance(exc, ExceptionVariable) or not exc.initialised:
+                raise Unsupported("unsupported_call", f"BaseException.__init__ of {exc!r}")
+        exc.set_args(tx, args, kwargs)
+        return ConstantVariable(None)
+
+    def __repr__(self) -> str:
+        return f"{self.exc!r}.__init__"
 
 
 # -- wrapping existing objects (capture/variables/registry.py) ------------------------------

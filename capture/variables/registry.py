@@ -30,6 +30,8 @@ where its objects must be recognised):
 40    containers.NamedTupleVariable   a namedtuple
 50    containers.ListVariable         list
 60    containers.DictVariable         dict
+62    stdlib (OrderedDict...)         OrderedDict, defaultdict, Counter
+64    stdlib.DequeVariable            collections.deque
 65    instances.PartialVariable       functools.partial (func/args/keywords
                                       guarded through it)
 70    callables (static)              a jitted function: what it wraps
@@ -41,6 +43,7 @@ where its objects must be recognised):
 82    callables.UserFunctionVariable  a Python function (static)
 84    callables.BuiltinVariable       a builtin (static)
 86    base.ConstantVariable (static)  numpy.dtype
+88    stdlib (static)                 an enum member (a ConstantVariable)
 90    autograd                        frame's grad-mode state (refused)
 92    callables.MethodVariable        a bound method
 94    objects.ClassVariable           a class

@@ -10,15 +10,20 @@ leaves the function (``reconstruct``), never mutating an object of the caller.
 from __future__ import annotations
 
 import collections
+import enum
 import heapq
 import operator
+import types
 
 from ..errors import Unsupported, UserCodeRaises
+from ..sources import AttrSource, ItemSource, is_safe_key
 from .base import ConstantVariable, Variable
 from .callables import BoundBuiltinMethod
 from .containers import (DictVariable, IteratorVariable, ListVariable, TupleVariable,
                          unpack_constant_key)
 from .flow import make_context_manager
+from .itertools_calls import make_itertools
+from .registry import wrap_rule
 
 __all__ = ["make_instance", "DequeVariable", "OrderedDictVariable", "DefaultDictVariable",
            "CounterVariable", "OperatorGetterVariable", "SentinelVariable"]
@@ -36,7 +41,12 @@ class _DictKind(DictVariable):
     def make_expr(self, rb) -> str:
         return f"{rb.const(self.dict_type)}()"
 
+    def empty_like(self) -> DictVariable:
+        return type(self)({})
+
     def reconstruct(self, rb) -> str:
+        if self.source is not None:   # an argument's (mutations are replayed into it)
+            return rb.source(self)
         name = rb.named(self)
         if name is None:
             name = rb.new_name(self)
@@ -83,8 +93,8 @@ class DefaultDictVariable(_DictKind):
     __slots__ = ("factory",)
     dict_type = collections.defaultdict
 
-    def __init__(self, factory: Variable, items: dict):
-        super().__init__(items)
+    def __init__(self, factory: Variable, items: dict, source=None):
+        super().__init__(items, source)
         self.factory = factory
 
     def rebuilt_from(self) -> list[Variable]:
@@ -92,6 +102,9 @@ class DefaultDictVariable(_DictKind):
 
     def make_expr(self, rb) -> str:
         return f"{rb.const(self.dict_type)}({rb.expr(self.factory)})"
+
+    def empty_like(self) -> DictVariable:
+        return DefaultDictVariable(self.factory, {})
 
     def getitem(self, tx, index: Variable) -> Variable:
         key = unpack_constant_key(index)
@@ -124,6 +137,33 @@ class CounterVariable(_DictKind):
             have = self.items.get(key, ConstantVariable(0)).as_constant()
             self.items[key] = ConstantVariable(have + n.as_constant())
 
+    def counts(self, what: str) -> collections.Counter:
+        """A real ``Counter`` of the (constant) counts."""
+        if not all(v.is_constant() for v in self.items.values()):
+            raise Unsupported("unsupported_object", f"{what} of a Counter with counts that are not "
+                                                    f"constants")
+        return collections.Counter({k: v.as_constant() for k, v in self.items.items()})
+
+    def dict_op(self, tx, fn, other: DictVariable) -> Variable | None:
+        """``+``, ``-``, ``|``, ``&`` of two Counters: Counter's own arithmetic on
+        the constant counts."""
+        if fn not in _COUNTER_OPS or not isinstance(other, CounterVariable):
+            return None
+        result = CounterVariable({})
+        for k, n in fn(self.counts(f"operator {fn.__name__}"), other.counts(fn.__name__)).items():
+            result.items[k] = ConstantVariable(n)
+        return result
+
+    def inplace_op(self, tx, fn, other: Variable) -> Variable:
+        """``c += d`` (and ``-=``, ``|=``, ``&=``): in place, as Counter's ``__iadd__``..."""
+        if fn not in _COUNTER_OPS or not isinstance(other, CounterVariable):
+            return super().inplace_op(tx, fn, other)
+        counts = self.counts(f"operator {fn.__name__}")
+        counts = _COUNTER_OPS[fn](counts, other.counts(fn.__name__))
+        tx.mutate(self)
+        self.items = {k: ConstantVariable(n) for k, n in counts.items()}
+        return self
+
     def getattr(self, tx, name: str) -> Variable:
         if name in ("most_common", "update", "total"):
             return StdlibMethodVariable(self, name)
@@ -146,14 +186,20 @@ class CounterVariable(_DictKind):
         return ListVariable([TupleVariable([ConstantVariable(k), ConstantVariable(c)]) for k, c in pairs])
 
 
+_COUNTER_OPS = {operator.add: operator.iadd, operator.sub: operator.isub,
+                operator.or_: operator.ior, operator.and_: operator.iand}
+
+
 class DequeVariable(Variable):
     """``collections.deque(iterable, maxlen)``: items and ``maxlen`` (appends
-    past it drop from the other end)."""
-    __slots__ = ("items", "maxlen")
+    past it drop from the other end).  A deque of the frame (``source``) is
+    written back after the graph when the trace changed it."""
+    __slots__ = ("items", "maxlen", "mutated")
 
-    def __init__(self, items, maxlen: int | None):
-        super().__init__(None)
+    def __init__(self, items, maxlen: int | None, source=None):
+        super().__init__(source)
         self.maxlen = maxlen
+        self.mutated = False
         self.items: list[Variable] = []
         for item in items:
             self._push(item, left=False)
@@ -209,9 +255,18 @@ class DequeVariable(Variable):
             return ConstantVariable(self.maxlen)
         return super().getattr(tx, name)
 
+    def is_mutable(self) -> bool:
+        return True
+
+    def write_back(self, rb) -> list[str]:
+        items = "".join(rb.expr(i) + ", " for i in self.items)
+        return [f"    {rb.source(self)}.clear()", f"    {rb.source(self)}.extend(({items}))"]
+
     def method(self, tx, name, args, kwargs) -> Variable:
         if kwargs:
             raise Unsupported("unsupported_call", f"deque.{name} with keyword arguments")
+        if name != "count":
+            tx.mutate(self)
         if name in ("append", "appendleft"):
             self._push(args[0], left=name == "appendleft")
         elif name in ("extend", "extendleft"):
@@ -234,6 +289,8 @@ class DequeVariable(Variable):
         return ConstantVariable(None)
 
     def reconstruct(self, rb) -> str:
+        if self.source is not None:
+            return rb.source(self)
         name = rb.named(self)
         if name is None:
             name = rb.new_name(self)
@@ -315,11 +372,108 @@ class SentinelVariable(Variable):
         return "object()"
 
 
+def _is_callable(v: Variable) -> bool:
+    try:
+        return any("__call__" in vars(klass) for klass in v.python_type().__mro__)
+    except Unsupported:
+        return True   # (a Variable that cannot tell its type: called later, it says why)
+
+
+def _filled(tx, d: DictVariable, args, kwargs) -> DictVariable:
+    """A new dict of a kind, filled as ``dict(*args, **kwargs)`` fills one."""
+    if len(args) > 1:
+        message = f"{d.python_type().__name__} expected at most 1 argument, got {len(args)}"
+        raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+    if args:
+        d.update_from(tx, args[0])
+    d.items.update(kwargs)
+    return d
+
+
+@wrap_rule(62)
+def _wrap_dict_kind(tr, value, source) -> Variable | None:
+    """An ``OrderedDict``, ``defaultdict`` (its factory read through it) or
+    ``Counter`` of the frame with str/int/tuple keys: its values, guarded by
+    its type and keys (mutations are written back)."""
+    t = type(value)
+    if t not in (collections.OrderedDict, collections.defaultdict, collections.Counter):
+        return None
+    if not all(is_safe_key(k) for k in value):
+        raise Unsupported("unsupported_object", f"{t.__name__} with keys that are not str/int/tuple")
+    tr.guards.dict_keys(source, value)
+    items = {k: tr.wrap(v, ItemSource(source, k)) for k, v in value.items()}
+    if t is collections.OrderedDict:
+        return OrderedDictVariable(items, source)
+    if t is collections.Counter:
+        return CounterVariable(items, source)
+    factory = tr.wrap(value.default_factory, AttrSource(source, "default_factory"))
+    return DefaultDictVariable(factory, items, source)
+
+
+@wrap_rule(64)
+def _wrap_deque(tr, value, source) -> Variable | None:
+    """A ``collections.deque`` of the frame: its items (guarded by type and
+    length) and its ``maxlen`` (guarded by value)."""
+    if type(value) is not collections.deque:
+        return None
+    tr.guards.type_and_len(source, value)
+    tr.guards.constant(AttrSource(source, "maxlen"), value.maxlen)
+    items = [tr.wrap(v, ItemSource(source, i)) for i, v in enumerate(value)]
+    deque = DequeVariable((), value.maxlen, source)
+    deque.items = items
+    return deque
+
+
+def _plain_enum(cls: type) -> bool:
+    """No Python dunder method of the user's (``__eq__``, ``__bool__``,
+    ``__str__``...) would run when a member is compared, tested or shown at
+    trace time (a member's ``__init__`` ran when the class was made)."""
+    for klass in cls.__mro__:
+        if klass.__module__ in ("enum", "builtins"):
+            continue
+        for name, v in vars(klass).items():
+            if name.startswith("__") and name.endswith("__") and name != "__init__" and \
+                    isinstance(v, types.FunctionType) and v.__module__ != "enum":
+                return False
+    return True
+
+
+@wrap_rule(88, static=True)
+def _wrap_enum_member(tr, value, source) -> Variable | None:
+    """An ``enum`` member (guarded by identity) of a class without Python
+    dunders: a constant whose ``name`` and ``value`` fold; an ``IntEnum``'s
+    arithmetic is its int's."""
+    if isinstance(value, enum.Enum) and _plain_enum(type(value)):
+        return ConstantVariable(value, source)
+    return None
+
+
+def _enum_lookup(tx, cls, args, kwargs) -> Variable | None:
+    """``Color(2)``: the member of that value, found at trace time (the lookup
+    is pure unless the class defines its own ``_missing_`` or metaclass call)."""
+    if type(cls).__call__ is not enum.EnumMeta.__call__ or kwargs or len(args) != 1 \
+            or not args[0].is_constant():
+        return None
+    missing = getattr(cls._missing_, "__func__", None)
+    if missing not in (enum.Enum._missing_.__func__, enum.Flag._missing_.__func__):
+        return None
+    for name in ("_missing_", "__new__"):
+        static = next(vars(k)[name] for k in cls.__mro__ if name in vars(k))
+        tx.tr.guards.class_attr(cls, name, static)
+    try:
+        member = cls(args[0].as_constant())
+    except Exception as e:  # noqa: BLE001 - Python's own ValueError, raised natively too
+        raise UserCodeRaises(f"{cls.__name__}() raises {type(e).__name__}: {e}", exc=e) from e
+    return tx.wrap_static(member)
+
+
 def make_instance(tx, cls: type, args, kwargs) -> Variable | None:
     """The Variable of ``cls(*args, **kwargs)`` for a class modelled here or in
     ``flow.py`` (None: not one of them)."""
     if cls is object and not args and not kwargs:
         return SentinelVariable()
+    if isinstance(cls, enum.EnumMeta):
+        return _enum_lookup(tx, cls, args, kwargs)
     if cls in (operator.itemgetter, operator.attrgetter, operator.methodcaller):
         if not args or (kwargs and cls is not operator.methodcaller) or not args[0].is_constant():
             raise UserCodeRaises(f"TypeError: bad arguments for {cls.__name__}")
@@ -336,14 +490,23 @@ def make_instance(tx, cls: type, args, kwargs) -> Variable | None:
             raise Unsupported("unsupported_object", "deque(maxlen=) that is not a constant")
         return DequeVariable(iterable.iterate(tx) if iterable is not None else (),
                              maxlen.as_constant())
-    if cls is collections.OrderedDict and not args and not kwargs:
-        return OrderedDictVariable({})
-    if cls is collections.defaultdict and len(args) <= 1 and not kwargs:
-        return DefaultDictVariable(args[0] if args else ConstantVariable(None), {})
-    if cls is collections.Counter and len(args) <= 1 and not kwargs:
+    if cls is collections.OrderedDict:
+        return _filled(tx, OrderedDictVariable({}), args, kwargs)
+    if cls is collections.defaultdict:
+        factory = args[0] if args else ConstantVariable(None)
+        if not factory.is_none() and not _is_callable(factory):
+            message = "first argument must be callable or None"
+            raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+        return _filled(tx, DefaultDictVariable(factory, {}), args[1:], kwargs)
+    if cls is collections.Counter and len(args) <= 1:
         counter = CounterVariable({})
         if args:
             counter.count(tx, args[0])
+        if kwargs:
+            counter.count(tx, DictVariable(kwargs))
         return counter
+    made = make_itertools(tx, cls, args, kwargs)   # chain, islice, groupby... (lazy)
+    if made is not None:
+        return made
     return make_context_manager(tx, cls, args, kwargs)
 

@@ -139,7 +139,7 @@ class Case:
         originals = {n: fn_globals.get(n, _ABSENT) for n in names}
 
         def run(fn):
-            for n, v in copy.deepcopy(originals).items():
+            for n, v in copy.deepcopy(originals, {id(_ABSENT): _ABSENT}).items():
                 if v is _ABSENT:
                     fn_globals.pop(n, None)
                 else:
@@ -154,7 +154,8 @@ class Case:
                 except Exception as e:  # noqa: BLE001 - compared below
                     out, exc = None, e
                 seen.append((copy.deepcopy((out, step)), exc))
-            return seen, copy.deepcopy({n: fn_globals.get(n, _ABSENT) for n in names})
+            return seen, copy.deepcopy({n: fn_globals.get(n, _ABSENT) for n in names},
+                                       {id(_ABSENT): _ABSENT})   # (a deleted global stays absent)
 
         capture.reset_caches()
         try:

@@ -134,7 +134,8 @@ def test_exception_context_is_not_read_in_the_trace():
     assert_same_as_eager(f, tensor(), captured=False)
 
 
-def test_unmodelled_exception_class_is_not_caught_in_the_trace():
+def test_exception_class_with_init_is_caught_in_the_trace():
+    # its __init__ is inlined: super().__init__ sets the args str() shows
     class Loud(Exception):
         def __init__(self, msg):
             super().__init__(msg.upper())
@@ -143,6 +144,19 @@ def test_unmodelled_exception_class_is_not_caught_in_the_trace():
         try:
             raise Loud("quiet")
         except Loud as e:
+            return x, str(e)
+    assert_same_as_eager(f, tensor(), captured=True)
+
+
+def test_unmodelled_exception_class_is_not_caught_in_the_trace():
+    class Shouting(Exception):   # a Python __str__: not modelled
+        def __str__(self):
+            return "LOUD"
+
+    def f(x):
+        try:
+            raise Shouting("quiet")
+        except Shouting as e:
             return x, str(e)
     assert_same_as_eager(f, tensor(), captured=False)
 
