@@ -1,0 +1,86 @@
+"""Op table: nan_reduce (frame/ops/stats.py).
+
+Expected values are written independently of NumPy's nan-functions: every
+slice's non-NaN values collected in Python, then the Python maximum, minimum,
+position of the first extremum, ``math.fsum`` mean, two-pass variance (and its
+square root), and the middle of ``sorted``.  No slice is all-NaN (NumPy warns
+there; tests/capture/test_numpy_stats_functions.py compares that case with
+NumPy itself).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .optable import Case, cases, sample
+
+FUNCTIONS = ("nanmax", "nanmin", "nanargmax", "nanargmin", "nanmean", "nanvar", "nanstd",
+             "nanmedian")
+
+
+def _reduce_values(function: str, values: list, ddof: float):
+    finite = [(i, v) for i, v in enumerate(values) if not math.isnan(v)]
+    vs = [v for _, v in finite]
+    if function == "nanmax":
+        return max(vs)
+    if function == "nanmin":
+        return min(vs)
+    if function == "nanargmax":
+        best = max(vs)
+        return next(i for i, v in finite if v == best)
+    if function == "nanargmin":
+        best = min(vs)
+        return next(i for i, v in finite if v == best)
+    mean = math.fsum(vs) / len(vs)
+    if function == "nanmean":
+        return mean
+    if function in ("nanvar", "nanstd"):
+        v = math.fsum((x - mean) ** 2 for x in vs) / (len(vs) - ddof)
+        return v if function == "nanvar" else math.sqrt(v)
+    s = sorted(vs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def _expected(ins, attrs):
+    x = ins[0].astype(np.float64)
+    function = attrs["function"]
+    nd = x.ndim
+    axes = tuple(range(nd)) if attrs["flat"] else attrs["axes"]
+    keep = [i for i in range(nd) if i not in axes]
+    moved = np.transpose(x, keep + list(axes)).reshape(
+        tuple(x.shape[i] for i in keep) + (-1,))
+    out = np.empty(moved.shape[:-1], np.float64)
+    for pos in np.ndindex(*moved.shape[:-1]):
+        out[pos] = _reduce_values(function, [float(v) for v in moved[pos]], attrs["ddof"])
+    if attrs["keepdims"]:
+        out = out.reshape(tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+    dtype = np.int64 if function in ("nanargmax", "nanargmin") else ins[0].dtype
+    return [out.astype(dtype)]
+
+
+CASES = [((6,), (0,), False), ((3, 4), (1,), False), ((3, 4), (0,), True),
+         ((2, 3, 4), (0, 2), False), ((2, 3, 4), (0, 1, 2), True), ((2, 3), (0, 1), False)]
+
+
+@cases("nan_reduce")
+def nan_reduce_cases(op):
+    for dtype in ("float32", "float64", "float16"):
+        for i, (shape, axes, keepdims) in enumerate(CASES):
+            x = sample(shape, dtype, i)
+            flat = x.reshape(-1)
+            flat[::3] = np.nan  # every slice keeps non-NaN values
+            for function in FUNCTIONS:
+                if function in ("nanargmax", "nanargmin") and len(axes) != 1:
+                    attrs = {"function": function, "axes": axes, "flat": True,
+                             "keepdims": keepdims}
+                else:
+                    attrs = {"function": function, "axes": axes, "flat": False,
+                             "keepdims": keepdims}
+                if function in ("nanvar", "nanstd"):
+                    attrs["ddof"] = float(i % 2)
+                loose = dtype == "float16"
+                yield Case([x], attrs, _expected, rtol=1e-2 if loose else 1e-5,
+                           atol=1e-2 if loose else 1e-6,
+                           id=f"{function}-{dtype}-{shape}-{axes}-{attrs['flat']}-{keepdims}")
