@@ -36,7 +36,8 @@ import math
 import numpy as np
 
 from . import functions as F
-from ._numpy_functions import (NotModelled, _axes, _dtype, _int, _ndim, _operand, _shape,
+from ._numpy_functions import (NotModelled, _axes, _dtype, _int, _ndim, _no_0d_array, _operand,
+                               _shape,
                                cumprod, cumsum, np_mean, np_prod, np_sum, std, var)
 from .dtypes import as_dtype, float64
 from .functions._core import apply1, as_array, schema_attrs
@@ -263,8 +264,11 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         raise NotModelled("cov", "with degrees of freedom <= 0 (NumPy warns)")
     X = F.sub(X, F.mean(X, axis=1, keepdims=True))
     c = F.matmul(X, F.transpose(X, 1, 0))
-    c = F.mul(c, np.true_divide(1, fact))
+    c = F.mul(c, np.true_divide(1, fact))  # c *= 1 / fact: in float64, stored in dt
+    if _dtype(c) != dt:
+        c = F.astype(c, as_dtype(dt))
     squeezed = tuple(d for d in _shape(c) if d != 1)
+    _no_0d_array("cov", squeezed)
     return F.reshape(c, squeezed) if squeezed != _shape(c) else c
 
 
@@ -274,8 +278,6 @@ def corrcoef(x, y=None, rowvar=True, bias=_NO_VALUE, ddof=_NO_VALUE, *, dtype=No
     if bias is not _NO_VALUE or ddof is not _NO_VALUE:
         raise NotModelled("corrcoef", "with bias= or ddof= (deprecated)")
     c = cov(x, y, rowvar, dtype=dtype)
-    if _ndim(c) == 0:
-        raise NotModelled("corrcoef", "of a single variable (NumPy returns c / c)")
     n = _shape(c)[0]
     d = F.take(F.reshape(c, (n * n,)), np.arange(n, dtype=np.int64) * (n + 1), axis=0)
     stddev = F.sqrt(d)

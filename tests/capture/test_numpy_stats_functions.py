@@ -1,0 +1,312 @@
+"""NumPy statistics and array-manipulation functions frame models with NumPy's own
+semantics (``frame._numpy_stats``): ``np.median``/``percentile``/``quantile``
+(method 'linear'), ``np.cov``/``corrcoef``, the NaN-ignoring functions
+(``nansum``, ``nanprod``, ``nancumsum``, ``nancumprod``, ``nanmax``, ``nanmin``,
+``nanargmax``, ``nanargmin``, ``nanmean``, ``nanvar``, ``nanstd``, ``nanmedian``)
+and the search, calculus and building functions of the module.
+
+Every case runs natively and jitted (``assert_same_as_eager``: values, dtypes,
+result types, shapes, exceptions) over several dtypes, shapes (1-D, 3-D, empty
+where NumPy allows them), axes (negative, None, tuples) and NaN-holding inputs,
+and must be one graph with no break (``frame.explain``).  The same functions on
+frame Tensors (``Tensor.__array_function__``) return Tensors with NumPy's values
+and dtypes.  All-NaN slices warn (or raise) exactly as NumPy does, jitted and
+eager.  ``frame.grad`` of median, percentile and cov matches a numeric gradient.
+"""
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+import frame
+
+from .helpers import array, assert_same, assert_same_as_eager
+
+FLOATS = ("float32", "float64")
+NUMERIC = ("float32", "float64", "int64")
+DTYPES = ("float32", "float64", "int64", "bool")
+
+
+def data(shape, dtype="float32", seed=0):
+    if shape == ():
+        return array((1,), dtype, seed).reshape(())
+    return array(shape, dtype, seed)
+
+
+def with_nans(shape, dtype="float64", seed=0):
+    """Floats with NaN in some places (no slice along any axis all-NaN for these shapes)."""
+    x = data(shape, dtype, seed)
+    if x.dtype.kind == "f":
+        x.reshape(-1)[1::5] = np.nan
+    return x
+
+
+def _check(fn, args, graphs=1):
+    assert_same_as_eager(fn, *args)
+    out = frame.explain(fn)(*copy.deepcopy(args))
+    reasons = [f"{r.kind}: {r.reason}" for r in out.break_reasons]
+    assert out.graph_break_count == 0, reasons
+    assert out.graph_count == graphs, (out.graph_count, reasons)
+
+
+def _cases():
+    """(id, fn, argument shapes, dtypes, make) with make(shape, dtype, seed) the data."""
+    c = []
+
+    def add(name, fn, shapes, dtypes=NUMERIC, make=data):
+        c.append((name, fn, shapes, dtypes, make))
+
+    # -- median, percentile, quantile
+    add("median-odd", lambda a: np.median(a), ((7,),), DTYPES)
+    add("median-even", lambda a: np.median(a), ((3, 4),), DTYPES)
+    add("median-axis", lambda a: (np.median(a, axis=0), np.median(a, axis=-1)), ((3, 4),), DTYPES)
+    add("median-3d-tuple", lambda a: np.median(a, axis=(0, 2)), ((2, 3, 4),))
+    add("median-keepdims", lambda a: (np.median(a, axis=1, keepdims=True),
+                                      np.median(a, keepdims=True)), ((2, 3, 4),))
+    add("median-empty-rows", lambda a: np.median(a, axis=1), ((0, 3),))
+    add("median-method", lambda a: a.mean() - np.median(a), ((5, 2),))
+    add("median-nan", lambda a: (np.median(a), np.median(a, axis=0), np.median(a, axis=1)),
+        ((3, 4),), FLOATS, with_nans)
+    add("percentile-scalar", lambda a: (np.percentile(a, 30), np.percentile(a, 50.0),
+                                        np.percentile(a, 100)), ((9,),))
+    add("percentile-list", lambda a: np.percentile(a, [10, 50, 90], axis=1), ((3, 5),))
+    add("percentile-axes", lambda a: (np.percentile(a, 25, axis=(0, -1)),
+                                      np.percentile(a, [5, 95], axis=-2, keepdims=True)),
+        ((2, 3, 4),))
+    add("percentile-np-scalar-q", lambda a: np.percentile(a, np.float64(40), axis=0), ((6, 2),))
+    add("percentile-nan", lambda a: (np.percentile(a, 75, axis=0), np.percentile(a, [0, 60])),
+        ((3, 4),), FLOATS, with_nans)
+    add("quantile-scalar", lambda a: (np.quantile(a, 0.25), np.quantile(a, 0.5, axis=0),
+                                      np.quantile(a, 0.999)), ((4, 3),))
+    add("quantile-int-q", lambda a: (np.quantile(a, 0), np.quantile(a, 1, axis=1),
+                                     np.quantile(a, [0, 1], axis=0)), ((3, 4),))
+    add("quantile-float32-q", lambda a: np.quantile(a, [np.float32(0.1), np.float32(0.7)],
+                                                    axis=-1), ((2, 5),))
+    add("quantile-keepdims", lambda a: np.quantile(a, [0.2, 0.8], axis=None, keepdims=True),
+        ((2, 3),))
+    add("quantile-method-linear", lambda a: np.quantile(a, 0.3, method="linear"), ((8,),))
+    # -- cov, corrcoef
+    add("cov", lambda a: np.cov(a), ((3, 6),), DTYPES)
+    add("cov-rowvar", lambda a: (np.cov(a, rowvar=False), np.cov(a, rowvar=False, bias=True)),
+        ((6, 3),))
+    add("cov-ddof", lambda a: (np.cov(a, ddof=0), np.cov(a, ddof=2)), ((2, 5),))
+    add("cov-1d-y", lambda a, b: np.cov(a, b), ((6,), (6,)))
+    add("cov-y", lambda a, b: (np.cov(a, b.T), np.cov(a.T, b, rowvar=False)), ((2, 5), (5, 2)))
+    add("cov-dtype", lambda a: np.cov(a, dtype=np.float32), ((3, 5),))
+    add("corrcoef", lambda a: np.corrcoef(a), ((3, 6),), DTYPES[:3])
+    add("corrcoef-rowvar-y", lambda a, b: np.corrcoef(a, b, rowvar=False), ((6, 2), (6,)))
+    # -- NaN-ignoring functions
+    for name in ("nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd",
+                 "nanmedian"):
+        fn = getattr(np, name)
+        add(name, lambda a, fn=fn: (fn(a), fn(a, axis=0), fn(a, axis=-1, keepdims=True)),
+            ((3, 4),), DTYPES[:3], with_nans)
+        add(f"{name}-3d", lambda a, fn=fn: (fn(a, axis=(0, 2)), fn(a, axis=1)), ((2, 3, 4),),
+            FLOATS, with_nans)
+    for name in ("nancumsum", "nancumprod"):
+        fn = getattr(np, name)
+        add(name, lambda a, fn=fn: (fn(a), fn(a, axis=0), fn(a, axis=-1)), ((3, 4),),
+            DTYPES[:3], with_nans)
+    for name in ("nanargmax", "nanargmin"):
+        fn = getattr(np, name)
+        add(name, lambda a, fn=fn: (fn(a), fn(a, axis=0), fn(a, axis=-1, keepdims=True)),
+            ((3, 4),), DTYPES[:3], with_nans)
+    add("nanvar-ddof", lambda a: (np.nanvar(a, ddof=1), np.nanstd(a, axis=0, ddof=1)),
+        ((4, 3),), NUMERIC, with_nans)
+    add("nansum-bool", lambda a: (np.nansum(a), np.nanmax(a, axis=0), np.nanmean(a)),
+        ((3, 4),), ("bool",))
+    add("nansum-dtype", lambda a: np.nansum(a, axis=0, dtype=np.float64), ((3, 4),), FLOATS,
+        with_nans)
+    return c
+
+
+CASES = _cases()
+PARAMS = [pytest.param(fn, shapes, dt, make, id=f"{name}-{dt}")
+          for name, fn, shapes, dtypes, make in CASES for dt in dtypes]
+
+
+def _args(shapes, dtype, make):
+    return tuple(make(s, dtype, seed=i) for i, s in enumerate(shapes))
+
+
+@pytest.mark.parametrize("fn, shapes, dtype, make", PARAMS)
+def test_jitted_matches_numpy(fn, shapes, dtype, make):
+    _check(fn, _args(shapes, dtype, make))
+
+
+def _as_numpy(value):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_as_numpy(v) for v in value)
+    assert isinstance(value, frame.Tensor), f"expected a frame Tensor, got {type(value).__name__}"
+    return value.numpy()
+
+
+def _like_numpy(expected):
+    if isinstance(expected, (tuple, list)):
+        return type(expected)(_like_numpy(v) for v in expected)
+    return np.asarray(expected)
+
+
+_EAGER = [p for p in PARAMS if "method" not in p.id]
+
+
+@pytest.mark.parametrize("fn, shapes, dtype, make", _EAGER)
+def test_eager_tensor_matches_numpy(fn, shapes, dtype, make):
+    args = _args(shapes, dtype, make)
+    tensors = [frame.tensor(a.copy()) for a in args]
+    expected = fn(*args)
+    result = fn(*tensors)
+    assert_same(_like_numpy(expected), _as_numpy(result), backend="cpu")
+
+
+# -- all-NaN slices: NumPy's warnings and errors, at run time -----------------------------------
+
+def _all_nan_rows():
+    x = np.arange(12.0).reshape(3, 4)
+    x[1] = np.nan
+    x[2, 1] = np.nan
+    return x
+
+
+def _warnings_of(call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    return result, [(w.category, str(w.message)) for w in caught]
+
+
+ALL_NAN = {
+    "nanmax": lambda a: np.nanmax(a, axis=1),
+    "nanmin": lambda a: np.nanmin(a, axis=1, keepdims=True),
+    "nanmean": lambda a: np.nanmean(a, axis=1),
+    "nanvar": lambda a: np.nanvar(a, axis=1, ddof=1),
+    "nanstd": lambda a: np.nanstd(a, axis=-1),
+    "nanmedian": lambda a: np.nanmedian(a, axis=1),
+    "nanmedian-all": lambda a: np.nanmedian(a[1]),
+    "nanmax-no-nan-slice": lambda a: np.nanmax(a, axis=0),
+}
+
+
+@pytest.mark.parametrize("name", list(ALL_NAN))
+def test_all_nan_slice_warns_like_numpy(name):
+    fn = ALL_NAN[name]
+    x = _all_nan_rows()
+    expected, native_warnings = _warnings_of(lambda: fn(x.copy()))
+    jitted = frame.jit(fn)
+    for _ in range(2):  # the first call compiles, the second runs the compiled graph
+        got, jit_warnings = _warnings_of(lambda: jitted(x.copy()))
+        assert_same(expected, got)
+        assert jit_warnings == native_warnings
+    got, eager_warnings = _warnings_of(lambda: fn(frame.tensor(x.copy())))
+    assert_same(np.asarray(expected), got.numpy(), backend="cpu")
+    assert eager_warnings == native_warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out = frame.explain(fn)(x.copy())
+    assert out.graph_break_count == 0 and out.graph_count == 1, out.break_reasons
+
+
+@pytest.mark.parametrize("fn", [lambda a: np.nanargmax(a, axis=1), lambda a: np.nanargmin(a, axis=-1, keepdims=True),
+                                lambda a: np.nanargmin(a[1])], ids=["axis", "keepdims", "row"])
+def test_all_nan_slice_raises_like_numpy(fn):
+    x = _all_nan_rows()
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        fn(x.copy())
+    assert_same_as_eager(fn, x, captured=None)  # the graph raises: capture runs the function
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        fn(frame.tensor(x.copy()))
+    ok = np.arange(12.0).reshape(3, 4)  # the same graph on values without an all-NaN slice
+    assert_same_as_eager(fn, ok)
+
+
+def test_median_nan_result_of_slices():
+    """A slice holding NaN gives NaN (its last sorted value); the others their median."""
+    x = np.array([[1.0, np.nan, 3.0, 2.0], [4.0, 5.0, 7.0, 6.0], [np.nan, np.nan, 0.0, 1.0]])
+    fn = lambda a: (np.median(a, axis=1), np.percentile(a, [20, 50], axis=1),  # noqa: E731
+                    np.quantile(a, 0.5))
+    _check(fn, (x,))
+
+
+# -- what frame refuses runs in NumPy (a break naming the function) ----------------------------
+
+NOT_MODELLED = [
+    ("quantile-method", lambda a: np.quantile(a, 0.3, method="nearest"), "method='nearest'"),
+    ("percentile-out-of-range", lambda a: np.percentile(a, 120), "NumPy raises"),
+    ("quantile-empty", lambda a: np.quantile(a[:0], 0.5), "of no elements"),
+    ("median-empty", lambda a: np.median(a[:, :0], axis=1), "of no elements"),
+    ("quantile-np-q-0d-float32", lambda a: np.quantile(a.astype(np.float32), np.float64(0.5)),
+     "may hold NaN"),
+    ("cov-1d", lambda a: np.cov(a[0]), "0-d array"),
+    ("corrcoef-1d", lambda a: np.corrcoef(a[0]), "0-d array"),
+    ("cov-weights", lambda a: np.cov(a, fweights=[1, 2, 1, 1]), "fweights"),
+    ("cov-ddof-too-large", lambda a: np.cov(a, ddof=4), "degrees of freedom"),
+    ("quantile-q-from-array", lambda a: np.quantile(a, a[0, 0] / 10), "q computed from arrays"),
+]
+
+
+@pytest.mark.parametrize("fn, reason", [pytest.param(fn, reason, id=name)
+                                        for name, fn, reason in NOT_MODELLED])
+def test_not_modelled_uses_break(fn, reason):
+    x = np.abs(data((3, 4), "float64"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # cov with ddof >= N warns
+        assert_same_as_eager(fn, x, captured=None)
+        out = frame.explain(fn)(x.copy())
+    assert out.graph_break_count >= 1
+    assert any(reason in r.reason for r in out.break_reasons), [r.reason for r in out.break_reasons]
+
+
+ERRORS = [
+    ("percentile-bad-axis", lambda a: np.percentile(a, 50, axis=3)),
+    ("median-bad-axis", lambda a: np.median(a, axis=(0, 0))),
+    ("cov-3d", lambda a: np.cov(a.reshape(1, 3, 4))),
+    ("quantile-bad-q", lambda a: np.quantile(a, [0.5, -0.1])),
+    ("nanmax-bad-axis", lambda a: np.nanmax(a, axis=2)),
+]
+
+
+@pytest.mark.parametrize("fn", [pytest.param(fn, id=name) for name, fn in ERRORS])
+def test_errors_match_numpy(fn):
+    x = data((3, 4), "float64")
+    with pytest.raises(Exception) as native:
+        fn(x.copy())
+    assert_same_as_eager(fn, x, captured=None)
+    with pytest.raises(Exception) as eager:
+        fn(frame.tensor(x.copy()))
+    assert isinstance(eager.value, type(native.value)), (eager.value, native.value)
+
+
+# -- gradients ------------------------------------------------------------------------------------
+
+def _numeric_grad(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(*x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        g[i] = (f(up) - f(down)) / (2 * eps)
+    return g
+
+
+GRADS = {
+    "median": lambda a: np.sum(np.median(a, axis=0) * np.array([1.0, 2.0, 3.0, 4.0])),
+    "median-odd": lambda a: np.median(a),
+    "percentile": lambda a: np.sum(np.percentile(a, [30, 80], axis=1)),
+    "quantile": lambda a: np.quantile(a, 0.35),
+    "cov": lambda a: np.sum(np.cov(a) * np.arange(9.0).reshape(3, 3)),
+    "corrcoef": lambda a: np.sum(np.corrcoef(a) * np.arange(9.0).reshape(3, 3)),
+    "nansum": lambda a: np.nansum(a * a),
+}
+
+
+@pytest.mark.parametrize("name", list(GRADS))
+def test_grad_matches_numeric(name):
+    fn = GRADS[name]
+    x = np.random.default_rng(3).uniform(-2, 2, (3, 4))  # distinct values: no ties
+    expected = _numeric_grad(lambda v: float(fn(v)), x)
+    got = frame.grad(fn)(frame.tensor(x))
+    np.testing.assert_allclose(np.asarray(got.numpy() if isinstance(got, frame.Tensor) else got),
+                               expected, rtol=1e-5, atol=1e-6)
