@@ -32,12 +32,13 @@ function).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from . import functions as F
-from ._numpy_functions import (NotModelled, _axes, _dtype, _int, _ndim, _no_0d_array, _operand,
-                               _shape,
+from ._numpy_functions import (NotModelled, _axes, _cut, _dtype, _flat, _int, _ndim, _no_0d_array,
+                               _operand, _shape, diff,
                                cumprod, cumsum, np_mean, np_prod, np_sum, std, var)
 from .dtypes import as_dtype, float64
 from .functions._core import apply1, as_array, schema_attrs
@@ -427,10 +428,619 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=_NO_VALUE)
     return _nan_reduce("nanmedian", x, axis, _keepdims(keepdims))
 
 
+
+# --------------------------------------------------------------------------- searching, binning
+
+def _constant(value, function: str, what: str) -> np.ndarray:
+    """A trace-time constant array (not computed from traced arrays)."""
+    if isinstance(value, Tensor):
+        raise NotModelled(function, f"with {what} computed from arrays")
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise NotModelled(function, f"with {what} of {arr.dtype} values")
+    return arr
+
+
+def searchsorted(a, v, side="left", sorter=None):
+    """``np.searchsorted``: op ``searchsorted`` (NumPy's binary search); a
+    ``sorter`` picks ``a``'s elements in its order first (``take``)."""
+    if side not in ("left", "right"):
+        raise NotModelled("searchsorted", f"with side={side!r}")
+    x = _operand(a, "searchsorted")
+    if _ndim(x) != 1:
+        raise NotModelled("searchsorted", "of an array that is not 1-D (NumPy raises)")
+    if sorter is not None:
+        order = _operand(sorter, "searchsorted")
+        if _dtype(order).kind not in "iu" or _shape(order) != _shape(x):
+            raise NotModelled("searchsorted", "with a sorter of another shape or dtype "
+                                              "(NumPy raises)")
+        if not isinstance(order, Tensor):
+            order = np.asarray(order)
+            if order.size and (order.min() < -order.size or order.max() >= order.size):
+                raise NotModelled("searchsorted", "with a sorter index out of range "
+                                                  "(NumPy raises)")
+        x = F.take(x, order, axis=0)
+    values = _operand(v, "searchsorted")
+    return apply1("searchsorted", (as_array(x), as_array(values)),
+                  schema_attrs("searchsorted", side=side))
+
+
+def digitize(x, bins, right=False):
+    """``np.digitize`` with constant bins: NumPy's ``searchsorted`` of the values
+    in the bins (reversed for decreasing bins)."""
+    b = _constant(bins, "digitize", "bins")
+    values = _operand(x, "digitize")
+    if _dtype(values).kind == "c" or b.ndim != 1:
+        raise NotModelled("digitize", "of complex values or with bins that are not 1-D")
+    if b.size > 1:
+        delta = np.diff(b)
+        increasing, decreasing = bool(np.all(delta >= 0)), bool(np.all(delta <= 0))
+    else:
+        increasing, decreasing = True, False
+    if not (increasing or decreasing):
+        raise NotModelled("digitize", "with bins that are not monotonic (NumPy raises)")
+    side = "left" if right else "right"
+    if increasing:
+        return searchsorted(b, values, side=side)
+    return F.sub(b.size, searchsorted(b[::-1].copy(), values, side=side))
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """``np.interp`` of real values: op ``interp`` (NumPy's kernel)."""
+    attrs = {}
+    for name, value in (("left", left), ("right", right), ("period", period)):
+        if value is None:
+            continue
+        if not isinstance(value, (int, float, np.integer, np.floating)) or \
+                isinstance(value, (bool, np.bool_)):
+            raise NotModelled("interp", f"with {name}={value!r}")
+        attrs[name] = float(value)
+        if name != "period":
+            attrs[f"has_{name}"] = True
+    if attrs.get("period") == 0.0:
+        raise NotModelled("interp", "with period=0 (NumPy raises)")
+    arrays = [_operand(v, "interp") for v in (x, xp, fp)]
+    sx, sxp, sfp = (_shape(v) for v in arrays)
+    if len(sxp) != 1 or len(sfp) != 1 or sxp != sfp or not sxp[0]:
+        raise NotModelled("interp", "with xp and fp that are not 1-D of one non-zero length "
+                                    "(NumPy raises)")
+    return apply1("interp", tuple(as_array(v) for v in arrays), schema_attrs("interp", **attrs))
+
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """``np.isin``: each element compared with every test element."""
+    if kind is not None:
+        raise NotModelled("isin", f"with kind={kind!r}")
+    x = _operand(element, "isin")
+    tests = _flat(_operand(test_elements, "isin"))
+    shape = _shape(x)
+    if _shape(tests)[0] == 0:
+        found = F.full(shape, bool(invert), as_dtype(np.dtype(bool)))
+        return found if shape else F.reshape(found, ())
+    equal = F.equal(F.reshape(x, shape + (1,)), tests)
+    found = F.greater(F.sum(equal, axis=-1), 0)
+    return F.logical_not(found) if invert else found
+
+
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    """``np.histogram`` with a number of bins and a constant range: NumPy's
+    equal-width binning step by step (the values outside the range dropped, the
+    index ``(a - first) / (last - first) * bins`` truncated and corrected
+    against the edges, the last bin closed), counted per bin; the edges are
+    NumPy's own."""
+    if not _int(bins) or int(bins) < 1:
+        raise NotModelled("histogram", f"with bins={bins!r}")
+    if range is None:
+        raise NotModelled("histogram", "without range= (the edges depend on the values)")
+    if density or weights is not None:
+        raise NotModelled("histogram", "with density= or weights=")
+    x = _flat(_operand(a, "histogram"))
+    dt = _dtype(x)
+    if isinstance(range, Tensor) or dt.kind == "b":
+        raise NotModelled("histogram", "of bools or with a range computed from arrays")
+    n = int(bins)
+    try:
+        first, last = range
+        if isinstance(first, Tensor) or isinstance(last, Tensor):
+            raise TypeError
+        with np.errstate(all="ignore"):
+            _, edges = np.histogram(np.empty(0, dt), bins=n, range=(first, last))
+    except (TypeError, ValueError):
+        raise NotModelled("histogram", f"with range={range!r} (NumPy raises)") from None
+    if first == last:
+        first, last = first - 0.5, last + 0.5
+    keep = F.logical_and(F.greater_equal(x, first), F.less_equal(x, last))
+    xs = x if dt == edges.dtype else F.astype(x, as_dtype(edges.dtype))
+    xs = F.where(keep, xs, edges[:1])  # dropped values: bin 0, not counted
+    unsigned_subtract = np.lib._histograms_impl._unsigned_subtract
+    denom = np.asarray(unsigned_subtract(last, first))
+    if denom.dtype.kind == "u":
+        denom = denom.astype(np.float64)
+    offsets = F.sub(xs, first if type(first) in (int, float) else np.asarray(first))
+    if _dtype(offsets) != edges.dtype:
+        offsets = F.astype(offsets, as_dtype(edges.dtype))
+    f_indices = F.mul(F.div(offsets, denom), n)
+    indices = F.astype(f_indices, as_dtype(np.dtype(np.int64)))
+    indices = F.where(F.equal(indices, n), n - 1, indices)
+    indices = F.where(F.less(xs, F.take(edges, indices, axis=0)), F.sub(indices, 1), indices)
+    increment = F.logical_and(F.greater_equal(xs, F.take(edges, F.add(indices, 1), axis=0)),
+                              F.not_equal(indices, n - 1))
+    indices = F.where(increment, F.add(indices, 1), indices)
+    hits = F.logical_and(F.equal(F.reshape(indices, (-1, 1)), np.arange(n, dtype=np.int64)),
+                         F.reshape(keep, (-1, 1)))
+    return F.sum(hits, axis=0), F.reshape(edges, edges.shape)
+
+
+# --------------------------------------------------------------------------- calculus, products
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """``np.cross`` of 3-vectors: NumPy's three products and differences."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    x, y = _operand(a, "cross"), _operand(b, "cross")
+    if _ndim(x) < 1 or _ndim(y) < 1:
+        raise NotModelled("cross", "of a 0-d array (NumPy raises)")
+    x = F.transpose(x, *_to_end(_axis_of("cross", axisa, _ndim(x)), _ndim(x)))
+    y = F.transpose(y, *_to_end(_axis_of("cross", axisb, _ndim(y)), _ndim(y)))
+    if _shape(x)[-1] != 3 or _shape(y)[-1] != 3:
+        raise NotModelled("cross", "of vectors that are not 3-D (NumPy warns or raises)")
+    dt = np.promote_types(_dtype(x), _dtype(y))
+    if dt.kind == "b":
+        raise NotModelled("cross", "of bools (NumPy raises)")
+    x, y = (v if _dtype(v) == dt else F.astype(v, as_dtype(dt)) for v in (x, y))
+    xs = [F.take(x, np.int64(i), axis=-1) for i in (0, 1, 2)]
+    ys = [F.take(y, np.int64(i), axis=-1) for i in (0, 1, 2)]
+    cp = [F.sub(F.mul(xs[1], ys[2]), F.mul(xs[2], ys[1])),
+          F.sub(F.mul(xs[2], ys[0]), F.mul(xs[0], ys[2])),
+          F.sub(F.mul(xs[0], ys[1]), F.mul(xs[1], ys[0]))]
+    shape = np.broadcast_shapes(_shape(xs[0]), _shape(ys[0]))
+    cp = [F.broadcast_to(c, shape) if _shape(c) != shape else c for c in cp]
+    result = F.stack(cp, axis=-1)
+    nd = len(shape) + 1
+    c_axis = _axis_of("cross", axisc, nd)
+    if c_axis != nd - 1:
+        order = list(range(nd - 1))
+        order.insert(c_axis, nd - 1)
+        result = F.transpose(result, *order)
+    return result
+
+
+def _axis_of(function: str, axis, ndim: int) -> int:
+    if not _int(axis) or not -ndim <= int(axis) < ndim:
+        raise NotModelled(function, f"with axis {axis!r} of a rank-{ndim} array (NumPy raises)")
+    return int(axis) % ndim
+
+
+def _to_end(axis: int, ndim: int) -> list[int]:
+    return [i for i in range(ndim) if i != axis] + [axis]
+
+
+def kron(a, b):
+    """``np.kron``: NumPy 2's broadcast product of interleaved shapes."""
+    x, y = _operand(a, "kron"), _operand(b, "kron")
+    nda, ndb = _ndim(x), _ndim(y)
+    if nda < ndb:
+        x = F.reshape(x, (1,) * (ndb - nda) + _shape(x))
+        nda = ndb
+    if nda == 0 or ndb == 0:
+        return F.mul(x, y)
+    nd = max(nda, ndb)
+    as_ = (1,) * max(0, ndb - nda) + _shape(x)
+    bs = (1,) * max(0, nda - ndb) + _shape(y)
+    xa = F.reshape(x, tuple(v for d in as_ for v in (d, 1)))
+    yb = F.reshape(y, tuple(v for d in bs for v in (1, d)))
+    return F.reshape(F.mul(xa, yb), tuple(p * q for p, q in zip(as_, bs)))
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """``np.trapezoid``: ``(d * (y[1:] + y[:-1]) / 2.0).sum(axis)``."""
+    v = _operand(y, "trapezoid")
+    nd = _ndim(v)
+    ax = _axis_of("trapezoid", axis, nd) if nd else None
+    if ax is None:
+        raise NotModelled("trapezoid", "of a 0-d array (NumPy raises)")
+    if x is None:
+        if not isinstance(dx, (int, float, np.integer, np.floating)) or isinstance(dx, bool):
+            raise NotModelled("trapezoid", f"with dx={dx!r}")
+        d = dx
+    else:
+        xs = _operand(x, "trapezoid")
+        if _ndim(xs) == 1:
+            d = F.sub(F.strided_slice(xs, [1], [None], [1]), F.strided_slice(xs, [0], [-1], [1]))
+            shape = [1] * nd
+            shape[ax] = _shape(d)[0]
+            d = F.reshape(d, tuple(shape))
+        else:
+            d = diff(xs, axis=ax)
+    n = _shape(v)[ax]
+    upper, lower = _cut(v, ax, 1, None), _cut(v, ax, 0, max(n - 1, 0))
+    try:
+        np.broadcast_shapes(_shape(d) if not isinstance(d, (int, float, np.number)) else (),
+                            _shape(upper))
+    except ValueError:
+        raise NotModelled("trapezoid", "with x of another shape (NumPy raises)") from None
+    return F.sum(F.div(F.mul(d, F.add(upper, lower)), 2.0), axis=ax)
+
+
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """``np.gradient`` (edge_order 1) with constant spacings: NumPy's central
+    differences inside, one-sided differences at the edges."""
+    if edge_order != 1:
+        raise NotModelled("gradient", f"with edge_order={edge_order!r}")
+    v = _operand(f, "gradient")
+    nd = _ndim(v)
+    axes = tuple(range(nd)) if axis is None else _axes("gradient", axis, nd)
+    if _dtype(v).kind == "b":
+        raise NotModelled("gradient", "of bools (NumPy raises)")
+    n = len(varargs)
+    if n == 0:
+        dx = [1.0] * len(axes)
+    elif n == 1 and np.ndim(varargs[0]) == 0 and not isinstance(varargs[0], Tensor):
+        dx = list(varargs) * len(axes)
+    elif n == len(axes):
+        dx = []
+        for i, distances in enumerate(varargs):
+            spacing = _constant(distances, "gradient", "spacings")
+            if spacing.ndim == 0:
+                dx.append(distances)
+                continue
+            if spacing.ndim != 1 or len(spacing) != _shape(v)[axes[i]]:
+                raise NotModelled("gradient", "with spacings of the wrong shape (NumPy raises)")
+            if np.issubdtype(spacing.dtype, np.integer):
+                spacing = spacing.astype(np.float64)
+            diffx = np.diff(spacing)
+            if diffx.size and (diffx == diffx[0]).all():
+                diffx = diffx[0]
+            dx.append(diffx)
+    else:
+        raise NotModelled("gradient", "with another number of spacings (NumPy raises)")
+    if any(isinstance(d, Tensor) for d in dx):
+        raise NotModelled("gradient", "with spacings computed from arrays")
+    otype = _dtype(v) if _dtype(v).kind == "f" else np.dtype(np.float64)
+    if _dtype(v).kind in "iu":
+        v = F.astype(v, float64)
+    outvals = []
+    for ax, ax_dx in zip(axes, dx):
+        size = _shape(v)[ax]
+        if size < 2:
+            raise NotModelled("gradient", "of an axis shorter than 2 (NumPy raises)")
+        if np.ndim(ax_dx) == 0:
+            inner = F.div(F.sub(_cut(v, ax, 2, None), _cut(v, ax, 0, size - 2)), 2. * ax_dx)
+            dx_0 = dx_n = ax_dx
+        else:
+            dx1, dx2 = ax_dx[0:-1], ax_dx[1:]
+            shape = [1] * nd
+            shape[ax] = -1
+            ca = (-(dx2) / (dx1 * (dx1 + dx2))).reshape(shape)
+            cb = ((dx2 - dx1) / (dx1 * dx2)).reshape(shape)
+            cc = (dx1 / (dx2 * (dx1 + dx2))).reshape(shape)
+            inner = F.add(F.add(F.mul(ca, _cut(v, ax, 0, size - 2)),
+                                F.mul(cb, _cut(v, ax, 1, size - 1))),
+                          F.mul(cc, _cut(v, ax, 2, None)))
+            dx_0, dx_n = ax_dx[0], ax_dx[-1]
+        first = F.div(F.sub(_cut(v, ax, 1, 2), _cut(v, ax, 0, 1)), dx_0)
+        last = F.div(F.sub(_cut(v, ax, size - 1, size), _cut(v, ax, size - 2, size - 1)), dx_n)
+        parts = [p if _dtype(p) == otype else F.astype(p, as_dtype(otype))
+                 for p in (first, inner, last)]
+        outvals.append(F.concat(parts, ax))
+    if len(axes) == 1:
+        return outvals[0]
+    return tuple(outvals)
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    """``np.ediff1d``: the differences of the flattened array, with
+    ``to_begin``/``to_end`` cast (same_kind) to its dtype around them."""
+    x = _flat(_operand(ary, "ediff1d"))
+    dt = _dtype(x)
+    if dt.kind == "b":
+        raise NotModelled("ediff1d", "of bools (NumPy raises)")
+    n = _shape(x)[0]
+    parts = []
+    for extra, name in ((to_begin, "to_begin"), (to_end, "to_end")):
+        if extra is None:
+            parts.append(None)
+            continue
+        e = _operand(extra, "ediff1d")
+        if not np.can_cast(_dtype(e), dt, casting="same_kind"):
+            raise NotModelled("ediff1d", f"with {name} of dtype {_dtype(e)} (NumPy raises)")
+        e = _flat(e)
+        parts.append(e if _dtype(e) == dt else F.astype(e, as_dtype(dt)))
+    d = F.sub(F.strided_slice(x, [1], [None], [1]), F.strided_slice(x, [0], [max(n - 1, 0)], [1]))
+    pieces = [p for p in (parts[0], d, parts[1]) if p is not None]
+    return pieces[0] if len(pieces) == 1 else F.concat(pieces, 0)
+
+
+def convolve(a, v, mode="full"):
+    """``np.convolve``: NumPy's ``correlate(a, v[::-1], mode)`` (the longer
+    operand first) as a gather of shifted windows and one ``matmul``."""
+    x, w = _flat(_operand(a, "convolve")), _flat(_operand(v, "convolve"))
+    if mode not in ("full", "same", "valid"):
+        raise NotModelled("convolve", f"in mode {mode!r}")
+    if _shape(w)[0] > _shape(x)[0]:
+        x, w = w, x
+    n, m = _shape(x)[0], _shape(w)[0]
+    if m == 0:
+        raise NotModelled("convolve", "of an empty array (NumPy raises)")
+    dt = np.result_type(_dtype(x), _dtype(w))
+    if dt.kind == "b":
+        raise NotModelled("convolve", "of bools")
+    x, w = (u if _dtype(u) == dt else F.astype(u, as_dtype(dt)) for u in (x, w))
+    left = {"full": m - 1, "same": m // 2, "valid": 0}[mode]
+    length = {"full": n + m - 1, "same": n, "valid": n - m + 1}[mode]
+    padded = F.concat([F.full((m - 1,), 0, as_dtype(dt)), x, F.full((m - 1,), 0, as_dtype(dt))],
+                      0) if m > 1 else x
+    starts = np.arange(length, dtype=np.int64) + (m - 1 - left)
+    windows = F.take(padded, starts[:, None] + np.arange(m, dtype=np.int64)[None, :], axis=0)
+    return F.matmul(windows, F.flip(w, 0))
+
+
+def matrix_power(a, n):
+    """``np.linalg.matrix_power``: NumPy's binary decomposition of n (inverse first
+    for n < 0, the identity for n == 0)."""
+    if not _int(n):
+        raise NotModelled("linalg.matrix_power", f"with n={n!r} (NumPy raises)")
+    n = int(n)
+    x = _operand(a, "linalg.matrix_power")
+    shape = _shape(x)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise NotModelled("linalg.matrix_power", "of an array that is not a stack of square "
+                                                 "matrices (NumPy raises)")
+    if n == 0:
+        eye = np.broadcast_to(np.eye(shape[-1], dtype=_dtype(x)), shape).copy()
+        return F.add(F.full(shape, 0, as_dtype(_dtype(x))), eye)
+    if n < 0:
+        x = apply1("inv", (as_array(x),), {})
+        n = abs(n)
+    if n == 1:
+        return F.reshape(x, shape)
+    if n == 2:
+        return F.matmul(x, x)
+    if n == 3:
+        return F.matmul(F.matmul(x, x), x)
+    z = result = None
+    while n > 0:
+        z = x if z is None else F.matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else F.matmul(result, z)
+    return result
+
+
+# --------------------------------------------------------------------------- selection
+
+def _weak_or_operand(value, function: str):
+    """NumPy 2's ``select``: Python int/float stay weak, anything else an array."""
+    if type(value) in (int, float):
+        return value
+    return _operand(value, function)
+
+
+def _shape_of(value) -> tuple:
+    return () if type(value) in (int, float) else _shape(value)
+
+
+def _dtype_of(value):
+    return value if type(value) in (int, float) else _dtype(value)
+
+
+def select(condlist, choicelist, default=0):
+    """``np.select``: the default, overwritten by each choice (last to first)
+    where its condition holds."""
+    if not isinstance(condlist, (list, tuple)) or not isinstance(choicelist, (list, tuple)):
+        raise NotModelled("select", "with conditions or choices that are not lists")
+    if len(condlist) != len(choicelist) or not condlist:
+        raise NotModelled("select", "with different numbers of conditions and choices, or none "
+                                    "(NumPy raises)")
+    choices = [_weak_or_operand(c, "select") for c in choicelist]
+    choices.append(_weak_or_operand(default, "select"))
+    conds = [_operand(c, "select") for c in condlist]
+    if any(_dtype(c).kind != "b" for c in conds):
+        raise NotModelled("select", "with a condition that is not boolean (NumPy raises)")
+    try:
+        dt = np.result_type(*[_dtype_of(c) for c in choices])
+        cond_shape = np.broadcast_shapes(*[_shape(c) for c in conds])
+        choice_shape = np.broadcast_shapes(*[_shape_of(c) for c in choices])
+        result_shape = cond_shape if not choice_shape else \
+            np.broadcast_shapes(cond_shape, choice_shape)
+        if np.broadcast_shapes(result_shape, cond_shape, choice_shape) != result_shape:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise NotModelled("select", "with choices or conditions NumPy rejects") from None
+
+    def cast(value):
+        if type(value) in (int, float):
+            with np.errstate(all="ignore"):
+                return np.asarray(value).astype(dt)
+        return value if _dtype(value) == dt else F.astype(value, as_dtype(dt))
+
+    result = F.broadcast_to(cast(choices[-1]), result_shape)
+    for choice, cond in zip(choices[-2::-1], conds[::-1]):
+        result = F.where(cond, cast(choice), result)
+    if _shape(result) != result_shape:
+        result = F.broadcast_to(result, result_shape)
+    return F.reshape(result, result_shape) if result is choices[-1] else result
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    """``np.piecewise`` with constant values (not functions) for the pieces:
+    zeros of x's dtype, each value cast into x's dtype where its condition holds
+    (later pieces win), NumPy's 'otherwise' piece when one value more is given."""
+    v = _operand(x, "piecewise")
+    if not isinstance(funclist, (list, tuple)):
+        raise NotModelled("piecewise", "with funclist that is not a list")
+    if any(callable(fn) for fn in funclist):
+        raise NotModelled("piecewise", "with functions (NumPy calls them on the selected "
+                                       "elements only)")
+    if np.isscalar(condlist) or (not isinstance(condlist, list) and not isinstance(
+            condlist, (np.ndarray, Tensor))):
+        raise NotModelled("piecewise", "with this condlist")
+    if isinstance(condlist, (np.ndarray, Tensor)) or (
+            condlist and not isinstance(condlist[0], (list, np.ndarray, Tensor)) and _ndim(v)):
+        condlist = [condlist]
+    truth = as_dtype(np.dtype(bool))
+    conds = []
+    for c in condlist:
+        c = _operand(c, "piecewise")
+        conds.append(c if _dtype(c).kind == "b" else F.astype(c, truth))
+    shape = _shape(v)
+    if any(np.broadcast_shapes(_shape(c), shape) != shape for c in conds):
+        raise NotModelled("piecewise", "with conditions of another shape")
+    if len(conds) == len(funclist) - 1:
+        taken = conds[0]
+        for c in conds[1:]:
+            taken = F.logical_or(taken, c)
+        conds.append(F.logical_not(taken))
+    elif len(conds) != len(funclist):
+        raise NotModelled("piecewise", "with mismatched conditions and values (NumPy raises)")
+    dt = _dtype(v)
+    y = F.full(shape, 0, as_dtype(dt))
+    for cond, value in zip(conds, funclist):
+        value = np.asarray(value)
+        if value.ndim:
+            raise NotModelled("piecewise", "with array values")
+        with np.errstate(all="ignore"):
+            value = value.astype(dt)
+        y = F.where(cond, value, y)
+    return y
+
+
+
+# --------------------------------------------------------------------------- building arrays
+
+def _layout(function: str, arrays: list, arrange, dtype=None):
+    """The result of a NumPy function that only moves elements: ``arrange``
+    (the NumPy function with the other arguments bound) runs at trace time on
+    arrays of labels (each element's position in the concatenation of the
+    flattened ``arrays``), and the result is one ``take`` of those positions.
+    Shapes, broadcasting, index conventions and errors are NumPy's own; the
+    operands are cast to ``dtype`` (default: their result type) first."""
+    if dtype is None:
+        dtype = np.result_type(*[_dtype(x) for x in arrays])
+    labels, offset = [], 0
+    for x in arrays:
+        size = math.prod(_shape(x))
+        labels.append(np.arange(offset, offset + size, dtype=np.int64).reshape(_shape(x)))
+        offset += size
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a deprecated use: NumPy warns, and runs it
+            positions = np.asarray(arrange(*labels))
+    except Exception:  # noqa: BLE001 - NumPy raises (or warns): it runs the call
+        raise NotModelled(function, "with these arguments (NumPy raises or warns)") from None
+    if positions.dtype != np.int64:
+        raise NotModelled(function, "with these arguments")
+    _no_0d_array(function, positions.shape)
+    flat = [_flat(x if _dtype(x) == dtype else F.astype(x, as_dtype(dtype))) for x in arrays]
+    source = flat[0] if len(flat) == 1 else F.concat(flat, 0)
+    if positions.size == 0:
+        return F.full(positions.shape, 0, as_dtype(dtype))
+    return F.take(source, positions, axis=0)
+
+
+def append(arr, values, axis=None):
+    """``np.append``: both flattened and joined (``axis=None``), or joined along ``axis``."""
+    x, v = _operand(arr, "append"), _operand(values, "append")
+    return _layout("append", [x, v], lambda p, q: np.append(p, q, axis=axis))
+
+
+def insert(arr, obj, values, axis=None):
+    """``np.insert`` with constant positions: ``values`` cast to ``arr``'s dtype
+    and laid out as NumPy lays them out."""
+    if isinstance(obj, Tensor):
+        raise NotModelled("insert", "with positions computed from arrays")
+    x, v = _operand(arr, "insert"), _operand(values, "insert")
+    dt = _dtype(x)
+    if _dtype(v) != dt:
+        v = F.astype(v, as_dtype(dt))  # NumPy: array(values, dtype=arr.dtype)
+    return _layout("insert", [x, v], lambda p, q: np.insert(p, obj, q, axis=axis), dt)
+
+
+def delete(arr, obj, axis=None):
+    """``np.delete`` with constant positions (or a constant mask)."""
+    if isinstance(obj, Tensor):
+        raise NotModelled("delete", "with positions computed from arrays")
+    x = _operand(arr, "delete")
+    return _layout("delete", [x], lambda p: np.delete(p, obj, axis=axis))
+
+
+def resize(a, new_shape):
+    """``np.resize``: the flattened array repeated to fill ``new_shape``."""
+    x = _operand(a, "resize")
+    return _layout("resize", [x], lambda p: np.resize(p, new_shape))
+
+
+def _block_leaves(value, depth: int, leaves: list):
+    """The list depth of ``np.block``'s argument (NumPy raises for ragged nesting)."""
+    if isinstance(value, tuple):
+        raise NotModelled("block", "with a tuple (NumPy raises)")
+    if isinstance(value, list):
+        if not value:
+            raise NotModelled("block", "with an empty list (NumPy raises)")
+        depths = {_block_leaves(v, depth + 1, leaves) for v in value}
+        if len(depths) != 1:
+            raise NotModelled("block", "with lists of different depths (NumPy raises)")
+        return depths.pop()
+    leaves.append(_operand(value, "block"))
+    return depth
+
+
+def block(arrays):
+    """``np.block``: NumPy's nested concatenation, laid out by NumPy itself."""
+    leaves: list = []
+    _block_leaves(arrays, 0, leaves)
+
+    def rebuild(value, labels):
+        if isinstance(value, list):
+            return [rebuild(v, labels) for v in value]
+        return next(labels)
+
+    def arrange(*labels):
+        return np.block(rebuild(arrays, iter(labels)))
+
+    return _layout("block", leaves, arrange)
+
+
+def lexsort(keys, axis=-1):
+    """``np.lexsort``: stable argsorts by each key, the last key primary (the
+    order NumPy's stable indirect sort gives)."""
+    if isinstance(keys, (list, tuple)):
+        ks = [_operand(k, "lexsort") for k in keys]
+    else:
+        x = _operand(keys, "lexsort")
+        if _ndim(x) < 1:
+            raise NotModelled("lexsort", "of a 0-d array")
+        ks = [F.take(x, np.int64(i), axis=0) for i in range(_shape(x)[0])]
+    if not ks:
+        raise NotModelled("lexsort", "of no keys (NumPy raises)")
+    shape = _shape(ks[0])
+    if any(_shape(k) != shape for k in ks) or not shape:
+        raise NotModelled("lexsort", "of keys of different shapes or 0-d keys (NumPy raises)")
+    if any(_dtype(k).kind not in "biuf" for k in ks):
+        raise NotModelled("lexsort", "of these dtypes")
+    ax = _axis_of("lexsort", axis, len(shape))
+    order = None
+    for k in ks:
+        kk = k if order is None else apply1("take_along_axis", (as_array(k), as_array(order)),
+                                             schema_attrs("take_along_axis", axis=ax))
+        step = apply1("argsort", (as_array(kk),), schema_attrs("argsort", axis=ax, kind="stable"))
+        order = step if order is None else apply1(
+            "take_along_axis", (as_array(order), as_array(step)),
+            schema_attrs("take_along_axis", axis=ax))
+    return order
+
+
 STATS_FUNCTIONS: dict = {
     np.quantile: quantile, np.percentile: percentile, np.median: median,
     np.cov: cov, np.corrcoef: corrcoef,
     np.nansum: nansum, np.nanprod: nanprod, np.nancumsum: nancumsum, np.nancumprod: nancumprod,
     np.nanmax: nanmax, np.nanmin: nanmin, np.nanargmax: nanargmax, np.nanargmin: nanargmin,
     np.nanmean: nanmean, np.nanvar: nanvar, np.nanstd: nanstd, np.nanmedian: nanmedian,
+    np.searchsorted: searchsorted, np.digitize: digitize, np.interp: interp, np.isin: isin,
+    np.histogram: histogram,
+    np.cross: cross, np.kron: kron, np.trapezoid: trapezoid, np.gradient: gradient,
+    np.ediff1d: ediff1d, np.convolve: convolve, np.linalg.matrix_power: matrix_power,
+    np.select: select, np.piecewise: piecewise,
+    np.append: append, np.insert: insert, np.delete: delete, np.resize: resize,
+    np.block: block, np.lexsort: lexsort,
 }

@@ -1,4 +1,7 @@
-"""NumPy's NaN-ignoring reductions of floating arrays: ``nan_reduce`` runs
+"""Ops whose reference kernel is a NumPy function that a composition of
+frame's ops cannot reproduce exactly.
+
+NumPy's NaN-ignoring reductions of floating arrays: ``nan_reduce`` runs
 ``numpy.<function>`` (nanmax, nanmin, nanargmax, nanargmin, nanmean, nanvar,
 nanstd, nanmedian) over ``axes`` (or the flattened array for ``flat``).
 
@@ -13,12 +16,17 @@ the op (no lowering), so the cpu kernel runs it between compiled partitions.
 Input dtypes are float16, float32 and float64 (integer and bool arrays hold no
 NaN: frame/_numpy_stats.py calls the plain reductions for them); the results
 have the input's dtype, int64 for the arg functions.
+
+``searchsorted`` (NumPy's binary search: its answer for an unsorted array is
+its own) and ``interp`` (NumPy's float64 kernel with its own treatment of NaN,
+infinities and repeated points) run NumPy's functions too.  OpenVINO refuses
+all three (frame/backends/openvino/rules_stats.py).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..dtypes import int64
+from ..dtypes import float64, int64
 from ..errors import FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from .registry import register
@@ -75,3 +83,59 @@ register(OpSchema("nan_reduce", 1, _nan_reduce_infer, _nan_reduce_kernel,
                   doc="numpy.<function>(x, axis, keepdims[, ddof]) for function in nanmax, "
                       "nanmin, nanargmax, nanargmin, nanmean, nanvar, nanstd, nanmedian: "
                       "NumPy's own kernel, so an all-NaN slice warns or raises as in NumPy."))
+
+
+# --------------------------------------------------------------------------- searchsorted, interp
+
+def _searchsorted_infer(types, attrs):
+    a, v = types
+    if a.rank != 1:
+        raise FrameValueError(f"searchsorted: the sorted array must be 1-D, got {a}")
+    if attrs["side"] not in ("left", "right"):
+        raise FrameValueError(f"searchsorted: side must be 'left' or 'right', got "
+                              f"{attrs['side']!r}")
+    if a.dtype.is_complex or v.dtype.is_complex:
+        raise FrameTypeError(f"searchsorted: complex values are not ordered by frame, got {a}, {v}")
+    return [TensorType(int64, v.shape)]
+
+
+def _searchsorted_kernel(ins, attrs):
+    a, v = ins
+    result = np.asarray(np.searchsorted(a, v, side=attrs["side"])).astype(np.int64, copy=False)
+    return (result if result.flags.c_contiguous else result.copy(),)
+
+
+register(OpSchema("searchsorted", 2, _searchsorted_infer, _searchsorted_kernel,
+                  attrs={"side": AttrSpec("str", "left")}, traits=("nondifferentiable",),
+                  doc="numpy.searchsorted(a, v, side): NumPy's binary search of each value of v "
+                      "in the 1-D a (NaN last; NumPy's result also where a is not sorted)."))
+
+
+def _interp_infer(types, attrs):
+    x, xp, fp = types
+    if xp.rank != 1 or fp.rank != 1 or xp.shape != fp.shape or xp.shape[0] == 0:
+        raise FrameValueError(f"interp: xp and fp must be 1-D of one non-zero length, got "
+                              f"{xp}, {fp}")
+    for t in types:
+        if t.dtype.is_complex:
+            raise FrameTypeError(f"interp: complex values are not supported, got {t}")
+    return [TensorType(float64, x.shape)]
+
+
+def _interp_kernel(ins, attrs):
+    x, xp, fp = ins
+    result = np.asarray(np.interp(x, xp, fp, left=attrs["left"] if attrs["has_left"] else None,
+                                  right=attrs["right"] if attrs["has_right"] else None,
+                                  period=attrs["period"] or None))
+    return (result if result.flags.c_contiguous else result.copy(),)
+
+
+register(OpSchema("interp", 3, _interp_infer, _interp_kernel,
+                  attrs={"left": AttrSpec("float", 0.0), "has_left": AttrSpec("bool", False),
+                         "right": AttrSpec("float", 0.0), "has_right": AttrSpec("bool", False),
+                         "period": AttrSpec("float", 0.0)},
+                  traits=("nondifferentiable",),
+                  doc="numpy.interp(x, xp, fp, left, right, period): NumPy's piecewise-linear "
+                      "interpolation (its own kernel: float64, NumPy's handling of NaN and "
+                      "infinities); left/right only when has_left/has_right, period 0.0 = "
+                      "None."))

@@ -84,3 +84,68 @@ def nan_reduce_cases(op):
                 yield Case([x], attrs, _expected, rtol=1e-2 if loose else 1e-5,
                            atol=1e-2 if loose else 1e-6,
                            id=f"{function}-{dtype}-{shape}-{axes}-{attrs['flat']}-{keepdims}")
+
+
+def _searched(ins, attrs):
+    """Binary search as NumPy's: the first i with not less(a[i], v) (left) or
+    less(v, a[i]) (right), NaN ordered last."""
+    a, v = ins
+
+    def less(p, q):
+        return (p < q) or (q != q and p == p)
+
+    out = np.empty(v.shape, np.int64)
+    for pos in np.ndindex(*v.shape):
+        value = v[pos]
+        lo, hi = 0, a.shape[0]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            go_right = less(a[mid], value) if attrs["side"] == "left" else not less(value, a[mid])
+            lo, hi = (mid + 1, hi) if go_right else (lo, mid)
+        out[pos] = lo
+    return [out]
+
+
+@cases("searchsorted")
+def searchsorted_cases(op):
+    for dtype in ("float32", "float64", "int64"):
+        a = np.sort(sample((7,), dtype, 1))
+        for i, shape in enumerate([(), (5,), (2, 3), (0,)]):
+            v = sample(shape, dtype, i + 2)
+            for side in ("left", "right"):
+                yield Case([a, v], {"side": side}, _searched, id=f"{dtype}-{shape}-{side}")
+    a = np.array([1.0, 2.0, 2.0, np.nan], np.float64)
+    v = np.array([2.0, np.nan, 0.5, 3.0])
+    for side in ("left", "right"):
+        yield Case([a, v], {"side": side}, _searched, id=f"nan-{side}")
+
+
+def _interpolated(ins, attrs):
+    x, xp, fp = (np.asarray(v, np.float64) for v in ins)
+    out = np.empty(x.shape, np.float64)
+    for pos in np.ndindex(*x.shape):
+        value = float(x[pos])
+        if value < xp[0]:
+            out[pos] = attrs["left"] if attrs.get("has_left") else fp[0]
+        elif value > xp[-1]:
+            out[pos] = attrs["right"] if attrs.get("has_right") else fp[-1]
+        elif value == xp[-1]:
+            out[pos] = fp[-1]
+        else:
+            j = max(k for k in range(len(xp)) if xp[k] <= value)
+            slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
+            out[pos] = slope * (value - xp[j]) + fp[j]
+    return [out]
+
+
+@cases("interp")
+def interp_cases(op):
+    xp = np.array([0.0, 1.0, 2.5, 4.0])
+    fp = np.array([1.0, -1.0, 2.0, 0.5])
+    for dtype in ("float32", "float64", "int64"):
+        for i, shape in enumerate([(), (6,), (2, 3)]):
+            x = sample(shape, dtype, i, low=-1.0, high=5.0)
+            yield Case([x, xp, fp], {}, _interpolated, id=f"{dtype}-{shape}")
+            yield Case([x, xp.astype(dtype), fp], {"left": -7.0, "has_left": True,
+                                                   "right": 9.0, "has_right": True},
+                       _interpolated, id=f"{dtype}-{shape}-left-right")
