@@ -120,6 +120,114 @@ def _cases():
         ((3, 4),), ("bool",))
     add("nansum-dtype", lambda a: np.nansum(a, axis=0, dtype=np.float64), ((3, 4),), FLOATS,
         with_nans)
+    # -- searching and binning
+    add("searchsorted", lambda a, v: (np.searchsorted(np.sort(a), v),
+                                      np.searchsorted(np.sort(a), v, side="right")),
+        ((7,), (2, 3)), DTYPES)
+    add("searchsorted-scalar", lambda a: (np.searchsorted(np.sort(a), 2.5),
+                                          np.searchsorted(np.sort(a), [1, 3])), ((6,),))
+    add("searchsorted-sorter", lambda a, v: np.searchsorted(a, v, sorter=np.argsort(a)),
+        ((6,), (4,)))
+    add("searchsorted-const-sorter", lambda a: np.searchsorted(a[:3], a, sorter=[2, 0, 1]),
+        ((5,),))
+    add("searchsorted-method", lambda a, v: np.sort(a).searchsorted(v, "right"), ((6,), (3,)))
+    add("searchsorted-nan", lambda a: np.searchsorted(np.sort(a), a), ((7,),), FLOATS,
+        with_nans)
+    add("digitize", lambda a: (np.digitize(a, [-2, 0, 1.5, 3]),
+                               np.digitize(a, [-2, 0, 1.5, 3], right=True)), ((3, 4),))
+    add("digitize-decreasing", lambda a: (np.digitize(a, [3, 1, 1, -2]),
+                                          np.digitize(a, (3.5, 1, -2), right=True)),
+        ((2, 5),))
+    add("interp", lambda a: (np.interp(a, [-2, 0, 1, 3], [0, 1, -1, 2]),
+                             np.interp(a, [-2.0, 0.0, 1.0], [0.0, 5.0, 4.0], left=-9, right=9.5)),
+        ((3, 4),))
+    add("interp-arrays", lambda a, xp: np.interp(a, np.sort(xp), xp * 2), ((2, 3), (5,)))
+    add("interp-period", lambda a: np.interp(a, [0, 1, 2, 5], [3, 1, 2, 0], period=4),
+        ((7,),))
+    add("interp-nan", lambda a: np.interp(a, [-1, 0, 1], [1, 0, 2]), ((3, 4),), FLOATS,
+        with_nans)
+    add("isin", lambda a: (np.isin(a, [1, 2, 0.5]), np.isin(a, [3], invert=True)), ((3, 4),),
+        DTYPES)
+    add("isin-arrays", lambda a, b: np.isin(a, b), ((2, 3, 2), (4,)), DTYPES)
+    add("isin-empty", lambda a: np.isin(a, []), ((3,),))
+    add("histogram", lambda a: np.histogram(a, bins=4, range=(-3, 3)), ((20,),))
+    add("histogram-2d", lambda a: np.histogram(a, bins=7, range=(-1.5, 2.25)), ((4, 5),))
+    add("histogram-edge-values", lambda a: np.histogram(np.floor(a), bins=3, range=(-2, 1)),
+        ((30,),), FLOATS)
+    add("histogram-int", lambda a: np.histogram(a, bins=4, range=(1, 4)), ((12,),), ("int64",))
+    add("histogram-nan", lambda a: np.histogram(a, bins=3, range=(-3.0, 3.0)), ((3, 4),),
+        FLOATS, with_nans)
+    # -- calculus and products
+    add("cross", lambda a, b: (np.cross(a, b), np.cross(a[0], b)), ((4, 3), (4, 3)))
+    add("cross-axes", lambda a, b: (np.cross(a, b, axisa=0, axisb=-1),
+                                    np.cross(a, a, axis=0), np.cross(a, b, axisa=0, axisc=0)),
+        ((3, 2), (2, 3)))
+    add("cross-3d", lambda a, b: np.cross(a, b), ((2, 1, 3), (4, 3)))
+    add("kron", lambda a, b: (np.kron(a, b), np.kron(b, a)), ((2, 3), (3, 2)), DTYPES)
+    add("kron-ranks", lambda a, b: (np.kron(a, b), np.kron(b, a), np.kron(a, 2)),
+        ((3,), (2, 2, 2)))
+    add("trapezoid", lambda a: (np.trapezoid(a), np.trapezoid(a, dx=0.5, axis=0),
+                                np.trapezoid(a, x=[0, 1, 3, 4.5])), ((3, 4),), DTYPES)
+    add("trapezoid-x-nd", lambda a, x: np.trapezoid(a, x, axis=-2), ((2, 4, 3), (2, 4, 3)))
+    add("trapezoid-1d", lambda a: (np.trapezoid(a), np.trapezoid(a[:1])), ((6,),))
+    add("gradient", lambda a: np.gradient(a), ((3, 4),))
+    add("gradient-1d", lambda a: (np.gradient(a), np.gradient(a, 0.5), np.gradient(a[:2])),
+        ((6,),))
+    add("gradient-axis", lambda a: (np.gradient(a, axis=-1), np.gradient(a, 2.0, axis=(0, 2)),
+                                    np.gradient(a, np.float32(2), axis=1)), ((3, 2, 4),))
+    add("gradient-coordinates", lambda a: (np.gradient(a, [0, 1, 3, 3.5], axis=1),
+                                           np.gradient(a, [0, 2, 4], [0, 1, 2, 3])), ((3, 4),))
+    add("ediff1d", lambda a: (np.ediff1d(a), np.ediff1d(a, to_begin=-1, to_end=[7, 8])),
+        ((3, 4),))
+    add("ediff1d-short", lambda a: (np.ediff1d(a), np.ediff1d(a, to_end=0)), ((1,),))
+    add("convolve", lambda a, v: (np.convolve(a, v), np.convolve(a, v, "same"),
+                                  np.convolve(a, v, mode="valid"), np.convolve(v, a)),
+        ((7,), (3,)))
+    add("convolve-list", lambda a: (np.convolve(a, [1, -1]), np.convolve([0.5, 1, 2], a, "same")),
+        ((5,),))
+    add("matrix_power", lambda a: (np.linalg.matrix_power(a, 2), np.linalg.matrix_power(a, 5),
+                                   np.linalg.matrix_power(a, 0), np.linalg.matrix_power(a, 4)),
+        ((3, 3),))
+    add("matrix_power-stack", lambda a: (np.linalg.matrix_power(a, 3),
+                                         np.linalg.matrix_power(a, 6)), ((2, 2, 2),))
+    add("matrix_power-inverse", lambda a: np.linalg.matrix_power(a + 3 * np.eye(3), -2),
+        ((3, 3),), FLOATS)
+    # -- selection
+    add("select", lambda a: (np.select([a < 0, a > 1], [a, a * 2]),
+                             np.select([a < 0, a > 1], [a, a * 2], default=-1.5)), ((3, 4),),
+        NUMERIC)
+    add("select-scalars", lambda a: (np.select([a < 0, a > 2], [1, 2.5]),
+                                     np.select([a > 1], [a], default=a[0])), ((3, 4),), NUMERIC)
+    add("select-bool", lambda a: np.select([a, ~a], [a, True], default=False), ((3, 4),),
+        ("bool",))
+    add("select-broadcast", lambda a, b: np.select([a > 0, b > 0], [b, a]), ((3, 1), (4,)))
+    add("piecewise", lambda a: (np.piecewise(a, [a < 0, a > 1], [-1, 1]),
+                                np.piecewise(a, [a < 0, a > 1], [-1.5, 1.5, 0.25])), ((3, 4),),
+        NUMERIC)
+    add("piecewise-one-condition", lambda a: np.piecewise(a, a > 0, [7, 3]), ((5,),), NUMERIC)
+    # -- building arrays
+    add("append", lambda a, b: (np.append(a, b), np.append(a, b, axis=0),
+                                np.append(a, [[9, 9, 9]], axis=-2)), ((2, 3), (1, 3)), DTYPES)
+    add("append-scalar", lambda a: (np.append(a, 2.5), np.append(a, [])), ((4,),), DTYPES)
+    add("insert", lambda a: (np.insert(a, 1, 5), np.insert(a, [0, 2, 2], 9, axis=1),
+                             np.insert(a, -1, a[:1], axis=0), np.insert(a, 1, 2.7, axis=-1),
+                             np.insert(a, slice(0, 3), [[1], [2], [3]], axis=1)),
+        ((3, 4),), DTYPES)
+    add("insert-1d", lambda a: (np.insert(a, [1, 5], [7, 8]), np.insert(a, 0, a[-2:])),
+        ((5,),), DTYPES)
+    add("delete", lambda a: (np.delete(a, 1), np.delete(a, [0, -1], axis=1),
+                             np.delete(a, slice(None, None, 2), axis=0),
+                             np.delete(a, [True, False, True], axis=0)), ((3, 4),), DTYPES)
+    add("resize", lambda a: (np.resize(a, (5, 3)), np.resize(a, 4), np.resize(a, (2, 0)),
+                             np.resize(a, (2, 2, 4))), ((3, 2),), DTYPES)
+    add("block", lambda a, b: (np.block([a, b]), np.block([[a], [b]]),
+                               np.block([[a, b], [b, a]])), ((2, 2), (2, 2)), DTYPES)
+    add("block-mixed", lambda a, b: (np.block([[a, np.zeros((2, 1))], [b, 1.5]]),
+                                     np.block([1, a[0], b[0]])), ((2, 3), (1, 3)), DTYPES)
+    add("lexsort", lambda a, b: (np.lexsort((a, b)), np.lexsort((b, a)), np.lexsort(a[None])),
+        ((8,), (8,)), DTYPES)
+    add("lexsort-2d", lambda a: (np.lexsort(a), np.lexsort((a[0], a[1]), axis=0)), ((3, 5),),
+        NUMERIC)
     return c
 
 
@@ -243,6 +351,11 @@ NOT_MODELLED = [
     ("corrcoef-1d", lambda a: np.corrcoef(a[0]), "0-d array"),
     ("cov-weights", lambda a: np.cov(a, fweights=[1, 2, 1, 1]), "fweights"),
     ("cov-ddof-too-large", lambda a: np.cov(a, ddof=4), "degrees of freedom"),
+    ("matrix_power-1", lambda a: np.linalg.matrix_power(a[:, :3], 1), "NumPy returns the array"),
+    ("digitize-array-bins", lambda a: np.digitize(a, np.array([0.5, 1.0])), "bins computed"),
+    ("piecewise-functions", lambda a: np.piecewise(a, [a < 1], [np.sin, np.cos]), "functions"),
+    ("histogram-no-range", lambda a: np.histogram(a, bins=3), "without range="),
+    ("cross-2d-vectors", lambda a: np.cross(a[:, :2], a[:, 1:3]), "not 3-D"),
     ("quantile-q-from-array", lambda a: np.quantile(a, a[0, 0] / 10), "q computed from arrays"),
 ]
 
