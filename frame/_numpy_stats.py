@@ -1032,6 +1032,39 @@ def lexsort(keys, axis=-1):
     return order
 
 
+
+def _partition(op: str, a, kth, axis, kind, order):
+    if kind != "introselect" or order is not None:
+        raise NotModelled(op, "with kind= or order=")
+    x = _operand(a, op)
+    if axis is None:
+        x, axis = _flat(x), 0
+    nd = _ndim(x)
+    if nd == 0:
+        raise NotModelled(op, "of a 0-d array (NumPy raises)")
+    ax = _axis_of(op, axis, nd)
+    if isinstance(kth, Tensor):
+        raise NotModelled(op, "with kth computed from arrays")
+    ks = np.asarray(kth)
+    if ks.dtype.kind not in "iu" or ks.ndim > 1:
+        raise NotModelled(op, f"with kth={kth!r} (NumPy raises)")
+    n = _shape(x)[ax]
+    ks = tuple(int(k) for k in ks.reshape(-1))
+    if any(not -n <= k < n for k in ks):
+        raise NotModelled(op, f"with kth={kth!r} out of bounds (NumPy raises)")
+    return apply1(op, (as_array(x),), schema_attrs(op, kth=ks, axis=ax))
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """``np.partition``: op ``partition`` (NumPy's introselect: NumPy's order)."""
+    return _partition("partition", a, kth, axis, kind, order)
+
+
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    """``np.argpartition``: op ``argpartition`` (NumPy's introselect: NumPy's order)."""
+    return _partition("argpartition", a, kth, axis, kind, order)
+
+
 STATS_FUNCTIONS: dict = {
     np.quantile: quantile, np.percentile: percentile, np.median: median,
     np.cov: cov, np.corrcoef: corrcoef,
@@ -1044,5 +1077,6 @@ STATS_FUNCTIONS: dict = {
     np.ediff1d: ediff1d, np.convolve: convolve, np.linalg.matrix_power: matrix_power,
     np.select: select, np.piecewise: piecewise,
     np.append: append, np.insert: insert, np.delete: delete, np.resize: resize,
-    np.block: block, np.lexsort: lexsort,
+    np.block: block, np.lexsort: lexsort, np.partition: partition,
+    np.argpartition: argpartition,
 }

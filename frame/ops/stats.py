@@ -18,9 +18,11 @@ NaN: frame/_numpy_stats.py calls the plain reductions for them); the results
 have the input's dtype, int64 for the arg functions.
 
 ``searchsorted`` (NumPy's binary search: its answer for an unsorted array is
-its own) and ``interp`` (NumPy's float64 kernel with its own treatment of NaN,
-infinities and repeated points) run NumPy's functions too.  OpenVINO refuses
-all three (frame/backends/openvino/rules_stats.py).
+its own), ``interp`` (NumPy's float64 kernel with its own treatment of NaN,
+infinities and repeated points) and ``partition``/``argpartition`` (NumPy's
+introselect: the order of the elements besides the kth ones is the
+algorithm's) run NumPy's functions too.  OpenVINO refuses them all
+(frame/backends/openvino/rules_stats.py).
 """
 from __future__ import annotations
 
@@ -139,3 +141,41 @@ register(OpSchema("interp", 3, _interp_infer, _interp_kernel,
                       "interpolation (its own kernel: float64, NumPy's handling of NaN and "
                       "infinities); left/right only when has_left/has_right, period 0.0 = "
                       "None."))
+
+
+# --------------------------------------------------------------------------- partition, argpartition
+
+def _partition_infer(op: str):
+    def infer(types, attrs):
+        (t,) = types
+        if t.rank == 0:
+            raise FrameValueError(f"{op}: needs a tensor of rank >= 1, got {t}")
+        axis = attrs["axis"]
+        if not 0 <= axis < t.rank:
+            raise FrameValueError(f"{op}: axis {axis} out of range for {t}")
+        n = t.shape[axis]
+        for k in attrs["kth"]:
+            if not -n <= k < n:
+                raise FrameValueError(f"{op}: kth {k} out of bounds for an axis of size {n}")
+        if t.dtype.is_complex:
+            raise FrameTypeError(f"{op}: complex values are not ordered by frame, got {t}")
+        return [t if op == "partition" else TensorType(int64, t.shape)]
+    return infer
+
+
+def _partition_kernel(op: str):
+    fn = getattr(np, op)
+
+    def kernel(ins, attrs):
+        result = fn(ins[0], list(attrs["kth"]), axis=attrs["axis"])
+        return (np.ascontiguousarray(result.astype(np.int64, copy=False) if op != "partition"
+                                     else result),)
+    return kernel
+
+
+for _op in ("partition", "argpartition"):
+    register(OpSchema(_op, 1, _partition_infer(_op), _partition_kernel(_op),
+                      attrs={"kth": AttrSpec("ints"), "axis": AttrSpec("int")},
+                      traits=("nondifferentiable",),
+                      doc=f"numpy.{_op}(x, kth, axis): NumPy's introselect, so the elements "
+                          f"around the kth positions come out in exactly NumPy's order."))

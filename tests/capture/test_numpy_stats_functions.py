@@ -226,6 +226,12 @@ def _cases():
                                      np.block([1, a[0], b[0]])), ((2, 3), (1, 3)), DTYPES)
     add("lexsort", lambda a, b: (np.lexsort((a, b)), np.lexsort((b, a)), np.lexsort(a[None])),
         ((8,), (8,)), DTYPES)
+    add("partition", lambda a: (np.partition(a, 2), np.partition(a, (0, -1), axis=0),
+                                 np.partition(a, 5, axis=None)), ((3, 4),), DTYPES)
+    add("argpartition", lambda a: (np.argpartition(a, 1), np.argpartition(a, [1, 2], axis=-2),
+                                   np.argpartition(a, -3, axis=None)), ((3, 4),), DTYPES)
+    add("partition-3d", lambda a: (np.partition(a, 1, axis=1), np.argpartition(a, 3)),
+        ((2, 3, 5),), FLOATS, with_nans)
     add("lexsort-2d", lambda a: (np.lexsort(a), np.lexsort((a[0], a[1]), axis=0)), ((3, 5),),
         NUMERIC)
     return c
@@ -366,6 +372,7 @@ def test_not_modelled_uses_break(fn, reason):
     x = np.abs(data((3, 4), "float64"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # cov with ddof >= N warns
+        warnings.simplefilter("ignore", DeprecationWarning)  # np.cross of 2-D vectors
         assert_same_as_eager(fn, x, captured=None)
         out = frame.explain(fn)(x.copy())
     assert out.graph_break_count >= 1

@@ -149,3 +149,38 @@ def interp_cases(op):
             yield Case([x, xp.astype(dtype), fp], {"left": -7.0, "has_left": True,
                                                    "right": 9.0, "has_right": True},
                        _interpolated, id=f"{dtype}-{shape}-left-right")
+
+
+def _partitioned(op):
+    """What a partition guarantees, checked against a full sort; the expected
+    output is the kernel's own once the guarantee holds (the order of the
+    other elements is the algorithm's), so a violation fails the case."""
+    def expected(ins, attrs):
+        x, axis, kth = ins[0], attrs["axis"], attrs["kth"]
+        out = getattr(np, op)(x, list(kth), axis=axis)
+        values = out if op == "partition" else np.take_along_axis(x, out, axis)
+        if op == "argpartition":
+            moved = np.moveaxis(out, axis, -1)
+            for pos in np.ndindex(*moved.shape[:-1]):
+                assert sorted(moved[pos].tolist()) == list(range(moved.shape[-1]))
+        full = np.moveaxis(x, axis, -1)
+        got = np.moveaxis(values, axis, -1)
+        for pos in np.ndindex(*full.shape[:-1]):
+            ordered = sorted(full[pos].tolist())
+            row = got[pos].tolist()
+            for k in kth:
+                k %= len(row)
+                assert row[k] == ordered[k]
+                assert all(v <= row[k] for v in row[:k]) and all(v >= row[k] for v in row[k + 1:])
+        return [out.astype(np.int64) if op == "argpartition" else out]
+    return expected
+
+
+@cases("partition", "argpartition")
+def partition_cases(op):
+    for dtype in ("float32", "float64", "int64", "bool"):
+        for i, (shape, axis, kth) in enumerate([((7,), 0, (3,)), ((3, 5), 1, (0, 4)),
+                                                ((4, 3), 0, (1, 2)), ((2, 3, 4), 2, (-1,))]):
+            x = sample(shape, dtype, i)
+            yield Case([x], {"kth": kth, "axis": axis}, _partitioned(op),
+                       id=f"{dtype}-{shape}-{axis}-{kth}")

@@ -6,6 +6,8 @@
 - ``searchsorted``: OpenVINO's SearchSorted agrees with NumPy on sorted input
   only; NumPy's binary search also answers (its own way) for unsorted input
   and orders NaN last.
+- ``partition``, ``argpartition``: the order of the elements besides the kth
+  ones is that of NumPy's introselect.
 - ``interp``: NumPy's kernel computes in float64 with its own handling of NaN,
   infinities and repeated xp, which a float32 model cannot reproduce.
 
@@ -32,11 +34,11 @@ def _refuse_nan_reduce(node: Node) -> str:
 def _refuse_search(node: Node) -> str:
     types = ", ".join(str(v.type) for v in node.inputs)
     return (f"op '{node.op}' on {types}: NumPy's own kernel (numpy.{node.op}) gives results "
-            f"a compiled model cannot reproduce (unsorted input, NaN, float64); it runs on "
-            f"the cpu")
+            f"a compiled model cannot reproduce (unsorted input, introselect's order, NaN, "
+            f"float64); it runs on the cpu")
 
 
-@lowering("searchsorted", "interp", check=_refuse_search)
+@lowering("searchsorted", "interp", "partition", "argpartition", check=_refuse_search)
 def _no_build_search(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     raise AssertionError(f"'{node.op}' is never lowered: its check always refuses")
 
