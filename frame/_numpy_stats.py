@@ -935,7 +935,7 @@ def _layout(function: str, arrays: list, arrange, dtype=None):
     _no_0d_array(function, positions.shape)
     flat = [_flat(x if _dtype(x) == dtype else F.astype(x, as_dtype(dtype))) for x in arrays]
     source = flat[0] if len(flat) == 1 else F.concat(flat, 0)
-    if positions.size == 0:
+    if positions.size == 0 or offset == 0:  # np.resize of an empty array: zeros
         return F.full(positions.shape, 0, as_dtype(dtype))
     return F.take(source, positions, axis=0)
 
