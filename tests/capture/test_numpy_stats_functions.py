@@ -430,3 +430,30 @@ def test_grad_matches_numeric(name):
     got = frame.grad(fn)(frame.tensor(x))
     np.testing.assert_allclose(np.asarray(got.numpy() if isinstance(got, frame.Tensor) else got),
                                expected, rtol=1e-5, atol=1e-6)
+
+
+# -- float64 bit for bit on the cpu backend: NumPy's own order of operations --------------------
+
+EXACT = {
+    "median": lambda a: (np.median(a), np.median(a, axis=0), np.median(a, axis=(0, 2))),
+    "percentile": lambda a: (np.percentile(a, 37.5), np.percentile(a, [3, 50, 91.7], axis=-1)),
+    "quantile": lambda a: (np.quantile(a, 0.123), np.quantile(a, [0.6, 0.999], axis=1),
+                           np.quantile(a, np.float64(0.77))),
+    "gradient": lambda a: np.gradient(a, 0.3, axis=1),
+    "trapezoid": lambda a: np.trapezoid(a, dx=0.7, axis=0),
+    "select": lambda a: np.select([a < 0, a > 1], [a * 3, a], default=0.5),
+}
+
+
+@pytest.mark.parametrize("name", list(EXACT))
+def test_float64_bit_for_bit_on_cpu(name):
+    fn = EXACT[name]
+    x = np.random.default_rng(7).standard_normal((3, 5, 4))
+    expected, got = fn(x.copy()), frame.jit(fn, backend="cpu")(x.copy())
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = got if isinstance(got, tuple) else (got,)
+    for e, g in zip(expected, got):
+        assert np.asarray(e).dtype == np.asarray(g).dtype
+        assert np.array_equal(np.asarray(e), np.asarray(g)), (e, g)
+    out = frame.explain(fn, backend="cpu")(x.copy())
+    assert out.graph_count == 1 and out.graph_break_count == 0, out.break_reasons
