@@ -11,7 +11,10 @@ encountered", "Mean of empty slice", "Degrees of freedom <= 0 for slice") or
 raises (ValueError "All-NaN slice encountered" for nanargmax/nanargmin), which
 depends on the values.  The reference kernel is NumPy's function itself, so
 values, warnings and errors are NumPy's at run time (trait ``may_raise``:
-capture runs the plain function when such a graph raises).  OpenVINO refuses
+capture runs the plain function when such a graph raises).  Its warning is a
+side effect (trait ``has_side_effect``): the node is never folded at compile
+time, merged with an equal one or dropped when its result is unused, so it
+warns on every run as often as NumPy would.  OpenVINO refuses
 the op (no lowering), so the cpu kernel runs it between compiled partitions.
 Input dtypes are float16, float32 and float64 (integer and bool arrays hold no
 NaN: frame/_numpy_stats.py calls the plain reductions for them); the results
@@ -81,7 +84,7 @@ register(OpSchema("nan_reduce", 1, _nan_reduce_infer, _nan_reduce_kernel,
                   attrs={"function": AttrSpec("str"), "axes": AttrSpec("ints"),
                          "flat": AttrSpec("bool", False), "keepdims": AttrSpec("bool", False),
                          "ddof": AttrSpec("float", 0.0)},
-                  traits=("nondifferentiable", "may_raise"),
+                  traits=("nondifferentiable", "may_raise", "has_side_effect"),
                   doc="numpy.<function>(x, axis, keepdims[, ddof]) for function in nanmax, "
                       "nanmin, nanargmax, nanargmin, nanmean, nanvar, nanstd, nanmedian: "
                       "NumPy's own kernel, so an all-NaN slice warns or raises as in NumPy."))

@@ -301,6 +301,8 @@ ALL_NAN = {
     "nanmedian": lambda a: np.nanmedian(a, axis=1),
     "nanmedian-all": lambda a: np.nanmedian(a[1]),
     "nanmax-no-nan-slice": lambda a: np.nanmax(a, axis=0),
+    "nanmean-result-unused": lambda a: (np.nanmean(a, axis=1), a * 2)[1],
+    "nanmin-twice": lambda a: np.nanmin(a, axis=1) + np.nanmin(a, axis=1),
 }
 
 
