@@ -24,6 +24,23 @@ with NumPy's own signatures (merged into ``NUMPY_FUNCTIONS``).
   warns (RuntimeWarning) or raises (ValueError) at run time exactly as NumPy
   does; of integer and bool arrays (no NaN) they are the plain functions.
 
+- ``np.searchsorted`` and ``np.interp``: ops of those names (NumPy's own
+  kernels); ``np.digitize`` (constant bins) is NumPy's ``searchsorted`` of
+  the values in the bins; ``np.isin`` compares with every test element;
+  ``np.histogram`` (int ``bins``, constant ``range``) is NumPy's equal-width
+  binning step by step, counted per bin.
+- ``np.cross``, ``np.kron``, ``np.trapezoid``, ``np.gradient``,
+  ``np.ediff1d``, ``np.convolve``, ``np.linalg.matrix_power``: NumPy's
+  formulas and order of operations with elementwise ops, slices, ``take`` and
+  ``matmul``.
+- ``np.select`` and ``np.piecewise`` (constant values): ``where`` from the
+  last condition to the first, in NumPy's result dtype.
+- ``np.append``, ``np.insert``, ``np.delete``, ``np.resize``, ``np.block``:
+  one ``take`` of the joined flattened operands at positions NumPy computes at
+  trace time on arrays of labels (``_layout``), so shapes, broadcasting and
+  index rules are NumPy's own.  ``np.partition``/``np.argpartition``: ops
+  with NumPy's introselect as the kernel; ``np.lexsort``: stable argsorts.
+
 A use frame does not model (``out=``, another quantile ``method``, ``q``
 computed from arrays, ``q`` out of range, which NumPy rejects, ...) raises
 ``NotModelled``: NumPy runs the call (under capture: a graph break naming the
