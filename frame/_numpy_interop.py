@@ -19,6 +19,7 @@ import numpy as np
 from . import functions as F
 from ._numpy_functions import NUMPY_FUNCTIONS, UFUNC_FUNCTIONS, NotModelled
 from ._numpy_linalg import LINALG_FUNCTIONS
+from ._numpy_stats import STATS_FUNCTIONS
 from .errors import FrameError, FrameTypeError
 from .functions._core import _EAGER, current_level
 from .tensor import Tensor
@@ -57,8 +58,9 @@ FUNCTION_OPS: dict = {
     np.flip: ("flip", {"axis"}),
 }
 # functions written with NumPy's own signature (frame/_numpy_functions.py,
-# frame/_numpy_linalg.py): no keyword filter, a use they do not model raises NotModelled
+# frame/_numpy_linalg.py, frame/_numpy_stats.py): no keyword filter, a use they do not model raises NotModelled
 NUMPY_FUNCTIONS.update(LINALG_FUNCTIONS)
+NUMPY_FUNCTIONS.update(STATS_FUNCTIONS)
 FUNCTION_OPS.update({fn: (impl.__name__, None) for fn, impl in NUMPY_FUNCTIONS.items()})
 if hasattr(np, "amax"):
     FUNCTION_OPS[np.amax] = FUNCTION_OPS[np.max]

@@ -81,8 +81,9 @@ _METHOD_FUNCTIONS = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.mi
                      "clip": np.clip, "take": np.take, "std": np.std, "var": np.var,
                      "cumsum": np.cumsum, "cumprod": np.cumprod, "argsort": np.argsort,
                      "any": np.any, "all": np.all, "round": np.round, "dot": np.dot,
-                     "repeat": np.repeat, "diagonal": np.diagonal, "trace": np.trace}
-NDARRAY_METHODS.update({"diagonal", "trace"})
+                     "repeat": np.repeat, "diagonal": np.diagonal, "trace": np.trace,
+                     "searchsorted": np.searchsorted}
+NDARRAY_METHODS.update({"diagonal", "trace", "searchsorted"})
 # functions whose result is a (read-only) view of their array argument: the
 # diagonal of a 2-D (np.diag) or n-D (np.diagonal, ndarray.diagonal) array
 _DIAGONAL_VIEWS = {np.diagonal, np.diag}

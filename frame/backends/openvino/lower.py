@@ -45,6 +45,7 @@ from ...dtypes import DType, float16, int64
 from ...errors import ErrorCode, FrameError
 from ...ir.graph import Graph, Node, Value
 from . import rules_elementwise, rules_linalg, rules_nn, rules_reduction, rules_scan, rules_shape  # noqa: F401 (fill RULES)
+from . import rules_stats  # noqa: F401 (nan_reduce: refused)
 from .table import RULES, Lowerer, Out, internal_shape, internal_type, out
 
 __all__ = ["LoweredGraph", "lower_graph", "INPUT_DIRECT", "INPUT_INT64", "INPUT_INT64_COPY",
