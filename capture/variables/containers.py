@@ -695,6 +695,11 @@ class SliceVariable(Variable):
         return slice
 
     def to_python(self, passed: dict | None = None):
+        if any(isinstance(p, TensorVariable) for p in self.parts):
+            # frame's indexing would read the bound with int(): a meta array's
+            # made-up value (and the result's shape depends on the data)
+            raise Unsupported("data_dependent", "a slice whose bounds are integer tensors or NumPy "
+                                                "integers computed in the function")
         return slice(*(p.to_python() for p in self.parts))
 
     def reconstruct(self, rb) -> str:

@@ -1470,6 +1470,424 @@ def value_and_grad_of_a_loss(x):
     return val, g, w
 
 
+# == more programs: data pipelines, classic algorithms, small frameworks ==============================
+
+def iterate_minibatches(X, y, batch_size, shuffle=False, seed=0):
+    idx = np.arange(len(X))
+    if shuffle:
+        np.random.default_rng(seed).shuffle(idx)
+    for start in range(0, len(X) - batch_size + 1, batch_size):
+        sel = idx[start:start + batch_size]
+        yield X[sel], y[sel]
+
+
+@case(lambda: (np.linspace(-1, 1, 24).reshape(12, 2), np.arange(12) % 3))
+def generator_data_loader_with_early_exit(X, y, max_batches=3):
+    seen, sums = 0, []
+    for i, (xb, yb) in enumerate(iterate_minibatches(X, y, 4)):
+        if i >= max_batches:
+            break
+        sums.append((xb.sum(axis=0), int(yb.max())))
+        seen += len(xb)
+    return seen, sums
+
+
+def normalize_(X, eps=1e-8):
+    """In place, like sklearn's ``copy=False``: returns the same array."""
+    X -= X.mean(axis=0)
+    X /= X.std(axis=0) + eps
+    return X
+
+
+@case(lambda: (np.arange(12, dtype=np.float64).reshape(4, 3) ** 1.5,))
+def in_place_normalization_returns_argument(X):
+    Y = normalize_(X)
+    first_col = Y[:, 0]                 # a view of the argument
+    return Y is X, first_col, np.shares_memory(first_col, X), Y
+
+
+@case(lambda: (np.random.default_rng(30).integers(0, 8, (5, 6)),))
+def histogram_equalization_lookup_table(img, levels=8):
+    hist = np.bincount(img.ravel(), minlength=levels)
+    cdf = hist.cumsum()
+    cdf_min = cdf[cdf > 0].min()
+    lut = np.round((cdf - cdf_min) / (img.size - cdf_min) * (levels - 1)).astype(np.int64)
+    return lut[img], lut, hist
+
+
+@case(lambda: (np.array([0, 2, 3, 6]), np.array([0, 2, 1, 0, 1, 2]),
+               np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), np.array([1.0, -1.0, 2.0])))
+def csr_matvec_by_loops(indptr, indices, data, x):
+    n_rows = len(indptr) - 1
+    y = np.zeros(n_rows)
+    for i in range(n_rows):
+        acc = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            acc += data[k] * x[indices[k]]
+        y[i] = acc
+    dense = np.zeros((n_rows, len(x)))
+    for i in range(n_rows):
+        dense[i, indices[indptr[i]:indptr[i + 1]]] = data[indptr[i]:indptr[i + 1]]
+    return y, np.allclose(dense @ x, y)
+
+
+def _loss_for_gradcheck(w):
+    return np.sum(np.tanh(w) ** 2) + 0.5 * np.sum(w ** 3)
+
+
+@case(lambda: (np.array([[0.3, -0.2], [0.1, 0.5]]),))
+def numerical_gradient_check(w, h=1e-5):
+    analytic = 2 * np.tanh(w) * (1 - np.tanh(w) ** 2) + 1.5 * w ** 2
+    numeric = np.zeros_like(w)
+    for i in range(w.size):
+        old = w.flat[i]
+        w.flat[i] = old + h
+        fp = _loss_for_gradcheck(w)
+        w.flat[i] = old - h
+        fm = _loss_for_gradcheck(w)
+        w.flat[i] = old                   # restore the argument
+        numeric.flat[i] = (fp - fm) / (2 * h)
+    rel = np.abs(analytic - numeric) / np.maximum(1e-8, np.abs(analytic) + np.abs(numeric))
+    return rel.max() < 1e-6, w
+
+
+class Value:
+    """micrograd's scalar autograd node."""
+
+    def __init__(self, data, _children=(), _op=""):
+        self.data = data
+        self.grad = 0.0
+        self._backward = lambda: None
+        self._prev = set(_children)
+        self._op = _op
+
+    def __add__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data + other.data, (self, other), "+")
+
+        def _backward():
+            self.grad += out.grad
+            other.grad += out.grad
+        out._backward = _backward
+        return out
+
+    def __mul__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        out = Value(self.data * other.data, (self, other), "*")
+
+        def _backward():
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+        out._backward = _backward
+        return out
+
+    def tanh(self):
+        t = math.tanh(self.data)
+        out = Value(t, (self,), "tanh")
+
+        def _backward():
+            self.grad += (1 - t ** 2) * out.grad
+        out._backward = _backward
+        return out
+
+    __radd__ = __add__
+    __rmul__ = __mul__
+
+    def backward(self):
+        topo, visited = [], set()
+
+        def build(v):
+            if v not in visited:
+                visited.add(v)
+                for child in v._prev:
+                    build(child)
+                topo.append(v)
+        build(self)
+        self.grad = 1.0
+        for v in reversed(topo):
+            v._backward()
+
+
+@case(lambda: ([0.5, -1.5, 2.0], [1.0, 0.25, -0.5]))
+def micrograd_neuron(xs, ws, b=0.1):
+    x = [Value(v) for v in xs]
+    w = [Value(v) for v in ws]
+    act = sum((wi * xi for wi, xi in zip(w, x)), Value(b))
+    out = act.tanh()
+    out.backward()
+    return round(out.data, 10), [round(wi.grad, 10) for wi in w], [round(xi.grad, 10) for xi in x]
+
+
+@case(lambda: (np.random.default_rng(31).normal(size=(6, 4)).astype(np.float32), np.array([0, 3, 1, 1, 2, 0]),
+               np.array([1.0, 2.0, 1.0, 0.5], np.float32)))
+def label_smoothed_weighted_cross_entropy(logits, labels, class_weights, smoothing=0.1):
+    n, c = logits.shape
+    z = logits - logits.max(axis=1, keepdims=True)
+    log_probs = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    target = np.full((n, c), smoothing / (c - 1), dtype=logits.dtype)
+    np.put_along_axis(target, labels[:, None], 1.0 - smoothing, axis=1)
+    per_sample = -(target * log_probs).sum(axis=1)
+    w = class_weights[labels]
+    nll = -np.take_along_axis(log_probs, labels[:, None], axis=1)[:, 0]
+    return (w * per_sample).sum() / w.sum(), nll.mean(), target.dtype
+
+
+@case(lambda: (np.random.default_rng(32).uniform(0, 10, 15),))
+def least_squares_fit_and_r2(x, degree=2, noise=0.5):
+    rng = np.random.default_rng(1)
+    y = 1.5 - 0.8 * x + 0.12 * x ** 2 + noise * rng.standard_normal(len(x))
+    A = np.vander(x, degree + 1)
+    coef, residuals, rank, sv = np.linalg.lstsq(A, y, rcond=None)
+    normal = np.linalg.solve(A.T @ A, A.T @ y)
+    pred = A @ coef
+    ss_res = np.sum((y - pred) ** 2)
+    ss_tot = np.sum((y - y.mean()) ** 2)
+    return coef, np.allclose(coef, normal), 1 - ss_res / ss_tot, rank
+
+
+def lr_at(step, base_lr=0.1, warmup=3, total=12, min_lr=1e-3):
+    if step < warmup:
+        return base_lr * (step + 1) / warmup
+    progress = (step - warmup) / max(1, total - warmup)
+    return min_lr + 0.5 * (base_lr - min_lr) * (1 + math.cos(math.pi * progress))
+
+
+@case(lambda: (np.array([2.0, -3.0]),))
+def sgd_with_warmup_cosine_schedule(w0, total=12):
+    w = w0.copy()
+    lrs = []
+    for step in range(total):
+        lr = lr_at(step, total=total)
+        grad = 2 * w * np.array([1.0, 10.0])      # an ill-conditioned quadratic
+        w = w - lr * grad / (1 + step) ** 0.5
+        lrs.append(round(lr, 8))
+    return w, lrs
+
+
+@case(lambda: (np.log(np.array([[0.7, 0.3], [0.4, 0.6]])), np.log(np.array([[0.9, 0.1], [0.2, 0.8]])),
+               np.log(np.array([0.6, 0.4])), [0, 0, 1, 1, 0]))
+def viterbi_decoding(log_A, log_B, log_pi, obs):
+    T, S = len(obs), log_A.shape[0]
+    delta = np.zeros((T, S))
+    psi = np.zeros((T, S), dtype=np.int64)
+    delta[0] = log_pi + log_B[:, obs[0]]
+    for t in range(1, T):
+        scores = delta[t - 1][:, None] + log_A
+        psi[t] = scores.argmax(axis=0)
+        delta[t] = scores.max(axis=0) + log_B[:, obs[t]]
+    path = [int(delta[-1].argmax())]
+    for t in range(T - 1, 0, -1):
+        path.append(int(psi[t, path[-1]]))
+    return path[::-1], delta[-1].max()
+
+
+@case(lambda: (*_binary_data(n=16, d=2, seed=7), 10))
+def perceptron_until_no_mistakes(X, y, max_epochs):
+    w = np.zeros(X.shape[1])
+    b = 0.0
+    t = np.where(y == 1, 1, -1)
+    for epoch in range(max_epochs):
+        mistakes = 0
+        for xi, ti in zip(X, t):
+            if ti * (xi @ w + b) <= 0:
+                w += ti * xi
+                b += ti
+                mistakes += 1
+        if mistakes == 0:
+            break
+    return w, b, epoch, mistakes
+
+
+@case(lambda: (["the cat sat on the mat", "the dog sat", "a cat and a dog"],))
+def bag_of_words_cosine_similarity(docs):
+    vocab = {}
+    tokenized = [d.lower().split() for d in docs]
+    for toks in tokenized:
+        for tok in toks:
+            if tok not in vocab:
+                vocab[tok] = len(vocab)
+    X = np.zeros((len(docs), len(vocab)))
+    for i, toks in enumerate(tokenized):
+        for tok in toks:
+            X[i, vocab[tok]] += 1
+    idf = np.log(len(docs) / (1 + (X > 0).sum(axis=0))) + 1
+    tfidf = X * idf
+    unit = tfidf / np.linalg.norm(tfidf, axis=1, keepdims=True)
+    sim = unit @ unit.T
+    return sorted(vocab, key=vocab.get), np.round(sim, 8), int(np.argsort(sim[0])[-2])
+
+
+def _ema_steps():
+    params = {"w": np.ones(3), "b": np.zeros(1)}
+    ema = {k: v.copy() for k, v in params.items()}
+    return [(params, ema, 0.5), (params, ema, 0.9), lambda: params["w"].__imul__(2.0), (params, ema, 0.9)]
+
+
+@case(steps=_ema_steps)
+def exponential_moving_average_of_weights(params, ema, decay):
+    for k, v in params.items():
+        v -= 0.1 * (v - 2.0)                 # a training step moves the weights
+        ema[k] = decay * ema[k] + (1 - decay) * v
+    return {k: v.round(10) for k, v in ema.items()}
+
+
+STEP = 0
+HISTORY = []
+
+
+@case(lambda: (np.arange(5.0),), globals_to_check=("STEP", "HISTORY"))
+def global_step_counter_and_history(x, log_every=2):
+    global STEP
+    for _ in range(3):
+        STEP += 1
+        x = x * 0.5 + 1
+        if STEP % log_every == 0:
+            HISTORY.append((STEP, float(x.sum())))
+    return x, STEP
+
+
+def _bad_batches_steps():
+    good = [np.ones(3), np.arange(3.0)]
+    return [(good, []), (good + [np.ones(4)], []), ([np.full(3, np.nan)], [])]
+
+
+@case(steps=_bad_batches_steps)
+def process_batches_raises_midway(batches, results):
+    total = np.zeros(3)
+    for i, batch in enumerate(batches):
+        if batch.shape != total.shape:
+            raise ValueError(f"batch {i} has shape {batch.shape}, expected {total.shape}")
+        total += batch
+        results.append(total.copy())
+    if np.isnan(total).any():
+        raise FloatingPointError("NaN in the accumulated batches")
+    return total, len(results)
+
+
+class Summary:
+    __slots__ = ("_data", "_cache")
+
+    def __init__(self, data):
+        self._data = np.asarray(data, dtype=np.float64)
+        self._cache = {}
+
+    @property
+    def mean(self):
+        if "mean" not in self._cache:
+            self._cache["mean"] = self._data.mean()
+        return self._cache["mean"]
+
+    @property
+    def std(self):
+        if "std" not in self._cache:
+            self._cache["std"] = np.sqrt(((self._data - self.mean) ** 2).mean())
+        return self._cache["std"]
+
+    def zscores(self):
+        return (self._data - self.mean) / self.std
+
+
+@case(lambda: ([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0],))
+def slotted_class_with_cached_properties(values):
+    s = Summary(values)
+    z = s.zscores()
+    return s.mean, s.std, z, sorted(s._cache)
+
+
+@case(lambda: (np.array([1e8, 1.0, -1e8, 1e-3] * 4),))
+def kahan_summation(values):
+    total, comp = 0.0, 0.0
+    for v in values:
+        y = v - comp
+        t = total + y
+        comp = (t - total) - y
+        total = t
+    naive = 0.0
+    for v in values:
+        naive += v
+    return total, naive, math.fsum(values)
+
+
+class MultiTaskNet(nn.Module):
+    def __init__(self, d_in=4, hidden=8, tasks=(("cls", 3), ("reg", 1))):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU())
+        self.heads = nn.ModuleDict({name: nn.Linear(hidden, n) for name, n in tasks})
+
+    def forward(self, x, task=None):
+        h = self.trunk(x)
+        if task is not None:
+            return self.heads[task](h)
+        return {name: head(h) for name, head in self.heads.items()}
+
+
+def _multitask_steps():
+    frame.manual_seed(9)
+    rng = np.random.default_rng(9)
+    net = MultiTaskNet()
+    opt = frame.optim.SGD(net.parameters(), lr=0.05)
+    x = frame.tensor(rng.normal(size=(6, 4)).astype(np.float32))
+    targets = {"cls": frame.tensor(rng.integers(0, 3, 6)),
+               "reg": frame.tensor(rng.normal(size=(6, 1)).astype(np.float32))}
+    return [(net, opt, x, targets, {"cls": 1.0, "reg": 0.5}), (net, opt, x, targets, {"cls": 1.0, "reg": 0.5}),
+            (net, opt, x, targets, {"cls": 0.0, "reg": 1.0})]
+
+
+@case(steps=_multitask_steps)
+def multitask_heads_weighted_loss(net, opt, x, targets, weights):
+    opt.zero_grad()
+    outputs = net(x)
+    losses = {"cls": F.cross_entropy(outputs["cls"], targets["cls"]),
+              "reg": F.mse_loss(outputs["reg"], targets["reg"])}
+    total = sum(weights[k] * v for k, v in losses.items())
+    total.backward()
+    opt.step()
+    return {k: round(v.item(), 5) for k, v in losses.items()}, net(x, task="reg").shape
+
+
+def masked_attention(q, k, v, mask=None):
+    d = q.shape[-1]
+    scores = (q @ k.transpose(0, 2, 1)) / math.sqrt(d)
+    if mask is not None:
+        scores = frame.where(mask, scores, frame.full(scores.shape, -1e9))
+    weights = frame.softmax(scores, axis=-1)
+    return weights @ v, weights
+
+
+class AttentionBlock(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+        self.d = d
+
+    def forward(self, x, causal=True):
+        B, T, D = x.shape
+        qkv = self.qkv(self.norm(x))
+        q, k, v = qkv[..., :D], qkv[..., D:2 * D], qkv[..., 2 * D:]
+        mask = None
+        if causal:
+            mask = frame.tensor(np.tril(np.ones((T, T), dtype=bool)))[None]
+        out, w = masked_attention(q, k, v, mask)
+        return x + self.proj(out), w
+
+
+def _attention_steps():
+    frame.manual_seed(10)
+    block = AttentionBlock()
+    x = frame.tensor(np.random.default_rng(10).normal(size=(2, 5, 8)).astype(np.float32))
+    return [block.eval, (block, x, True), (block, x, False), (block, x[:, :3], True)]
+
+
+@case(steps=_attention_steps)
+def attention_block_inference(block, x, causal):
+    with frame.no_grad():
+        y, w = block(x, causal=causal)
+    upper = w.numpy()[:, np.triu_indices(x.shape[1], k=1)[0], np.triu_indices(x.shape[1], k=1)[1]]
+    return y, float(np.abs(upper).max()) if causal else None, w.sum(axis=-1)
+
+
 @pytest.mark.parametrize("c", case.params())
 def test_corpus_programs(c):
     c.check()
