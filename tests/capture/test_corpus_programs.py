@@ -87,7 +87,7 @@ def kmeans_step_with_empty_cluster(x, centroids):
     return out, labels, counts
 
 
-@case(lambda: (np.random.default_rng(3).normal(size=(20, 4)) @ np.diag([3.0, 1.0, 0.5, 0.1]), 2))
+@case(lambda: (np.random.default_rng(3).normal(size=(20, 4)) @ np.diag([3.0, 1.0, 0.5, 0.1]), 2), graphs=1)
 def pca_svd(X, n_components):
     mean = X.mean(axis=0)
     Xc = X - mean
@@ -121,7 +121,7 @@ def _sigmoid(z):
     return 1.0 / (1.0 + np.exp(-z))
 
 
-@case(lambda: _binary_data())
+@case(lambda: _binary_data(), graphs=1)
 def logistic_regression_gd(X, y, lr=0.5, n_steps=20):
     n, d = X.shape
     w = np.zeros(d)
@@ -146,7 +146,7 @@ def _softmax(z, axis=-1):
     return e / e.sum(axis=axis, keepdims=True)
 
 
-@case(lambda: _blobs(n=30, seed=2))
+@case(lambda: _blobs(n=30, seed=2), graphs=2, breaks='float() of a tensor reads its')
 def softmax_regression_gd(X, y, n_classes=3, lr=0.1, epochs=15, reg=1e-3):
     n, d = X.shape
     W = np.zeros((d, n_classes))
@@ -204,7 +204,7 @@ def _mlp_steps():
     return [(net, X, y), (net, X, y), (net, X[:4], y[:4]), (net, X, None)]
 
 
-@case(steps=_mlp_steps)
+@case(steps=_mlp_steps, graphs=1)
 def mlp_manual_backprop_sgd_step(net, X, y, lr=0.1, reg=1e-3):
     if y is None:
         return net.loss(X).argmax(axis=1)
@@ -246,7 +246,7 @@ def adam_by_hand_state_in_dicts(params, state):
     return sum(float(np.sum((v - t) ** 2)) for v, t in zip(params.values(), (3.0, -1.0))), state["t"]
 
 
-@case(lambda: ({"w": np.linspace(-1, 1, 5).astype(np.float32)},))
+@case(lambda: ({"w": np.linspace(-1, 1, 5).astype(np.float32)},), graphs=1)
 def rmsprop_and_momentum_compared(p0, steps=6):
     def grad(w):
         return 4 * w ** 3 - 2 * w           # the double-well x^4 - x^2
@@ -301,14 +301,14 @@ def _bn_steps():
     return [(bn, batches[0]), (bn, batches[1]), to_eval, (bn, batches[2]), (bn, batches[2])]
 
 
-@case(steps=_bn_steps)
+@case(steps=_bn_steps, graphs=1)
 def batchnorm_train_then_eval(bn, x):
     y = bn(x)
     return y, bn.running_mean.copy(), bn.running_var.copy()
 
 
 @case(lambda: (np.random.default_rng(7).normal(size=(2, 4, 6)).astype(np.float32),
-               np.linspace(0.5, 1.5, 6).astype(np.float32), np.full(6, 0.1, np.float32)))
+               np.linspace(0.5, 1.5, 6).astype(np.float32), np.full(6, 0.1, np.float32)), graphs=1)
 def layer_norm_and_residual(x, gamma, beta, eps=1e-5):
     def layer_norm(h):
         mean = h.mean(-1, keepdims=True)
@@ -319,7 +319,9 @@ def layer_norm_and_residual(x, gamma, beta, eps=1e-5):
     return layer_norm(y), y.std(axis=-1)
 
 
-@case(lambda: (np.ones((4, 5), np.float32),))
+@case(lambda: (np.ones((4, 5), np.float32),),
+      graphs=1, breaks=('default_rng() makes random', 'Generator.random makes random',
+        'Generator.random() makes random'))
 def dropout_with_default_rng(x, p=0.4, seed=42, training=True):
     if not 0 <= p < 1:
         raise ValueError(f"dropout probability has to be in [0, 1), got {p}")
@@ -331,13 +333,13 @@ def dropout_with_default_rng(x, p=0.4, seed=42, training=True):
     return out, mask.mean(), out.sum()
 
 
-@case(lambda: (np.ones((4, 5), np.float32),), kwargs={"p": 1.5})
+@case(lambda: (np.ones((4, 5), np.float32),), kwargs={"p": 1.5}, graphs=0, breaks='the function raises')
 def dropout_rejects_bad_probability(x, p=0.4):
     return dropout_with_default_rng(x, p=p)
 
 
 @case(lambda: (np.random.default_rng(8).normal(size=(5, 4)).astype(np.float32),
-               np.random.default_rng(9).normal(size=(4, 4)).astype(np.float32)))
+               np.random.default_rng(9).normal(size=(4, 4)).astype(np.float32)), graphs=1)
 def causal_self_attention(x, w, n_heads=2):
     T, D = x.shape
     hd = D // n_heads
@@ -354,7 +356,7 @@ def causal_self_attention(x, w, n_heads=2):
     return out, att[0]
 
 
-@case(lambda: (np.random.default_rng(10).normal(size=(2, 3, 4)), np.array([3, 2])))
+@case(lambda: (np.random.default_rng(10).normal(size=(2, 3, 4)), np.array([3, 2])), graphs=1)
 def padded_attention_with_lengths(h, lengths):
     B, T, D = h.shape
     scores = h @ h.transpose(0, 2, 1) / math.sqrt(D)
@@ -381,7 +383,7 @@ def im2col(x, kh, kw, stride=1, pad=0):
 
 @case(lambda: (np.random.default_rng(11).normal(size=(2, 2, 5, 5)).astype(np.float32),
                np.random.default_rng(12).normal(size=(3, 2, 3, 3)).astype(np.float32),
-               np.array([0.1, 0.0, -0.1], np.float32)))
+               np.array([0.1, 0.0, -0.1], np.float32)), graphs=1)
 def conv2d_im2col_relu_maxpool(x, w, b, stride=1, pad=1):
     n = x.shape[0]
     f, c, kh, kw = w.shape
@@ -411,7 +413,8 @@ class GRUCell:
         return (1 - z) * h + z * h_tilde
 
 
-@case(lambda: (GRUCell(3, 4), np.random.default_rng(13).normal(size=(6, 2, 3)).astype(np.float32)))
+@case(lambda: (GRUCell(3, 4), np.random.default_rng(13).normal(size=(6, 2, 3)).astype(np.float32)),
+      graphs=1)
 def gru_unrolled_over_sequence(cell, xs):
     T, B, _ = xs.shape
     h = np.zeros((B, cell.bz.shape[0]), np.float32)
@@ -424,7 +427,7 @@ def gru_unrolled_over_sequence(cell, xs):
 
 
 @case(lambda: (np.random.default_rng(14).normal(size=(4, 5)).astype(np.float32),
-               np.random.default_rng(15).normal(size=(5, 5)).astype(np.float32) * 0.5))
+               np.random.default_rng(15).normal(size=(5, 5)).astype(np.float32) * 0.5), graphs=1)
 def rnn_tanh_elman(xs, W, h0=None):
     T, d = xs.shape
     h = np.zeros(d, np.float32) if h0 is None else h0
@@ -450,7 +453,8 @@ def greedy_decoding(transition, bos=0, eos=5, max_len=6):
     return seq, logp_total
 
 
-@case(lambda: (np.log(np.random.default_rng(17).dirichlet(np.ones(4), size=4)),))
+@case(lambda: (np.log(np.random.default_rng(17).dirichlet(np.ones(4), size=4)),),
+      graphs=0, breaks='int() of a tensor reads its value')
 def beam_search_small(log_trans, beam=2, steps=3, start=0):
     beams = [([start], 0.0)]
     for _ in range(steps):
@@ -526,7 +530,9 @@ def one_hot_encoding_three_ways(labels, n_classes):
     return a, np.array_equal(a, b), np.array_equal(b, c), back
 
 
-@case(lambda: (np.arange(40, dtype=np.float64).reshape(20, 2), np.arange(20) % 2))
+@case(lambda: (np.arange(40, dtype=np.float64).reshape(20, 2), np.arange(20) % 2),
+      graphs=1, breaks=('default_rng() makes random', 'Generator.permutation makes',
+        'Generator.permutation() makes'))
 def train_test_split_with_permutation(X, y, test_size=0.25, seed=0, shuffle=True):
     n = len(X)
     if not 0 < test_size < 1:
@@ -591,7 +597,8 @@ def roc_auc_by_sorting(y, scores):
     return auc, auc_rank, fpr, tpr
 
 
-@case(lambda: (np.array([1, 0, 1, 1, 0, 1]), np.array([1, 0, 0, 1, 1, 1])))
+@case(lambda: (np.array([1, 0, 1, 1, 0, 1]), np.array([1, 0, 0, 1, 1, 1])),
+      graphs=0, breaks='the truth value of a tensor')
 def confusion_counts_with_loops(y_true, y_pred):
     counts = {"tp": 0, "fp": 0, "tn": 0, "fn": 0}
     for t, p in zip(y_true, y_pred):
@@ -671,7 +678,7 @@ def _newton_steps():
             (_no_real_root, _double, 0.0), (_no_real_root, _double, 0.5)]
 
 
-@case(steps=_newton_steps)
+@case(steps=_newton_steps, graphs=0)
 def newton_with_tolerance(f, fprime, x0, tol=1e-10, max_iter=50):
     x = x0
     for i in range(max_iter):
@@ -686,7 +693,7 @@ def newton_with_tolerance(f, fprime, x0, tol=1e-10, max_iter=50):
     raise RuntimeError(f"Newton's method did not converge in {max_iter} iterations (x={x:.4f})")
 
 
-@case(lambda: (np.array([1.0, -6.0, 11.0, -6.0]), 2.5, 4.0))
+@case(lambda: (np.array([1.0, -6.0, 11.0, -6.0]), 2.5, 4.0), graphs=0, breaks='the truth value of a tensor')
 def bisection_on_polynomial(coeffs, lo, hi, tol=1e-8):
     def p(x):
         acc = 0.0
@@ -708,7 +715,7 @@ def bisection_on_polynomial(coeffs, lo, hi, tol=1e-8):
     return 0.5 * (lo + hi), n
 
 
-@case(lambda: (np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 2.0]], np.float32),))
+@case(lambda: (np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 2.0]], np.float32),), graphs=1)
 def power_iteration_fixed_steps(A, n_iter=25):
     b = np.ones(A.shape[1], dtype=A.dtype)
     lam = 0.0
@@ -738,7 +745,7 @@ def jacobi_and_gauss_seidel(A, b, sweeps=8):
     return x_j, x_gs, np.abs(x_j - exact).max() > np.abs(x_gs - exact).max()
 
 
-@case(lambda: (np.sin(np.linspace(0, np.pi, 12)).astype(np.float32),))
+@case(lambda: (np.sin(np.linspace(0, np.pi, 12)).astype(np.float32),), graphs=1)
 def heat_equation_explicit(u0, alpha=0.4, steps=15):
     u = u0.copy()
     for _ in range(steps):
@@ -759,7 +766,10 @@ def laplace_2d_jacobi_stencil(grid, n_iter=10):
     return g, dx, grid
 
 
-@case(lambda: (20000,))
+@case(lambda: (20000,),
+      graphs=2, breaks=('default_rng() makes random', 'Generator.uniform makes random',
+        'Generator.uniform() makes random', 'Generator.random makes random',
+        'Generator.random() makes random'))
 def monte_carlo_pi_and_integral(n, seed=123):
     rng = np.random.default_rng(seed)
     pts = rng.uniform(-1, 1, size=(n, 2))
@@ -799,7 +809,7 @@ def _kalman_steps():
     return [(kf, z) for z in zs]
 
 
-@case(steps=_kalman_steps)
+@case(steps=_kalman_steps, graphs=1)
 def kalman_filter_tracking(kf, z):
     est = kf.step(z)
     return est, np.trace(kf.P)
@@ -840,7 +850,7 @@ def _welford_steps():
     return [(rs, rng.normal(3, 2, 5)), (rs, rng.normal(3, 2, 4)), (rs, np.array([]))]
 
 
-@case(steps=_welford_steps)
+@case(steps=_welford_steps, graphs=1)
 def welford_running_statistics(rs, chunk):
     for v in chunk:
         rs.push(v)
@@ -972,7 +982,7 @@ def _unfitted_steps():
     return [(sc, X), lambda: sc.fit(X * 2), (sc, X)]
 
 
-@case(steps=_unfitted_steps)
+@case(steps=_unfitted_steps, graphs=0, breaks='the function raises')
 def standard_scaler_transform_before_fit(scaler, X):
     return scaler.transform(X)
 
@@ -1011,7 +1021,9 @@ def _pipeline_steps():
     return [(pipe, X), (pipe, X), (pipe, X[:2] * 3), (pipe, X)]
 
 
-@case(steps=_pipeline_steps)
+@case(steps=_pipeline_steps,
+      graphs=3, breaks=('float() of a tensor reads its', 'float() of a tensor reads its',
+        'dict with keys that are not', 'dict with keys that are not'))
 def pipeline_fit_then_transform_with_cache(pipe, X):
     if not hasattr(pipe.named_steps["std"], "mean_"):
         pipe.fit(X)
@@ -1024,7 +1036,8 @@ def pipeline_rejects_duplicate_names(steps):
     return Pipeline(steps)
 
 
-@case(lambda: (np.arange(8.0).reshape(4, 2),), kwargs={"feature_range": (1, 0)})
+@case(lambda: (np.arange(8.0).reshape(4, 2),), kwargs={"feature_range": (1, 0)},
+      graphs=0, breaks='the function raises')
 def minmax_scaler_bad_range(X, feature_range=(0, 1)):
     return MinMaxScaler(feature_range).fit(X).transform(X)
 
@@ -1087,7 +1100,8 @@ def build_mlp(cfg):
 
 def _config_steps():
     x = np.random.default_rng(25).normal(size=(2, 4)).astype(np.float32)
-    return [(MLPConfig(), x), (MLPConfig(activation="GELU"), x), (MLPConfig(activation="swish", final_activation="relu"), x),
+    return [(MLPConfig(), x), (MLPConfig(activation="GELU"), x),
+            (MLPConfig(activation="swish", final_activation="relu"), x),
             (MLPConfig(sizes=(4, 5, 5, 2), activation="leaky_relu", dtype="float64"), x),
             (MLPConfig(activation="tanh"), x)]
 
@@ -1137,7 +1151,7 @@ def _smooth_steps():
             (y, {"method": "median"}), (y, {"alpha": 0.3, "bogus": 1})]
 
 
-@case(steps=_smooth_steps)
+@case(steps=_smooth_steps, graphs=1)
 def smoothing_with_kwargs_options(y, opts):
     return smooth(y, **opts)
 
@@ -1197,7 +1211,7 @@ def _cache_steps():
     return [(fc, "a", a), (fc, "a", a), (fc, "b", b), (fc, "a", b), lambda: fc.cache.clear(), (fc, "a", b)]
 
 
-@case(steps=_cache_steps)
+@case(steps=_cache_steps, graphs=1)
 def cached_features_on_object(fc, name, x):
     feats = fc.features(name, x)
     return feats @ np.array([1.0, 0.5, -0.25]), fc.misses, sorted(fc.cache)
@@ -1426,7 +1440,9 @@ def _convnet_steps():
     return [model.eval, (model, x), (model, x), model.train, model.eval, (model, x)]
 
 
-@case(steps=_convnet_steps)
+@case(steps=_convnet_steps,
+      graphs=2, breaks=(".tolist() reads the tensor's", ".numpy() reads the tensor's values",
+        ".numpy() reads the tensor's values"))
 def convnet_inference_softmax_topk(model, x, k=1):
     with frame.no_grad():
         logits = model(x)
@@ -1441,11 +1457,12 @@ def _linreg_steps():
     X = frame.tensor(rng.normal(size=(10, 3)).astype(np.float32))
     true_w = frame.tensor(np.array([[1.0], [-2.0], [0.5]], np.float32))
     y = X @ true_w
-    w = frame.zeros((3, 1), requires_grad=True) if False else frame.tensor(np.zeros((3, 1), np.float32), requires_grad=True)
+    w = frame.tensor(np.zeros((3, 1), np.float32), requires_grad=True)
     return [(w, X, y, 0.1), (w, X, y, 0.1), (w, X, y, 0.05)]
 
 
-@case(steps=_linreg_steps)
+@case(steps=_linreg_steps,
+      graphs=2, breaks=(".item() reads the tensor's values", ".numpy() reads the tensor's values"))
 def manual_gradient_descent_on_leaf_tensor(w, X, y, lr):
     for _ in range(3):
         loss = ((X @ w - y) ** 2).mean()
@@ -1456,7 +1473,7 @@ def manual_gradient_descent_on_leaf_tensor(w, X, y, lr):
     return loss.item(), w.numpy().copy()
 
 
-@case(lambda: (frame.tensor(np.random.default_rng(8).normal(size=(4, 3)).astype(np.float32)),))
+@case(lambda: (frame.tensor(np.random.default_rng(8).normal(size=(4, 3)).astype(np.float32)),), graphs=1)
 def value_and_grad_of_a_loss(x):
     def loss_fn(w, x):
         logits = x @ w
@@ -1481,7 +1498,8 @@ def iterate_minibatches(X, y, batch_size, shuffle=False, seed=0):
         yield X[sel], y[sel]
 
 
-@case(lambda: (np.linspace(-1, 1, 24).reshape(12, 2), np.arange(12) % 3))
+@case(lambda: (np.linspace(-1, 1, 24).reshape(12, 2), np.arange(12) % 3),
+      graphs=0, breaks='int() of a tensor reads its value')
 def generator_data_loader_with_early_exit(X, y, max_batches=3):
     seen, sums = 0, []
     for i, (xb, yb) in enumerate(iterate_minibatches(X, y, 4)):
@@ -1516,7 +1534,9 @@ def histogram_equalization_lookup_table(img, levels=8):
 
 
 @case(lambda: (np.array([0, 2, 3, 6]), np.array([0, 2, 1, 0, 1, 2]),
-               np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), np.array([1.0, -1.0, 2.0])))
+               np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), np.array([1.0, -1.0, 2.0])),
+      graphs=6, breaks=('range() bounds that are not', 'range() bounds that are not',
+        'range() bounds that are not', 'a slice whose bounds are integer'))
 def csr_matvec_by_loops(indptr, indices, data, x):
     n_rows = len(indptr) - 1
     y = np.zeros(n_rows)
@@ -1652,7 +1672,7 @@ def lr_at(step, base_lr=0.1, warmup=3, total=12, min_lr=1e-3):
     return min_lr + 0.5 * (base_lr - min_lr) * (1 + math.cos(math.pi * progress))
 
 
-@case(lambda: (np.array([2.0, -3.0]),))
+@case(lambda: (np.array([2.0, -3.0]),), graphs=1)
 def sgd_with_warmup_cosine_schedule(w0, total=12):
     w = w0.copy()
     lrs = []
@@ -1665,7 +1685,10 @@ def sgd_with_warmup_cosine_schedule(w0, total=12):
 
 
 @case(lambda: (np.log(np.array([[0.7, 0.3], [0.4, 0.6]])), np.log(np.array([[0.9, 0.1], [0.2, 0.8]])),
-               np.log(np.array([0.6, 0.4])), [0, 0, 1, 1, 0]))
+               np.log(np.array([0.6, 0.4])), [0, 0, 1, 1, 0]),
+      graphs=6, breaks=('int() of a tensor reads its value', 'int() of a tensor reads its value',
+        'int() of a tensor reads its value', 'int() of a tensor reads its value',
+        'int() of a tensor reads its value'))
 def viterbi_decoding(log_A, log_B, log_pi, obs):
     T, S = len(obs), log_A.shape[0]
     delta = np.zeros((T, S))
@@ -1681,7 +1704,7 @@ def viterbi_decoding(log_A, log_B, log_pi, obs):
     return path[::-1], delta[-1].max()
 
 
-@case(lambda: (*_binary_data(n=16, d=2, seed=7), 10))
+@case(lambda: (*_binary_data(n=16, d=2, seed=7), 10), graphs=0, breaks='the truth value of a tensor')
 def perceptron_until_no_mistakes(X, y, max_epochs):
     w = np.zeros(X.shape[1])
     b = 0.0
@@ -1698,7 +1721,8 @@ def perceptron_until_no_mistakes(X, y, max_epochs):
     return w, b, epoch, mistakes
 
 
-@case(lambda: (["the cat sat on the mat", "the dog sat", "a cat and a dog"],))
+@case(lambda: (["the cat sat on the mat", "the dog sat", "a cat and a dog"],),
+      graphs=1, breaks='int() of a tensor reads its value')
 def bag_of_words_cosine_similarity(docs):
     vocab = {}
     tokenized = [d.lower().split() for d in docs]
@@ -1723,7 +1747,7 @@ def _ema_steps():
     return [(params, ema, 0.5), (params, ema, 0.9), lambda: params["w"].__imul__(2.0), (params, ema, 0.9)]
 
 
-@case(steps=_ema_steps)
+@case(steps=_ema_steps, graphs=1)
 def exponential_moving_average_of_weights(params, ema, decay):
     for k, v in params.items():
         v -= 0.1 * (v - 2.0)                 # a training step moves the weights
@@ -1735,7 +1759,8 @@ STEP = 0
 HISTORY = []
 
 
-@case(lambda: (np.arange(5.0),), globals_to_check=("STEP", "HISTORY"))
+@case(lambda: (np.arange(5.0),), globals_to_check=("STEP", "HISTORY"),
+      graphs=2, breaks='float() of a tensor reads its')
 def global_step_counter_and_history(x, log_every=2):
     global STEP
     for _ in range(3):
@@ -1751,7 +1776,7 @@ def _bad_batches_steps():
     return [(good, []), (good + [np.ones(4)], []), ([np.full(3, np.nan)], [])]
 
 
-@case(steps=_bad_batches_steps)
+@case(steps=_bad_batches_steps, graphs=1, breaks='the truth value of a tensor')
 def process_batches_raises_midway(batches, results):
     total = np.zeros(3)
     for i, batch in enumerate(batches):
@@ -1787,14 +1812,14 @@ class Summary:
         return (self._data - self.mean) / self.std
 
 
-@case(lambda: ([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0],))
+@case(lambda: ([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0],), graphs=1)
 def slotted_class_with_cached_properties(values):
     s = Summary(values)
     z = s.zscores()
     return s.mean, s.std, z, sorted(s._cache)
 
 
-@case(lambda: (np.array([1e8, 1.0, -1e8, 1e-3] * 4),))
+@case(lambda: (np.array([1e8, 1.0, -1e8, 1e-3] * 4),), graphs=1, breaks='math.fsum() of a tensor reads its')
 def kahan_summation(values):
     total, comp = 0.0, 0.0
     for v in values:
@@ -1829,11 +1854,12 @@ def _multitask_steps():
     x = frame.tensor(rng.normal(size=(6, 4)).astype(np.float32))
     targets = {"cls": frame.tensor(rng.integers(0, 3, 6)),
                "reg": frame.tensor(rng.normal(size=(6, 1)).astype(np.float32))}
-    return [(net, opt, x, targets, {"cls": 1.0, "reg": 0.5}), (net, opt, x, targets, {"cls": 1.0, "reg": 0.5}),
+    weights = {"cls": 1.0, "reg": 0.5}
+    return [(net, opt, x, targets, weights), (net, opt, x, targets, dict(weights)),
             (net, opt, x, targets, {"cls": 0.0, "reg": 1.0})]
 
 
-@case(steps=_multitask_steps)
+@case(steps=_multitask_steps, graphs=0, breaks=".item() reads the tensor's values")
 def multitask_heads_weighted_loss(net, opt, x, targets, weights):
     opt.zero_grad()
     outputs = net(x)
