@@ -1275,7 +1275,7 @@ def _fit_steps():
     x, y = _classifier_data(seed=1)
     model = TinyClassifier(n_blocks=1)
     opt = frame.optim.Adam(model.parameters(), lr=1e-2)
-    return [(model, opt, x, y, 4), (model, opt, x, y, 2)]
+    return [(model, opt, x, y, 2), (model, opt, x, y, 1)]
 
 
 @case(steps=_fit_steps)
