@@ -9,6 +9,13 @@ prologue, built with the ``bytecode`` package::
     JUMP_FORWARD <label at offset>
     <the whole original instruction list> # loops whose head lies before jump back into it
 
+3.13's two-local instructions (``LOAD_FAST_LOAD_FAST`` and the like) are
+written as their two one-local instructions: the parameters renumber the
+locals, and the ``bytecode`` package packs an index of 16 into the 4-bit
+field (reading another local) and splits a larger one on its own.  The map
+from the resume code's instructions to the original's (``canonical``) counts
+each split pair as the one original instruction.
+
 Its parameters are the stack values (``_resume_stack<i>_``; NULL slots are pushed,
 not passed) followed by the live locals under their own names, so the code
 after the label finds them where it expects them.  Codes are cached per
@@ -128,9 +135,16 @@ def resume_code(code: types.CodeType, offset: int, layout: tuple[bool, ...],
 
 
 # resume code -> (original code (a weak reference: the resume codes of a code
-# object must not keep it alive), number of prologue instructions)
-_ORIGIN: "weakref.WeakKeyDictionary[types.CodeType, tuple[weakref.ref, int]]" = \
+# object must not keep it alive), {resume code offset: original offset} of the
+# instructions copied from the original (not the prologue, not the second half
+# of a split two-local instruction))
+_ORIGIN: "weakref.WeakKeyDictionary[types.CodeType, tuple[weakref.ref, dict[int, int]]]" = \
     weakref.WeakKeyDictionary()
+
+# 3.13's instructions on two locals (a 4-bit index each) -> their one-local halves
+_TWO_LOCALS = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
+               "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST"),
+               "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST")}
 
 
 def original_code(code: types.CodeType) -> types.CodeType:
@@ -165,12 +179,10 @@ def canonical(code: types.CodeType, offset: int) -> tuple[types.CodeType, int]:
     original = original_code(code)
     if original is code:
         return code, offset
-    skip = _ORIGIN[code][1]
-    starts = _starts(code)
-    k = starts.index(offset) - skip
-    if k < 0:
-        raise ValueError("a position inside a resume function's prologue")
-    return original, _starts(original)[k]
+    mapped = _ORIGIN[code][1].get(offset)
+    if mapped is None:
+        raise ValueError("a position inside a resume function's prologue or inside a split instruction")
+    return original, mapped
 
 
 def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) -> types.CodeType:
@@ -187,6 +199,7 @@ def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) 
     label = Label()
     body = []
     k = 0
+    split = []  # per original instruction: written as two
     for item in bc:
         if isinstance(item, Instr):
             if k == wanted:
@@ -198,6 +211,12 @@ def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) 
                     at -= 1
                 body.insert(at, label)
             k += 1
+            halves = _TWO_LOCALS.get(item.name)
+            split.append(halves is not None)
+            if halves is not None:
+                for name, arg in zip(halves, item.arg):
+                    body.append(Instr(name, arg, location=item.location))
+                continue
         body.append(item)
     if k != len(starts):
         raise ValueError(f"{code.co_qualname}: instruction count mismatch ({k} != {len(starts)})")
@@ -228,7 +247,15 @@ def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) 
     out.name = code.co_name
     out.qualname = f"{code.co_qualname}.<resume@{offset}>"
     result = out.to_code()
-    _ORIGIN[result] = (weakref.ref(code), len(prologue))
+    got = _starts(result)
+    if len(got) != len(prologue) + len(starts) + sum(split):
+        raise ValueError(f"{code.co_qualname}: the resume code has {len(got)} instructions, "
+                         f"expected {len(prologue) + len(starts) + sum(split)}")
+    offsets, i = {}, len(prologue)
+    for start, two in zip(starts, split):
+        offsets[got[i]] = start
+        i += 2 if two else 1
+    _ORIGIN[result] = (weakref.ref(code), offsets)
     return result
 
 

@@ -276,13 +276,16 @@ class ExprSource(Source):
     ``math.cos(L['step'])``): a Python scalar the trace computed from scalars
     of the frame (``variables/scalars.py``).  ``template`` has one ``{}`` per
     operand; ``pooled`` names (functions) are constant-pool names."""
-    __slots__ = ("template", "operands", "shown", "depth")
+    __slots__ = ("template", "operands", "shown", "depth", "size")
 
     def __init__(self, template: str, operands: tuple, shown: str | None = None):
         self.template = template
         self.operands = tuple(operands)
         self.shown = shown if shown is not None else template
         self.depth = 1 + max((o.depth for o in self.operands if isinstance(o, ExprSource)), default=0)
+        # the number of operations ``expr()`` writes out: an operand used twice is
+        # written twice (``x * x``), so a loop's scalar can grow exponentially
+        self.size = 1 + sum(o.size for o in self.operands if isinstance(o, ExprSource))
 
     def expr(self) -> str:
         return self.template.format(*(o.expr() for o in self.operands))

@@ -367,6 +367,9 @@ class TensorVariable(Variable):
         return HOOKS.tensor_getitem(tx, self, index)
 
     def setitem(self, tx, index: Variable, value: Variable) -> None:
+        if scalar_tensor_entries(index):
+            raise Unsupported("data_dependent", "item assignment at a position given by an integer "
+                                                "tensor or NumPy integer computed in the function")
         if self.kind == TENSOR:  # frame's functional setitem (a scatter), written back
             HOOKS.tensor_write(tx, self, Tensor.__setitem__.__frame_inplace_of__, [index, value], {})
             return
@@ -464,6 +467,22 @@ def plain_tensor_subclass(t: type) -> bool:
         if set(vars(klass)) - _PLAIN_SUBCLASS_NAMES:
             return False
     return True
+
+
+def scalar_tensor_entries(index: Variable) -> list[int]:
+    """Positions of the entries of ``index`` (a tuple's items, or ``index``
+    itself at 0) that are 0-d integer tensors: a NumPy integer computed in the
+    function (``x[indices[k]]``).  NumPy indexes with such a value as an int;
+    frame's indexing reads it as one (``int()`` of its data), which under
+    capture is a meta array's made-up value (``tensor_ops.tensor_getitem``)."""
+    try:
+        is_tuple = issubclass(index.python_type(), tuple)
+    except Unsupported:
+        is_tuple = False
+    items = getattr(index, "items", None)   # a TupleVariable's (a constant tuple has none)
+    entries = list(items) if is_tuple and isinstance(items, (list, tuple)) else [index]
+    return [i for i, e in enumerate(entries)
+            if isinstance(e, TensorVariable) and e.meta.ndim == 0 and e.meta.dtype.kind in "iu"]
 
 
 def refuse_tensor_index(index: Variable) -> None:

@@ -13,7 +13,7 @@ import types
 import numpy as np
 
 from ..errors import Unsupported, UserCodeRaises
-from ..sources import ItemSource, Source, is_safe_key
+from ..sources import AttrSource, ItemSource, Source, is_safe_key
 from .base import ConstantVariable, TensorVariable, Variable, refuse_tensor_index
 from .callables import BoundBuiltinMethod
 from .registry import HOOKS, wrap_rule
@@ -151,6 +151,13 @@ def is_namedtuple_class(cls) -> bool:
             and cls.__len__ is tuple.__len__ and cls.__eq__ is tuple.__eq__)
 
 
+# the methods of lists and dicts the executor models (``container_methods.py``)
+_LIST_METHODS = frozenset({"append", "extend", "pop", "insert", "index", "count", "reverse", "clear",
+                           "copy", "remove", "sort"})
+_DICT_METHODS = frozenset({"keys", "values", "items", "get", "pop", "update", "setdefault", "clear",
+                           "copy", "popitem"})
+
+
 class ListVariable(_Sequence):
     __slots__ = ("items", "mutated")
 
@@ -209,8 +216,7 @@ class ListVariable(_Sequence):
         return ListIteratorVariable(self)
 
     def getattr(self, tx, name: str) -> Variable:
-        if name in ("append", "extend", "pop", "insert", "index", "count", "reverse", "clear",
-                    "copy", "remove", "sort"):
+        if name in _LIST_METHODS:
             return BoundBuiltinMethod(self, name)
         return super().getattr(tx, name)
 
@@ -321,8 +327,7 @@ class DictVariable(Variable):
         return super().inplace_op(tx, fn, other)
 
     def getattr(self, tx, name: str) -> Variable:
-        if name in ("keys", "values", "items", "get", "pop", "update", "setdefault", "clear",
-                    "copy", "popitem"):
+        if name in _DICT_METHODS:
             return BoundBuiltinMethod(self, name)
         return super().getattr(tx, name)
 
@@ -690,6 +695,11 @@ class SliceVariable(Variable):
         return slice
 
     def to_python(self, passed: dict | None = None):
+        if any(isinstance(p, TensorVariable) for p in self.parts):
+            # frame's indexing would read the bound with int(): a meta array's
+            # made-up value (and the result's shape depends on the data)
+            raise Unsupported("data_dependent", "a slice whose bounds are integer tensors or NumPy "
+                                                "integers computed in the function")
         return slice(*(p.to_python() for p in self.parts))
 
     def reconstruct(self, rb) -> str:
@@ -733,6 +743,24 @@ def _wrap_dict(tr, value, source: Source) -> Variable | None:
         raise Unsupported("unsupported_object", "dict with keys that are not str/int/tuple")
     tr.guards.dict_keys(source, value)
     return DictVariable({k: tr.wrap(v, ItemSource(source, k)) for k, v in value.items()}, source)
+
+
+@wrap_rule(66)
+def _wrap_container_method(tr, value, source: Source) -> Variable | None:
+    """A builtin method bound to a list or a dict (``history.append``: a call
+    pending on the stack at a graph break reaches the resume function as this
+    object): that container's method, the container wrapped through
+    ``__self__`` (one Variable with the frame's other references to it)."""
+    if type(value) is not types.BuiltinMethodType:
+        return None
+    owner = getattr(value, "__self__", None)
+    methods = {list: _LIST_METHODS, dict: _DICT_METHODS}.get(type(owner), ())
+    name = value.__name__
+    if name not in methods:
+        return None
+    tr.guards.type_is(source, value)
+    tr.guards.constant(AttrSource(source, "__name__"), name)
+    return BoundBuiltinMethod(tr.wrap(owner, AttrSource(source, "__self__")), name)
 
 
 @HOOKS.provide

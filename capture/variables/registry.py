@@ -34,6 +34,8 @@ where its objects must be recognised):
 64    stdlib.DequeVariable            collections.deque
 65    instances.PartialVariable       functools.partial (func/args/keywords
                                       guarded through it)
+66    callables.BoundBuiltinMethod    a list's or dict's builtin method
+                                      (its ``__self__`` wrapped)
 70    callables (static)              a jitted function: what it wraps
 72    base.ConstantVariable (static)  frame.DType
 74    autograd (static)               grad-mode functions and classes

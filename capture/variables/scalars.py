@@ -144,13 +144,16 @@ def _scalar_result(value) -> bool:
 
 
 # an expression nested deeper (a loop accumulating into a scalar) reads the
-# values instead: the entry's source must stay within the compiler's nesting limit
+# values instead: the entry's source must stay within the compiler's nesting limit;
+# or larger (written out, an operand used twice is written twice: Newton's
+# ``x - (x * x + 1) / (2 * x)`` iterated triples each time)
 MAX_DEPTH = 32
+MAX_SIZE = 256
 
 
 def _too_deep(*args: Variable) -> bool:
     return any(isinstance(a, ScalarVariable) and isinstance(a.source, ExprSource)
-               and a.source.depth >= MAX_DEPTH for a in args)
+               and (a.source.depth >= MAX_DEPTH or a.source.size >= MAX_SIZE) for a in args)
 
 
 def scalar_binary_op(tx, fn, a: Variable, b: Variable) -> Variable | None:

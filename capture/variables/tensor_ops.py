@@ -20,7 +20,8 @@ from frame._indexing import setitem
 from frame.tensor import Tensor, from_numpy, tensor
 
 from ..errors import HINTS, Unsupported, UserCodeRaises
-from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
+from .base import (NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable,
+                   scalar_tensor_entries)
 from .registry import HOOKS
 
 __all__ = ["tensor_getattr", "tensor_getitem", "tensor_write", "TensorMethodVariable",
@@ -339,10 +340,42 @@ def _type_lookup(cls: type, name: str):
 def tensor_getitem(tx, t: TensorVariable, index: Variable) -> Variable:
     """``t[index]`` through frame's indexing (the same lowering eager uses).
     NumPy basic indexing (ints, slices, None, ...) returns a view."""
+    if scalar_tensor_entries(index):
+        return _getitem_at_traced_ints(tx, t, index)
     result = tx.call_real(operator.getitem, [t, index], {}, numpy_semantics=t.kind != TENSOR)
     if t.kind != TENSOR and HOOKS.is_basic_index(index):
         tx.tr.mark_view(result, t, operator.getitem, [index])
     return result
+
+
+def _getitem_tuple(a, *entries):
+    return a[entries]
+
+
+def _getitem_at_traced_ints(tx, t: TensorVariable, index: Variable) -> Variable:
+    """``t[i]`` / ``t[i, 2, j]`` where some entries are 0-d integer tensors (a
+    NumPy integer computed in the function: ``x[indices[k]]``), which NumPy
+    reads as ints.  Every axis indexed by an int (a scalar element, not a view):
+    the traced entries become length-1 arrays (``i[None]``, a gather checked at
+    run time) and item 0 of the result is the element.  Fewer ints (a view
+    whose position depends on the data) is a break."""
+    numpy_semantics = t.kind != TENSOR
+    traced = set(scalar_tensor_entries(index))
+    items = getattr(index, "items", None)
+    entries = [index] if isinstance(index, TensorVariable) else list(items)
+    ints = all(i in traced or (e.is_constant() and isinstance(e.as_constant(), (int, np.integer))
+                               and not isinstance(e.as_constant(), (bool, np.bool_)))
+               for i, e in enumerate(entries))
+    if not ints or len(entries) != t.meta.ndim:
+        raise Unsupported("data_dependent", "indexing an array at a position given by an integer "
+                                            "tensor or NumPy integer computed in the function "
+                                            "(the result is a view)")
+    lifted = [tx.call_real(operator.getitem, [e, ConstantVariable(None)], {},
+                           numpy_semantics=e.kind != TENSOR) if i in traced else e
+              for i, e in enumerate(entries)]
+    picked = tx.call_real(_getitem_tuple, [t, *lifted], {}, numpy_semantics=numpy_semantics)
+    return tx.call_real(operator.getitem, [picked, ConstantVariable(0)], {},
+                        numpy_semantics=numpy_semantics)
 
 
 def construct_tensor(tx, args, kwargs) -> Variable:
