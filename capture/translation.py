@@ -60,6 +60,7 @@ class Translation:
         self.guards = GuardSet()
         self.side_effects = SideEffects()
         self.wrapped: dict[int, Variable] = {}
+        self._objects: dict[int, object] = {}   # id(Variable made by wrap) -> its object
         self._wrapping: set[int] = set()   # containers being wrapped (a cycle is refused)
         self.keepalive: list = []
         self.instruction_count = 0
@@ -175,8 +176,15 @@ class Translation:
             self._wrapping.discard(id(value))
         if not isinstance(var, ConstantVariable):
             self.wrapped[id(value)] = var
+            self._objects[id(var)] = value
             self.keepalive.append(value)
         return var
+
+    def object_of(self, var: Variable, default=None):
+        """The existing object ``var`` was made for by ``wrap`` (reached through
+        its source), else ``default``."""
+        obj = self._objects.get(id(var), default)
+        return obj if obj is not default and self.wrapped.get(id(obj)) is var else default
 
     def _build(self, value, source: Source) -> Variable:
         """The first Variable the wrap rules of the kinds make for ``value``

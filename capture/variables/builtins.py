@@ -219,6 +219,29 @@ def _frozenset(tx, args, kwargs):
     return _run_constant(tx, frozenset, [[i.as_constant() for i in items]], {})
 
 
+_NO_OBJECT = object()
+# singletons whose id() is the same in the trace and the native run
+_SINGLETONS = (None, True, False, Ellipsis, NotImplemented)
+
+
+def _id(tx, args, kwargs):
+    """``id(obj)`` of an object of the frame (reached through a source): its
+    real id, the object guarded by identity, so the value holds for every call
+    the entry serves (``Module.named_parameters``' ``seen`` set).  An object
+    made in the function has the native run's own address: refused."""
+    if len(args) != 1 or kwargs:
+        return _run_constant(tx, id, [None] * len(args), {k: None for k in kwargs})  # TypeError
+    v = args[0]
+    if v.is_constant() and any(v.as_constant() is s for s in _SINGLETONS):
+        return ConstantVariable(id(v.as_constant()))
+    obj = tx.tr.object_of(v, _NO_OBJECT) if v.source is not None else _NO_OBJECT
+    if obj is _NO_OBJECT:
+        raise Unsupported("unsupported_call", "id() of an object made in the function (its "
+                                              "address is the native run's)")
+    tx.tr.guards.identity(v.source, obj)
+    return ConstantVariable(id(obj))
+
+
 def _vars(tx, args, kwargs):
     """``vars(obj)`` (``vars()`` reads the frame's locals: refused)."""
     if len(args) != 1 or kwargs:
@@ -429,7 +452,7 @@ SUPPORTED_BUILTINS = {
     getattr: _getattr, hasattr: _hasattr, setattr: _setattr, sorted: _sorted, all: _all_any(all),
     any: _all_any(any),
     slice: _slice, callable: _callable, map: _map, filter: _filter, set: _set,
-    frozenset: _frozenset, vars: _vars, complex: _scalar_conversion(complex), divmod: _scalar_conversion(divmod),
+    frozenset: _frozenset, vars: _vars, id: _id, complex: _scalar_conversion(complex), divmod: _scalar_conversion(divmod),
     pow: _scalar_conversion(pow), chr: _scalar_conversion(chr), ord: _scalar_conversion(ord),
     issubclass: lambda tx, args, kwargs: ConstantVariable(
         isinstance_of(_classes(tx, args[0]), _classes(tx, args[1]))),

@@ -225,10 +225,7 @@ def mse_regression_loss(model, x, target):
     return F.mse_loss(model(x), target)
 
 
-@case(built(lambda: (TwoLayerNet(), data((5, 6)), labels(5, 3))), graphs=1,
-      xfail="Module.parameters() is a generator (GET_YIELD_FROM_ITER is not traced, issue 15 "
-            "item 5); a tensor that requires grad live at that break cannot be handed out, so "
-            "the call runs natively")
+@case(built(lambda: (TwoLayerNet(), data((5, 6)), labels(5, 3))), graphs=1)
 def loss_with_l2_penalty(model, x, y):
     loss = F.cross_entropy(model(x), y)
     penalty = 0.0
