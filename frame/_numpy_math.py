@@ -143,6 +143,8 @@ def real(val):
     if not isinstance(val, Tensor) or _dtype(val).kind not in "biuf":
         raise NotModelled("real", "of complex values (a view of the real parts)" if
                           isinstance(val, Tensor) else f"of {type(val).__name__}")
+    if _ndim(val) == 0:  # NumPy returns the 0-d array; frame's 0-d results become scalars
+        raise NotModelled("real", "of a 0-d array")
     return val
 
 
@@ -180,7 +182,7 @@ def _accumulate(ufunc, op: str | None):
         if x.ndim == 0 or x.dtype.kind not in "biuf":  # NumPy raises for 0-d arrays
             raise NotModelled(name, f"of a {x.ndim}-d {x.dtype} array")
         ax = _method_axis("accumulate", ufunc, axis, x.ndim)
-        out_dtype = ufunc.resolve_dtypes((x.dtype, x.dtype, None))[2]
+        out_dtype = ufunc.accumulate(np.zeros(1, x.dtype)).dtype  # bools, small ints: int64
         if op is not None:
             return apply1(op, (x,), {"axis": ax})
         result = (cumsum if ufunc is np.add else cumprod)(array, axis=ax)
@@ -214,18 +216,20 @@ def _reduce(ufunc):
     return reduce
 
 
-def _initial_value(name: str, initial, dt: np.dtype):
-    """``initial`` as NumPy stores it in the result's dtype (a 0-d array)."""
-    if isinstance(initial, (bool, np.bool_)) or not isinstance(initial, (numbers.Real, np.number)):
+def _initial_value(name: str, ufunc, initial, dt: np.dtype):
+    """``initial`` as NumPy stores it in the result's dtype (a 0-d array): NumPy's own
+    conversion, read back from a reduction of nothing."""
+    if not isinstance(initial, (numbers.Number, np.generic)) or isinstance(initial, np.str_):
         raise NotModelled(name, f"with initial={initial!r}")
-    if dt.kind in "iu":
-        if not _int(initial) or not np.iinfo(dt).min <= int(initial) <= np.iinfo(dt).max:
-            raise NotModelled(name, f"with initial={initial!r} for {dt} values")
-        return np.asarray(int(initial), dtype=dt)
-    if dt.kind != "f":
-        raise NotModelled(name, f"with initial= for {dt} values")
-    with np.errstate(over="ignore"):
-        return np.asarray(initial).astype(dt)
+    try:
+        with np.errstate(all="ignore"):
+            value = ufunc.reduce(np.zeros(0, dt), initial=initial)
+    except Exception:  # NumPy raises its own error (an int out of range, a complex value)
+        raise NotModelled(name, f"with initial={initial!r} for {dt} values") from None
+    value = np.asarray(value)
+    if value.dtype != dt:
+        raise NotModelled(name, f"with initial={initial!r} for {dt} values")
+    return value
 
 
 def _reduce_where(name, ufunc, array, axis, dtype, keepdims, initial, where):
@@ -255,7 +259,7 @@ def _reduce_where(name, ufunc, array, axis, dtype, keepdims, initial, where):
         raise NotModelled(name, f"with where={where!r}")
     ins = [x, mask]
     if initial is not np._NoValue and initial is not None:
-        ins.append(_initial_value(name, initial, out_dt))
+        ins.append(_initial_value(name, ufunc, initial, out_dt))
     elif ufunc.identity is None:
         # NumPy raises ValueError (with where=) or reduces without an initial value
         raise NotModelled(name, "without initial=")

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import Unsupported, UserCodeRaises
-from .base import NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
+from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 
-__all__ = ["DTYPE_QUERIES", "DTYPE_INFO_CLASSES", "dtype_query"]
+__all__ = ["DTYPE_QUERIES", "DTYPE_INFO_CLASSES", "dtype_query", "real_array_itself"]
 
 DTYPE_INFO_CLASSES = (np.finfo, np.iinfo)
 DTYPE_QUERIES = {np.result_type, np.promote_types, np.can_cast, np.issubdtype, np.iscomplexobj,
@@ -56,3 +56,11 @@ def dtype_query(tx, fn, args: list[Variable], kwargs: dict[str, Variable]) -> Va
     if isinstance(result, DTYPE_INFO_CLASSES):
         return ConstantVariable(result)  # its attributes fold (wrap_constant_attr)
     return tx.wrap_result(result)
+
+
+def real_array_itself(args: list[Variable], kwargs: dict[str, Variable]) -> bool:
+    """``np.real(a)`` of a real traced ndarray: ``a.real``, which is ``a`` itself."""
+    if len(args) + len(kwargs) != 1 or (kwargs and "val" not in kwargs):
+        return False
+    a = args[0] if args else kwargs["val"]
+    return isinstance(a, TensorVariable) and a.kind == NDARRAY and a.meta.dtype.kind in "biuf"

@@ -270,10 +270,15 @@ gradient_rule("rad2deg")(_unary(lambda b, x, y, g: b.op("mul", g, _s(b, 180.0 / 
 gradient_rule("copysign")(_binary(lambda b, x0, x1, y, g: (
     b.op("where", b.op("equal", b.op("signbit", x0), b.op("signbit", x1)), g, b.op("neg", g)),
     None)))
-# fmod(a, m) = a - trunc(a / m) * m
+# fmod(a, m) = a - trunc(a / m) * m; trunc(q) as floor/ceil by sign (their gradient, 0,
+# carries to second order)
+def _trunc_quotient(b, x0, x1, y):
+    q = b.op("div", _as_output_dtype(b, x0, y), _as_output_dtype(b, x1, y))
+    return b.op("where", b.op("less", q, _s(b, 0.0, q)), b.op("ceil", q), b.op("floor", q))
+
+
 gradient_rule("fmod")(_binary(lambda b, x0, x1, y, g: (
-    g, b.op("neg", b.op("mul", g, b.op("trunc", b.op(
-        "div", _as_output_dtype(b, x0, y), _as_output_dtype(b, x1, y))))))))
+    g, b.op("neg", b.op("mul", g, _trunc_quotient(b, x0, x1, y))))))
 # ldexp(m, e) = m * 2**e (the exponent is an integer: nothing flows to it)
 gradient_rule("ldexp")(_binary(lambda b, x0, x1, y, g: (b.op("ldexp", g, x1), None)))
 
