@@ -15,6 +15,7 @@ from frame.tensor import from_numpy, tensor
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import AttrSource, Source
 from .base import CONSTANT_TYPES, TENSOR, ConstantVariable, TensorVariable, Variable
+from .numpy_inplace import numpy_fill_diagonal
 from .numpy_dtypes import DTYPE_INFO_CLASSES, DTYPE_QUERIES, dtype_query, real_array_itself
 from .registry import HOOKS, wrap_rule
 from .tensor_ops import construct_tensor, from_numpy_view
@@ -181,6 +182,8 @@ class NumpyFunctionVariable(CallableVariable):
             return dtype_query(tx, self.fn, args, kwargs)
         if self.fn is np.real and real_array_itself(args, kwargs):  # NumPy returns the array
             return args[0]
+        if self.fn is np.fill_diagonal:  # writes into its array argument
+            return numpy_fill_diagonal(tx, args, kwargs)
         if tx.contains_tensor(args, kwargs):
             result = HOOKS.numpy_array_function(tx, self.fn, args, kwargs)
             if result is not None:

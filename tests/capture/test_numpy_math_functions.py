@@ -352,3 +352,70 @@ def test_flips_on_tensors(name):
     got = FLIPS[name](frame.tensor(x))
     assert isinstance(got, frame.Tensor)
     assert_same(FLIPS[name](x), got.numpy())
+
+
+# -- in place: ndarray.fill, np.fill_diagonal (the caller's array is written, as natively)
+
+def _fill(a, v):
+    a.fill(v)
+    return a
+
+
+FILLS = {
+    "fill_float": lambda a: _fill(a, 2.5),
+    "fill_int": lambda a: _fill(a, 7),
+    "fill_bool": lambda a: _fill(a, True),
+    "fill_numpy_scalar": lambda a: _fill(a, np.float32(-0.0)),
+    "fill_from_data": lambda a: _fill(a, a.max()),
+    "fill_view": lambda a: (_fill(a[1:, ::2], 3), a.sum())[1],
+    "fill_returns_none": lambda a: a.fill(1),
+    "fill_diagonal": lambda a: (np.fill_diagonal(a, 0), a)[1],
+    "fill_diagonal_wrap": lambda a: (np.fill_diagonal(a, 9, wrap=True), a)[1],
+    "fill_diagonal_array": lambda a: (np.fill_diagonal(a, a[0]), a)[1],
+    "fill_diagonal_short": lambda a: (np.fill_diagonal(a, a[0, :2] * 2), a)[1],
+    "fill_diagonal_scalar_from_data": lambda a: (np.fill_diagonal(a, a.min()), a.sum())[1],
+    "fill_diagonal_row": lambda a: (np.fill_diagonal(a[1:], -1), a)[1],
+}
+
+
+@pytest.mark.parametrize("shape", ((6, 4), (4, 6), (4, 4), (0, 3)), ids=str)
+@pytest.mark.parametrize("name", list(FILLS))
+def test_in_place_fills(name, shape):
+    fn = FILLS[name]
+    for dtype in DTYPES:
+        if dtype == "bool" and name in ("fill_float", "fill_numpy_scalar", "fill_diagonal_short"):
+            continue  # (bools * 2 are int64: their unsafe cast into bools runs natively)
+        x = data(shape, dtype, 1)
+        if 0 in shape and ("from_data" in name or "array" in name or "short" in name):
+            continue
+        check(fn, x)
+
+
+def test_fill_diagonal_of_a_cube():
+    check(lambda a: (np.fill_diagonal(a, 5), a)[1], data((3, 3, 3), "int64"))
+
+
+def test_in_place_fills_refuse_what_numpy_refuses():
+    # NumPy raises for these: the native run raises the same exception
+    assert_same_as_eager(lambda a: np.fill_diagonal(a, 0), data((4,), "float64"), captured=None)
+    assert_same_as_eager(lambda a: np.fill_diagonal(a, 0), data((2, 3, 3), "float64"),
+                         captured=None)
+    assert_same_as_eager(lambda a: _fill(a, np.nan), data((3,), "int64"), captured=None)
+    assert_same_as_eager(lambda a: _fill(a, 2 ** 70), data((3,), "int64"), captured=None)
+
+
+def test_ufunc_methods_and_masked_reductions_on_tensors():
+    x = data((4, 4), "float64", 1)
+    mask = data((4, 4), "bool", 3)
+    for fn in (lambda a, m: np.maximum.accumulate(a, axis=1),
+               lambda a, m: np.add.accumulate(a),
+               lambda a, m: np.multiply.outer(a[0], a[1]),
+               lambda a, m: np.logical_or.reduce(a, axis=None),
+               lambda a, m: np.sum(a, axis=0, where=m),
+               lambda a, m: np.max(a, where=m, initial=-1.0),
+               lambda a, m: np.rot90(a, 3)):
+        with np.errstate(all="ignore"):
+            expected = fn(x, mask)
+            got = fn(frame.tensor(x), frame.tensor(mask))
+        assert isinstance(got, frame.Tensor)
+        assert_same(np.asarray(expected), got.numpy())
