@@ -38,8 +38,8 @@ import numbers
 import numpy as np
 
 from . import functions as F
-from ._numpy_functions import (NotModelled, _copy, _dtype, _int, _ndim, _nonzero, _shape, cumprod,
-                               cumsum, np_prod, np_sum)
+from ._numpy_functions import (UFUNC_FUNCTIONS, NotModelled, _copy, _dtype, _int, _ndim,
+                               _nonzero, _shape, cumprod, cumsum, np_prod, np_sum)
 from .dtypes import as_dtype
 from .functions._core import apply, apply1, as_array, operands
 from .functions.reduction import reduction_axes
@@ -316,7 +316,6 @@ def _outer(ufunc):
 
 
 def _ufunc_impls() -> dict:
-    from ._numpy_functions import UFUNC_FUNCTIONS
     names = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
              np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow",
              np.maximum: "maximum", np.minimum: "minimum", np.equal: "equal",

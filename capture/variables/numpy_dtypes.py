@@ -31,7 +31,8 @@ if hasattr(np, "isdtype"):
 
 def _stand_in(fn, v: Variable):
     """What ``fn`` sees of ``v``: a constant, or a zero of a traced array's dtype and shape."""
-    from .containers import constant_value, is_constant_value  # (containers imports callables)
+    # lazy: containers imports callables, which imports this module
+    from .containers import constant_value, is_constant_value
     if isinstance(v, TensorVariable):
         if v.kind == TENSOR:
             raise Unsupported("unsupported_call", f"numpy.{fn.__name__} of a frame Tensor")

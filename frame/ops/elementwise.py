@@ -395,7 +395,8 @@ TWO_OUTPUT_UFUNCS = {"frexp": np.frexp, "modf": np.modf}
 for _name, _uf in TWO_OUTPUT_UFUNCS.items():
     register(OpSchema(_name, 1, _two_output_infer(_name, _uf),
                       lambda ins, attrs, _f=_uf: tuple(_f(ins[0])),
-                      traits=_EW + ("nondifferentiable",),
+                      traits=("nondifferentiable",),  # (fusion and the cpu codegen's
+                      # elementwise paths take one-output nodes)
                       doc=f"Elementwise numpy.{_name}: its two outputs."))
 
 
