@@ -1,4 +1,4 @@
-"""NumPy's math ufuncs, ufunc methods and array-layout functions written with
+"""NumPy's math ufuncs, ufunc methods, masked reductions and flips written with
 frame's ops, with NumPy's own signatures (merged into ``NUMPY_FUNCTIONS`` /
 ``UFUNC_FUNCTIONS`` by ``frame._numpy_interop``).
 
@@ -11,20 +11,22 @@ frame's ops, with NumPy's own signatures (merged into ``NUMPY_FUNCTIONS`` /
   NumPy computes ``float_power`` in float64 whatever the scalar's weak dtype.
 - ``np.divmod`` is ``(floor_divide, remainder)`` (NumPy's loops compute the two
   the same way); ``np.positive`` a copy; ``np.conjugate`` op ``conj``;
-  ``np.real`` of a real array the array itself (NumPy returns it, not a copy);
-  ``np.sinc`` NumPy's own formula (``pi * x``, the dtype's eps for 0,
+  ``np.real`` of a real array the array itself (NumPy returns it, not a copy),
+  ``np.imag`` of one zeros (capture marks them a view of it: NumPy's are
+  read-only, so a write runs natively and raises); ``np.sinc`` NumPy's own formula (``pi * x``, the dtype's eps for 0,
   ``sin(y) / y``).
 - ``np.add.accumulate`` / ``np.multiply.accumulate`` are ``cumsum`` /
   ``cumprod`` cast back to the ufunc's dtype (exact: integers wrap the same
   modulo 2**bits, bools are the running or / and); ``np.maximum.accumulate`` /
   ``np.minimum.accumulate`` are ops ``cummax`` / ``cummin``.
   ``np.logical_and.reduce`` / ``np.logical_or.reduce`` count the false / true
-  elements as ``np.all`` / ``np.any`` do; ``np.maximum.reduce`` /
-  ``np.minimum.reduce`` (and ``np.max``/``np.min``) with ``initial=`` and
-  ``where=`` reduce ``where(mask, x, initial)`` and the initial value, and
-  ``np.<ufunc>.outer`` is the ufunc on operands reshaped to broadcast.
+  elements as ``np.all`` / ``np.any`` do, and ``np.<ufunc>.outer`` is the
+  ufunc on operands reshaped to broadcast.
 - ``np.fliplr``, ``np.flipud`` and ``np.rot90`` are ``flip`` and
   ``transpose`` as NumPy's own code composes them.
+- ``np.sum``/``np.prod``/``np.max``/``np.min`` (and ``ufunc.reduce``) with
+  ``initial=``/``where=`` are op ``reduce_where``, NumPy's masked reduction as
+  its kernel (no composition skips elements in NumPy's order).
 
 A use frame does not model (``out=`` or ``dtype=`` of a ufunc method, an axis
 NumPy rejects, complex values where NumPy's result would be a view) raises
@@ -146,6 +148,18 @@ def real(val):
     if _ndim(val) == 0:  # NumPy returns the 0-d array; frame's 0-d results become scalars
         raise NotModelled("real", "of a 0-d array")
     return val
+
+
+def imag(val):
+    """``np.imag`` of a real array: zeros of its dtype (NumPy's is a new read-only
+    array; capture marks it a view of ``val``, so a write into it runs natively,
+    where NumPy raises)."""
+    if not isinstance(val, Tensor) or _dtype(val).kind not in "biuf":
+        raise NotModelled("imag", "of complex values (a view of the imaginary parts)" if
+                          isinstance(val, Tensor) else f"of {type(val).__name__}")
+    if _ndim(val) == 0:  # NumPy returns a 0-d array; frame's 0-d results become scalars
+        raise NotModelled("imag", "of a 0-d array")
+    return F.full(_shape(val), False if _dtype(val).kind == "b" else 0, dtype=as_dtype(_dtype(val)))
 
 
 def sinc(x):
@@ -391,7 +405,7 @@ if hasattr(np, "radians"):  # aliases in NumPy: the same ufunc objects, or disti
     MATH_UFUNCS.setdefault(np.degrees, _unary("rad2deg", "degrees"))
 # functions with NumPy's signatures (Tensor.__array_function__)
 MATH_FUNCTIONS: dict = {
-    np.sinc: sinc, np.real: real, np.fliplr: fliplr, np.flipud: flipud, np.rot90: rot90,
+    np.sinc: sinc, np.real: real, np.imag: imag, np.fliplr: fliplr, np.flipud: flipud, np.rot90: rot90,
     np.sum: _sum_like("sum", np.add, np_sum), np.prod: _sum_like("prod", np.multiply, np_prod),
     np.max: _extremum("max", np.maximum), np.min: _extremum("min", np.minimum),
 }

@@ -130,7 +130,8 @@ _UNINITIALISED = {np.empty: np.zeros, np.empty_like: np.zeros_like}
 # NumPy functions whose result may be a view of their first argument
 _NUMPY_VIEW_FUNCTIONS = {np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to,
                          np.flip, np.split, np.swapaxes, np.ravel, np.moveaxis, np.array_split,
-                         np.fliplr, np.flipud, np.rot90}
+                         np.fliplr, np.flipud, np.rot90,
+                         np.imag}  # (of a real array: read-only zeros; a write runs natively)
 # ... and those whose result is a list of slices of it along one axis
 _NUMPY_SPLIT_FUNCTIONS = {np.split, np.array_split}
 

@@ -419,3 +419,19 @@ def test_ufunc_methods_and_masked_reductions_on_tensors():
             got = fn(frame.tensor(x), frame.tensor(mask))
         assert isinstance(got, frame.Tensor)
         assert_same(np.asarray(expected), got.numpy())
+
+
+def test_imag_of_real_arrays():
+    for dtype in DTYPES:
+        for shape in ((0,), (3, 4)):
+            check(lambda x: (np.imag(x), np.imag(x) + x), data(shape, dtype))
+
+    def write_into_imag(x):
+        y = np.imag(x)
+        y[0] = 1.0  # NumPy's imaginary part of a real array is read-only: ValueError
+        return y
+
+    assert_same_as_eager(write_into_imag, data((3,), "float64"), captured=None)
+    got = np.imag(frame.tensor(data((3,), "float32")))
+    assert isinstance(got, frame.Tensor)
+    assert_same(np.imag(data((3,), "float32")), got.numpy())
