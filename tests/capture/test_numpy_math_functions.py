@@ -435,3 +435,13 @@ def test_imag_of_real_arrays():
     got = np.imag(frame.tensor(data((3,), "float32")))
     assert isinstance(got, frame.Tensor)
     assert_same(np.imag(data((3,), "float32")), got.numpy())
+
+
+def test_ufunc_methods_on_lists_and_constants():
+    x = data((3, 4), "float64", 1)
+    # constants only: NumPy runs at trace time; a list beside an array is np.asarray'd
+    check(lambda a: np.add.accumulate([1, 2, 3]) + a[0, :3], x)
+    check(lambda a: np.multiply.outer([1, 2], [3, 4, 5]) + a[:2, :3], x)
+    check(lambda a: np.add.outer(a[0], [1.5, 2.5]), x)
+    check(lambda a: np.maximum.accumulate([0.5, 2.0, 1.0, 3.0] * a[0]), x)
+    check(lambda a: np.logical_or.reduce(a > 0, axis=1), x)
