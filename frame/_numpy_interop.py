@@ -95,8 +95,6 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "__call__" and ufunc in UFUNC_OPS and not kwargs:
         op = UFUNC_OPS[ufunc]
         result = (getattr(F, op) if isinstance(op, str) else op)(*inputs)
-    elif method == "__call__" and ufunc is np.positive and not kwargs:
-        result = inputs[0] if isinstance(inputs[0], Tensor) else Tensor(inputs[0])
     elif method == "reduce" and ufunc in REDUCE_OPS and set(kwargs) <= {"axis", "keepdims"}:
         axis = kwargs.get("axis", 0)
         result = getattr(F, REDUCE_OPS[ufunc])(inputs[0], axis=axis,
