@@ -16,6 +16,7 @@ from ..errors import Unsupported, UserCodeRaises
 from ..sources import AttrSource, Source
 from .base import CONSTANT_TYPES, TENSOR, ConstantVariable, TensorVariable, Variable
 from .numpy_inplace import numpy_fill_diagonal
+from .numpy_layout import numpy_ascontiguousarray
 from .numpy_dtypes import DTYPE_INFO_CLASSES, DTYPE_QUERIES, dtype_query, real_array_itself
 from .registry import HOOKS, wrap_rule
 from .tensor_ops import construct_tensor, from_numpy_view
@@ -185,6 +186,8 @@ class NumpyFunctionVariable(CallableVariable):
             return args[0]
         if self.fn is np.fill_diagonal:  # writes into its array argument
             return numpy_fill_diagonal(tx, args, kwargs)
+        if self.fn is np.ascontiguousarray and tx.contains_tensor(args, kwargs):
+            return numpy_ascontiguousarray(tx, args, kwargs)  # the array itself when contiguous
         if tx.contains_tensor(args, kwargs):
             result = HOOKS.numpy_array_function(tx, self.fn, args, kwargs)
             if result is not None:

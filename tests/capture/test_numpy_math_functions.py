@@ -445,3 +445,35 @@ def test_ufunc_methods_on_lists_and_constants():
     check(lambda a: np.add.outer(a[0], [1.5, 2.5]), x)
     check(lambda a: np.maximum.accumulate([0.5, 2.0, 1.0, 3.0] * a[0]), x)
     check(lambda a: np.logical_or.reduce(a > 0, axis=1), x)
+
+
+# -- np.ascontiguousarray: the input array itself when it is C-contiguous (as NumPy)
+
+def test_ascontiguousarray_of_contiguous_inputs():
+    for dtype in DTYPES:
+        x = data((3, 4), dtype)
+        check(lambda a: np.ascontiguousarray(a), x, graphs=0)  # nothing computed: no graph
+        check(lambda a: np.ascontiguousarray(a) + np.ascontiguousarray(a, dtype=np.float32), x)
+        check(lambda a: np.ascontiguousarray(a, dtype=a.dtype) * 2, x)
+
+    def write_through(a):
+        b = np.ascontiguousarray(a)
+        b[0] = 1  # b is a: the caller sees the write
+        return b is a, a
+
+    check(write_through, data((3, 4), "float64"))
+
+
+def test_ascontiguousarray_follows_the_layout_of_each_call():
+    jitted = frame.jit(lambda a: np.ascontiguousarray(a))
+    x = data((3, 4), "float64")
+    assert jitted(x) is x
+    t = x.T  # not C-contiguous: NumPy copies (a graph break, NumPy runs it)
+    got = jitted(t)
+    assert got is not t and got.flags.c_contiguous and np.array_equal(got, t, equal_nan=True)
+    assert jitted(x) is x
+    # computed arrays, views and 0-d arrays run natively
+    for fn, arg in ((lambda a: np.ascontiguousarray(a.T), x),
+                    (lambda a: np.ascontiguousarray(a * 2), x),
+                    (lambda a: np.ascontiguousarray(a), np.array(2.0))):
+        assert_same_as_eager(fn, arg, captured=None)
