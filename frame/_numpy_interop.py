@@ -19,6 +19,7 @@ import numpy as np
 from . import functions as F
 from ._numpy_functions import NUMPY_FUNCTIONS, UFUNC_FUNCTIONS, NotModelled
 from ._numpy_linalg import LINALG_FUNCTIONS
+from ._numpy_math import MATH_FUNCTIONS, MATH_UFUNCS, UFUNC_METHODS
 from ._numpy_stats import STATS_FUNCTIONS
 from .errors import FrameError, FrameTypeError
 from .functions._core import _EAGER, current_level
@@ -41,6 +42,7 @@ UFUNC_OPS: dict = {
     np.invert: "invert",
 }
 UFUNC_OPS.update(UFUNC_FUNCTIONS)
+UFUNC_OPS.update(MATH_UFUNCS)
 REDUCE_OPS: dict[np.ufunc, str] = {np.add: "sum", np.multiply: "prod", np.maximum: "max",
                                    np.minimum: "min"}
 
@@ -61,6 +63,7 @@ FUNCTION_OPS: dict = {
 # frame/_numpy_linalg.py, frame/_numpy_stats.py): no keyword filter, a use they do not model raises NotModelled
 NUMPY_FUNCTIONS.update(LINALG_FUNCTIONS)
 NUMPY_FUNCTIONS.update(STATS_FUNCTIONS)
+NUMPY_FUNCTIONS.update(MATH_FUNCTIONS)
 FUNCTION_OPS.update({fn: (impl.__name__, None) for fn, impl in NUMPY_FUNCTIONS.items()})
 if hasattr(np, "amax"):
     FUNCTION_OPS[np.amax] = FUNCTION_OPS[np.max]
@@ -92,12 +95,12 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "__call__" and ufunc in UFUNC_OPS and not kwargs:
         op = UFUNC_OPS[ufunc]
         result = (getattr(F, op) if isinstance(op, str) else op)(*inputs)
-    elif method == "__call__" and ufunc is np.positive and not kwargs:
-        result = inputs[0] if isinstance(inputs[0], Tensor) else Tensor(inputs[0])
     elif method == "reduce" and ufunc in REDUCE_OPS and set(kwargs) <= {"axis", "keepdims"}:
         axis = kwargs.get("axis", 0)
         result = getattr(F, REDUCE_OPS[ufunc])(inputs[0], axis=axis,
                                                 keepdims=kwargs.get("keepdims", False))
+    elif (ufunc, method) in UFUNC_METHODS:  # frame/_numpy_math.py
+        result = UFUNC_METHODS[ufunc, method](*inputs, **kwargs)
     else:
         extra = f" with {', '.join(sorted(kwargs))}" if kwargs else ""
         raise FrameTypeError(f"numpy.{ufunc.__name__}.{method}{extra} is not supported on "

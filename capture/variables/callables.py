@@ -15,6 +15,9 @@ from frame.tensor import from_numpy, tensor
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import AttrSource, Source
 from .base import CONSTANT_TYPES, TENSOR, ConstantVariable, TensorVariable, Variable
+from .numpy_inplace import numpy_fill_diagonal
+from .numpy_layout import numpy_ascontiguousarray
+from .numpy_dtypes import DTYPE_INFO_CLASSES, DTYPE_QUERIES, dtype_query, real_array_itself
 from .registry import HOOKS, wrap_rule
 from .tensor_ops import construct_tensor, from_numpy_view
 
@@ -122,12 +125,14 @@ def _numpy_tables():
 
 _PURE_NUMPY_CONSTRUCTORS = {np.zeros, np.ones, np.full, np.arange, np.linspace, np.eye,
                             np.identity, np.array, np.asarray, np.zeros_like, np.ones_like,
-                            np.full_like}
+                            np.full_like, np.tri, np.logspace, np.geomspace}
 # constructors whose values are unspecified, and their zero-filled twins
 _UNINITIALISED = {np.empty: np.zeros, np.empty_like: np.zeros_like}
 # NumPy functions whose result may be a view of their first argument
 _NUMPY_VIEW_FUNCTIONS = {np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to,
-                         np.flip, np.split, np.swapaxes, np.ravel, np.moveaxis, np.array_split}
+                         np.flip, np.split, np.swapaxes, np.ravel, np.moveaxis, np.array_split,
+                         np.fliplr, np.flipud, np.rot90,
+                         np.imag}  # (of a real array: read-only zeros; a write runs natively)
 # ... and those whose result is a list of slices of it along one axis
 _NUMPY_SPLIT_FUNCTIONS = {np.split, np.array_split}
 
@@ -175,6 +180,14 @@ class NumpyFunctionVariable(CallableVariable):
 
     def call(self, tx, args, kwargs):
         ufuncs, functions = _numpy_tables()
+        if self.fn in DTYPE_QUERIES:  # np.result_type, np.finfo...: dtypes only, at trace time
+            return dtype_query(tx, self.fn, args, kwargs)
+        if self.fn is np.real and real_array_itself(args, kwargs):  # NumPy returns the array
+            return args[0]
+        if self.fn is np.fill_diagonal:  # writes into its array argument
+            return numpy_fill_diagonal(tx, args, kwargs)
+        if self.fn is np.ascontiguousarray and tx.contains_tensor(args, kwargs):
+            return numpy_ascontiguousarray(tx, args, kwargs)  # the array itself when contiguous
         if tx.contains_tensor(args, kwargs):
             result = HOOKS.numpy_array_function(tx, self.fn, args, kwargs)
             if result is not None:
@@ -206,8 +219,8 @@ class NumpyFunctionVariable(CallableVariable):
         raise Unsupported("unsupported_call", f"{numpy_name(self.fn)}")
 
     def getattr(self, tx, name: str) -> Variable:
-        if isinstance(self.fn, np.ufunc) and name == "reduce":
-            return BoundBuiltinMethod(self, "reduce")
+        if isinstance(self.fn, np.ufunc) and name in ("reduce", "accumulate", "outer"):
+            return BoundBuiltinMethod(self, name)
         return super().getattr(tx, name)
 
     def __repr__(self) -> str:
@@ -373,7 +386,7 @@ def _wrap_numpy_function(tr, value, source: Source | None) -> Variable | None:
     """A NumPy function or ufunc (a NumPy class is not one: it is wrapped as a
     class, no later static rule taking it)."""
     if isinstance(value, (np.ufunc,)) or (callable(value) and _is_numpy(value)):
-        if isinstance(value, type):
+        if isinstance(value, type) and value not in DTYPE_INFO_CLASSES:
             return None
         if _is_numpy(type(value)) and not isinstance(value, _NUMPY_FUNCTION_TYPES):
             # an instance of a NumPy class that is callable (``np.errstate(...)``, a one-shot

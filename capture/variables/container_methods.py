@@ -217,6 +217,8 @@ def call_container_method(tx, obj: Variable, name: str, args, kwargs) -> Variabl
             raise UserCodeRaises("TypeError: fromkeys expected 1 or 2 arguments")
         value = args[1] if len(args) > 1 else ConstantVariable(None)
         return DictVariable({unpack_constant_key(k): value for k in args[0].iterate(tx)})
-    if isinstance(obj, NumpyFunctionVariable) and name == "reduce":
-        return numpy_call(tx, obj.fn.reduce, args, kwargs)
+    if isinstance(obj, NumpyFunctionVariable) and name in ("reduce", "accumulate", "outer"):
+        if not tx.contains_tensor(args, kwargs):  # pure: NumPy runs it on the constants
+            return tx.call_constant(getattr(obj.fn, name), args, kwargs)
+        return numpy_call(tx, getattr(obj.fn, name), args, kwargs)
     raise Unsupported("unsupported_call", f"method {name} of {obj!r}")

@@ -105,6 +105,16 @@ def _signature(fn) -> inspect.Signature:
     return sig
 
 
+# the array_like parameters of the ufunc methods capture models
+_UFUNC_METHOD_ARRAYS = {"reduce": ("array",), "accumulate": ("array",), "outer": ("A", "B")}
+
+
+def _ufunc_method(fn) -> str | None:
+    """``"reduce"`` for ``np.add.reduce`` (a method of a ufunc), else None."""
+    return getattr(fn, "__name__", None) if isinstance(getattr(fn, "__self__", None), np.ufunc) \
+        else None
+
+
 def _is_reduce(fn) -> bool:
     return getattr(fn, "__name__", None) == "reduce" and isinstance(getattr(fn, "__self__", None),
                                                                      np.ufunc)
@@ -187,7 +197,7 @@ def _split(fn, args, kwargs) -> tuple[_Call, dict[str, tuple], bool]:
     slots = _slots(fn, args, kwargs)
     if "out" in slots:
         call.out = call.pop(slots.pop("out"))
-    names = ("array",) if _is_reduce(fn) else _ARRAY_LIKE.get(fn, ())
+    names = _UFUNC_METHOD_ARRAYS.get(_ufunc_method(fn)) or _ARRAY_LIKE.get(fn, ())
     array_slots = {n: slots[n.lstrip("*")] for n in names if n.lstrip("*") in slots}
     return call, array_slots, False
 

@@ -35,7 +35,7 @@ _METADATA_METHODS = {"is_floating_point", "element_size", "dim", "ndimension", "
 NDARRAY_METHODS = {"sum", "mean", "max", "min", "prod", "argmax", "argmin", "reshape",
                    "transpose", "squeeze", "astype", "clip", "take", "flatten", "ravel", "copy",
                    "swapaxes", "std", "var", "cumsum", "cumprod", "argsort", "sort", "any", "all",
-                   "round", "dot", "repeat"}
+                   "round", "dot", "repeat", "fill"}
 # ...and those whose result may be a view of the array (NumPy documents "may")
 NDARRAY_VIEW_METHODS = {"reshape", "transpose", "squeeze", "ravel", "swapaxes"}
 
@@ -243,6 +243,14 @@ def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
     function = HOOKS.ndarray_method_function(name)
     if function is not None:  # x.sum(...) is np.sum(x, ...): NumPy's operands and out=
         return HOOKS.numpy_call(tx, function, [t, *args], kwargs, numpy_ref=getattr(np.ndarray, name))
+    if name == "fill":  # a[...] = value: NumPy's conversion of the scalar, in place
+        if t.kind != NDARRAY or kwargs or len(args) != 1:
+            raise Unsupported("unsupported_call", "ndarray.fill() with these arguments")
+        value = args[0]
+        if isinstance(value, TensorVariable) and (value.kind == TENSOR or value.shape):
+            raise Unsupported("unsupported_call", "ndarray.fill() of an array")
+        ndarray_setitem(tx, t, ConstantVariable(Ellipsis), value)
+        return ConstantVariable(None)
     if name == "sort":  # sorts in place, returns None
         if t.kind == NPSCALAR:
             raise UserCodeRaises("a NumPy scalar has no in-place sort")

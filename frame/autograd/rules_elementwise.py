@@ -261,6 +261,28 @@ def _pow(b, inputs, outputs, grads, attrs):
     return [fit(b, ga, a), fit(b, ge, e)]
 
 
+# float_power is pow computed in float64 (complex128): the same derivatives
+gradient_rule("float_power")(_pow)
+# deg2rad / rad2deg: multiplication by a constant
+gradient_rule("deg2rad")(_unary(lambda b, x, y, g: b.op("mul", g, _s(b, math.pi / 180.0, g))))
+gradient_rule("rad2deg")(_unary(lambda b, x, y, g: b.op("mul", g, _s(b, 180.0 / math.pi, g))))
+# copysign(a, s) = +-a: the sign flips where the signs of a and s differ (nothing flows to s)
+gradient_rule("copysign")(_binary(lambda b, x0, x1, y, g: (
+    b.op("where", b.op("equal", b.op("signbit", x0), b.op("signbit", x1)), g, b.op("neg", g)),
+    None)))
+# fmod(a, m) = a - trunc(a / m) * m; trunc(q) as floor/ceil by sign (their gradient, 0,
+# carries to second order)
+def _trunc_quotient(b, x0, x1, y):
+    q = b.op("div", _as_output_dtype(b, x0, y), _as_output_dtype(b, x1, y))
+    return b.op("where", b.op("less", q, _s(b, 0.0, q)), b.op("ceil", q), b.op("floor", q))
+
+
+gradient_rule("fmod")(_binary(lambda b, x0, x1, y, g: (
+    g, b.op("neg", b.op("mul", g, _trunc_quotient(b, x0, x1, y))))))
+# ldexp(m, e) = m * 2**e (the exponent is an integer: nothing flows to it)
+gradient_rule("ldexp")(_binary(lambda b, x0, x1, y, g: (b.op("ldexp", g, x1), None)))
+
+
 def _extremum(pick: str):
     """maximum (pick='greater') / minimum (pick='less'): ties split in half."""
     def fn(b, x0, x1, y, g):

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..dtypes import result_type
+from ..dtypes import from_numpy, result_type
 from ..errors import FrameTypeError
 from ..ir.types import TensorType
 from .common import broadcast_shapes, require_dtype, ufunc_result_dtype
@@ -19,7 +19,7 @@ from .registry import register
 from .schema import AttrSpec, OpSchema
 
 __all__ = ["UNARY_UFUNCS", "BINARY_UFUNCS", "EXTRA_UNARY_UFUNCS", "EXTRA_BINARY_UFUNCS",
-           "erf_kernel"]
+           "MATH_UNARY_UFUNCS", "MATH_BINARY_UFUNCS", "TWO_OUTPUT_UFUNCS", "erf_kernel"]
 
 _EW = ("elementwise", "fusable")
 
@@ -363,6 +363,41 @@ EXTRA_BINARY_UFUNCS = {"hypot": np.hypot, "logaddexp": np.logaddexp,
                        "arctan2": np.arctan2}
 _register_binary_ufuncs(EXTRA_BINARY_UFUNCS, commutative={"hypot", "logaddexp"},
                         nondifferentiable={"left_shift", "right_shift"})
+
+# NumPy's math ufuncs of frame/_numpy_math.py (np.copysign, np.heaviside, np.fmod, ...):
+# NumPy's ufuncs as their kernels, so every dtype, signed zero, inf and NaN is NumPy's
+MATH_UNARY_UFUNCS = {"signbit": np.signbit, "deg2rad": np.deg2rad, "rad2deg": np.rad2deg}
+_register_unary_ufuncs(MATH_UNARY_UFUNCS, {"signbit"})
+MATH_BINARY_UFUNCS = {"copysign": np.copysign, "heaviside": np.heaviside, "fmod": np.fmod,
+                      "float_power": np.float_power, "ldexp": np.ldexp}
+# heaviside is piecewise constant; the others have gradient rules
+_register_binary_ufuncs(MATH_BINARY_UFUNCS, commutative=set(), nondifferentiable={"heaviside"})
+
+
+def _two_output_infer(name: str, ufunc: np.ufunc):
+    """Type inference for a one-input, two-output ufunc (``frexp``, ``modf``)."""
+    def infer(types, attrs):
+        (t,) = types
+        try:
+            resolved = ufunc.resolve_dtypes((t.dtype.np, None, None))
+        except TypeError as e:  # NumPy's 'no loop' error is a TypeError
+            raise FrameTypeError(f"{name}: not supported for dtype {t.dtype.name}") from e
+        try:
+            return [TensorType(from_numpy(d), t.shape) for d in resolved[1:]]
+        except TypeError as e:
+            raise FrameTypeError(f"{name}: not supported for dtype {t.dtype.name} (NumPy "
+                                 f"would produce {resolved[1:]})") from e
+    return infer
+
+
+# frexp: (mantissa, int32 exponent); modf: (fractional part, integral part)
+TWO_OUTPUT_UFUNCS = {"frexp": np.frexp, "modf": np.modf}
+for _name, _uf in TWO_OUTPUT_UFUNCS.items():
+    register(OpSchema(_name, 1, _two_output_infer(_name, _uf),
+                      lambda ins, attrs, _f=_uf: tuple(_f(ins[0])),
+                      traits=("nondifferentiable",),  # (fusion and the cpu codegen's
+                      # elementwise paths take one-output nodes)
+                      doc=f"Elementwise numpy.{_name}: its two outputs."))
 
 
 # --------------------------------------------------------------------------- where, cast, clip

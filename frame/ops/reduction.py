@@ -103,6 +103,56 @@ for _name in REDUCTIONS:
                       doc=f"numpy.{REDUCTIONS[_name].__name__} over canonical axes."))
 
 
+# --------------------------------------------------------------------------- reduce_where
+
+# numpy.<ufunc>.reduce with where= and initial= (np.sum/np.prod/np.max/np.min(x, where=m,
+# initial=v)); the elements NumPy skips and the order it visits the others are its own,
+# so the kernel is NumPy's reduction itself
+_WHERE_UFUNCS = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum,
+                 "minimum": np.minimum}
+
+
+def _reduce_where_infer(types, attrs):
+    x, mask = types[0], types[1]
+    name = attrs["ufunc"]
+    if name not in _WHERE_UFUNCS:
+        raise FrameValueError(f"reduce_where: ufunc must be one of {sorted(_WHERE_UFUNCS)}, "
+                              f"got {name!r}")
+    if not mask.dtype.is_bool:
+        raise FrameTypeError(f"reduce_where: the mask must be bool, got {mask}")
+    axes = attrs["axes"]
+    check_axes("reduce_where", axes, x.rank)
+    try:
+        np.broadcast_to(np.empty(mask.shape, np.bool_), x.shape)
+    except ValueError:
+        raise FrameValueError(f"reduce_where: mask {mask} does not broadcast to {x}") from None
+    probe = np.asarray(_WHERE_UFUNCS[name].reduce(np.zeros(1, x.dtype.np), initial=None))
+    out_dtype = from_numpy(probe.dtype)
+    if len(types) == 3:
+        init = types[2]
+        if init.rank != 0 or init.dtype is not out_dtype:
+            raise FrameTypeError(f"reduce_where: initial must be a 0-d {out_dtype.name}, got {init}")
+    elif _WHERE_UFUNCS[name].identity is None:
+        raise FrameValueError(f"reduce_where: {name} has no identity; an initial value is needed")
+    return [TensorType(out_dtype, _reduced_shape(x.shape, axes, attrs["keepdims"]))]
+
+
+def _reduce_where_kernel(ins, attrs):
+    kwargs = {} if len(ins) < 3 else {"initial": ins[2][()]}
+    return (np.asarray(_WHERE_UFUNCS[attrs["ufunc"]].reduce(
+        ins[0], axis=attrs["axes"], keepdims=attrs["keepdims"], where=ins[1], **kwargs)),)
+
+
+register(OpSchema("reduce_where", (2, 3), _reduce_where_infer, _reduce_where_kernel,
+                  attrs={"ufunc": AttrSpec("str"), "axes": AttrSpec("ints"),
+                         "keepdims": AttrSpec("bool", False)},
+                  traits=("nondifferentiable",),
+                  doc="reduce_where(x, mask[, initial], ufunc, axes, keepdims): "
+                      "numpy.<ufunc>.reduce(x, axes, keepdims, where=mask, initial=initial) "
+                      "for ufunc add, multiply, maximum or minimum; without initial, the "
+                      "ufunc's identity (maximum and minimum need one)."))
+
+
 # --------------------------------------------------------------------------- argmax, argmin
 
 _ARG_FUNCS = {"argmax": np.argmax, "argmin": np.argmin}

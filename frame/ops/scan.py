@@ -61,6 +61,30 @@ for _name in _SCANS:
                           f"in the dtype numpy.{_SCANS[_name][1]} gives."))
 
 
+# running maximum / minimum (np.maximum.accumulate, np.minimum.accumulate): NumPy's
+# accumulate as the kernel (NaN propagates from where it first appears)
+_EXTREMUM_SCANS = {"cummax": np.maximum, "cummin": np.minimum}
+
+
+def _extremum_scan_infer(op: str):
+    def infer(types, attrs):
+        (t,) = types
+        _check_axis(op, t, attrs["axis"])
+        if t.dtype.is_complex:
+            raise FrameTypeError(f"{op}: complex values are not ordered by frame, got {t}")
+        return [t]
+    return infer
+
+
+for _name, _uf in _EXTREMUM_SCANS.items():
+    register(OpSchema(_name, 1, _extremum_scan_infer(_name),
+                      lambda ins, attrs, _f=_uf: (np.ascontiguousarray(
+                          _f.accumulate(ins[0], axis=attrs["axis"])),),
+                      attrs={"axis": AttrSpec("int")}, traits=("nondifferentiable",),
+                      doc=f"numpy.{_uf.__name__}.accumulate(x, axis): the running "
+                          f"{_uf.__name__} along one axis, in x's dtype."))
+
+
 # --------------------------------------------------------------------------- sort, argsort
 
 def _check_sort(op: str, t: TensorType, attrs) -> None:

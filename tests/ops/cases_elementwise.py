@@ -226,3 +226,83 @@ def clip_cases(op):
                        lambda ins, attrs: [np.where(ins[0] < ins[1], ins[1],
                                                     np.where(ins[0] > ins[2], ins[2], ins[0]))],
                        id=f"{dtype}-{shape}")
+
+
+# -- NumPy's math ufuncs of frame/_numpy_math.py, against the math module
+
+_vcopysign = np.vectorize(math.copysign, otypes=[np.float64])
+_vfmod = np.vectorize(math.fmod, otypes=[np.float64])
+_vsignbit = np.vectorize(lambda v: math.copysign(1.0, v) < 0, otypes=[bool])
+
+
+def _heaviside(a, b):
+    a, b = _f64(a), _f64(b)
+    return np.where(a < 0, 0.0, np.where(a > 0, 1.0, b))
+
+
+UNARY_MATH = {
+    "signbit": (lambda x: _vsignbit(_f64(x)), NUMERIC + ("bool",), "any"),
+    "deg2rad": (lambda x: _f64(x) * (math.pi / 180.0), NUMERIC, "any"),
+    "rad2deg": (lambda x: _f64(x) * (180.0 / math.pi), NUMERIC, "any"),
+}
+
+
+@cases(*UNARY_MATH)
+def unary_math_cases(op):
+    formula, dtypes, domain = UNARY_MATH[op]
+    for dtype in dtypes:
+        for i, shape in enumerate(UNARY_SHAPES):
+            x = _unary_input(shape, dtype, domain, seed=i)
+            yield Case([x], {}, lambda ins, attrs, f=formula: [f(ins[0])], id=f"{dtype}-{shape}")
+    if op == "signbit":  # signed zeros, infinities and NaNs of either sign
+        yield Case([np.array([-0.0, 0.0, -np.inf, np.inf, np.nan, -np.nan])], {},
+                   lambda ins, attrs, f=formula: [f(ins[0])], id="edges")
+
+
+BINARY_MATH = {
+    "copysign": (lambda a, b: _vcopysign(_f64(a), _f64(b)), FLOATS, "any"),
+    "heaviside": (_heaviside, FLOATS, "small"),
+    "fmod": (lambda a, b: _vfmod(_f64(a), _f64(b)), NUMERIC, "nonzero"),
+    "float_power": (lambda a, b: _f64(a) ** _f64(b), NUMERIC, "pow"),
+}
+
+
+@cases(*BINARY_MATH)
+def binary_math_cases(op):
+    formula, dtypes, domain = BINARY_MATH[op]
+    for dtype in dtypes:
+        for i, (sa, sb) in enumerate(BINARY_SHAPES):
+            a, b = _binary_inputs(sa, sb, dtype, domain, seed=i)
+            yield Case([a, b], {}, lambda ins, attrs, f=formula: [f(ins[0], ins[1])],
+                       id=f"{dtype}-{sa}-{sb}")
+
+
+@cases("ldexp")
+def ldexp_cases(op):
+    for dtype in FLOATS:
+        for exp_dtype in INTS:
+            for i, (sa, sb) in enumerate(BINARY_SHAPES):
+                a = sample(sa, dtype, i)
+                b = sample(sb, exp_dtype, i + 1, low=-5, high=5)
+                yield Case([a, b], {}, lambda ins, attrs: [_f64(ins[0]) * 2.0 ** _f64(ins[1])],
+                           id=f"{dtype}-{exp_dtype}-{sa}-{sb}")
+
+
+def _split_each(fn, dtypes):
+    """The two outputs of ``fn`` (a math function returning a pair) over every element."""
+    def expected(ins, attrs):
+        x = _f64(ins[0])
+        pairs = [fn(v) for v in x.ravel().tolist()]
+        first = np.array([p[0] for p in pairs], dtype=np.float64).reshape(x.shape)
+        second = np.array([p[1] for p in pairs], dtype=np.float64).reshape(x.shape)
+        return [first, second]
+    return expected
+
+
+@cases("frexp", "modf")
+def two_output_cases(op):
+    fn = math.frexp if op == "frexp" else math.modf
+    for dtype in FLOATS + (("int32", "int64") if op == "frexp" else ()):
+        for i, shape in enumerate(UNARY_SHAPES):
+            x = sample(shape, dtype, i, low=-40.0, high=40.0)
+            yield Case([x], {}, _split_each(fn, dtype), id=f"{dtype}-{shape}")

@@ -95,3 +95,70 @@ def take_along_axis_cases(op):
             for idx_dtype in ("int64", "int32") if i % 2 else ("int64",):
                 yield Case([x, np.array(idx, dtype=idx_dtype)], {"axis": axis}, _gathered,
                            id=f"{dtype}-{shape}-{i}-{idx_dtype}-{axis}")
+
+
+# -- cummax / cummin: the max/min of each growing slice (Python's max/min over it)
+
+@cases("cummax", "cummin")
+def extremum_scan_cases(op):
+    reduce = np.max if op == "cummax" else np.min
+
+    def expected(ins, attrs):
+        x, axis = ins[0], attrs["axis"]
+        moved = np.moveaxis(x, axis, -1)
+        out = np.empty(moved.shape, x.dtype)
+        for i in range(moved.shape[-1]):
+            out[..., i] = reduce(moved[..., :i + 1], axis=-1)
+        return [np.moveaxis(out, -1, axis)]
+    for dtype in ALL:
+        for i, (shape, axis) in enumerate(SCAN_SHAPES):
+            x = sample(shape, dtype, i, low=-2.0, high=2.0)
+            yield Case([x], {"axis": axis}, expected, id=f"{dtype}-{shape}-{axis}")
+
+
+# -- reduce_where: the masked-out elements replaced by the identity, then the initial
+# value combined with the reduction of the rest
+
+_MASKED = {"add": (np.sum, 0, lambda a, b: a + b), "multiply": (np.prod, 1, lambda a, b: a * b),
+           "maximum": (np.max, None, lambda a, b: np.where(a >= b, a, b)),
+           "minimum": (np.min, None, lambda a, b: np.where(a <= b, a, b))}
+
+
+def _masked_expected(reduce, identity, combine, out_dtype):
+    def expected(ins, attrs):
+        x = ins[0].astype(out_dtype)
+        mask = np.broadcast_to(ins[1], x.shape)
+        axes, keepdims = attrs["axes"], attrs["keepdims"]
+        start = np.asarray(ins[2] if len(ins) > 2 else identity, dtype=out_dtype)
+        keep = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+        out_shape = keep if keepdims else tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        if identity is None:  # no identity: reduce the kept elements, the initial value where none
+            acc = np.full(out_shape, start)
+            moved = np.moveaxis(x, axes, range(len(axes))).reshape((-1,) + tuple(np.delete(x.shape, axes)))
+            kept = np.moveaxis(mask, axes, range(len(axes))).reshape(moved.shape)
+            for row, m in zip(moved, kept):
+                acc = np.where(m.reshape(acc.shape), combine(acc, row.reshape(acc.shape)), acc)
+            return [acc]
+        filled = np.where(mask, x, np.asarray(identity, dtype=out_dtype))
+        return [np.asarray(combine(reduce(filled, axis=axes, keepdims=keepdims, dtype=out_dtype),
+                                   start), dtype=out_dtype)]
+    return expected
+
+
+@cases("reduce_where")
+def reduce_where_cases(op):
+    for ufunc, (reduce, identity, combine) in _MASKED.items():
+        for dtype in ("float32", "float64", "int32", "int64", "bool"):
+            for i, (shape, axes, keepdims) in enumerate((((3, 4), (1,), False),
+                                                         ((3, 4), (0, 1), True),
+                                                         ((2, 3, 2), (0, 2), False),
+                                                         ((0, 3), (0,), False))):
+                x = sample(shape, dtype, i, low=-2.0, high=2.0)
+                mask = sample(shape[-1:], "bool", i + 5)  # broadcast along the leading axes
+                out_dtype = np.asarray(reduce(np.zeros(1, dtype))).dtype
+                init = np.asarray(-1 if ufunc == "maximum" else 1, dtype=out_dtype)
+                expected = _masked_expected(reduce, identity, combine, out_dtype)
+                attrs = {"ufunc": ufunc, "axes": axes, "keepdims": keepdims}
+                if identity is not None:
+                    yield Case([x, mask], attrs, expected, id=f"{ufunc}-{dtype}-{i}")
+                yield Case([x, mask, init], attrs, expected, id=f"{ufunc}-{dtype}-{i}-initial")

@@ -60,6 +60,14 @@ def _no_build(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
 
 
 lowering("cumprod", check=_refuse_cumprod)(_no_build)
+
+
+def _refuse_masked(node: Node) -> str:
+    return (f"op '{node.op}' on {_types(node)}: no running maximum/minimum op, and no masked "
+            f"reduction that visits the elements in NumPy's order")
+
+
+lowering("cummax", "cummin", "reduce_where", check=_refuse_masked)(_no_build)
 lowering("sort", "argsort", check=_refuse_sort, int64=True)(_no_build)
 
 
