@@ -407,8 +407,15 @@ def child_steady(group: str, rounds: int, pause: float) -> dict:
         res = timed_blocks({name: per[w] for name, per in cands.items()}, number=NUMBER[w],
                            rounds=rounds, warmup=3, pause=pause, blas=blas)
         ms[w] = {k: v * 1e3 for k, v in res.items()}
+    after = None
+    if group == "frame":  # what the timed blocks ran on: a drift re-trial shows here
+        import frame
+        extra = frame.stats().extra
+        after = {"decisions": dict(frame.stats().tier_decisions),
+                 "counters": {k: extra.get(k, 0) for k in ("pgo_trials", "pgo_decisions",
+                                                           "pgo_drifts", "pgo_switches")}}
     return {"ms": ms, "threads": pools, "own_blas": own_blas, "decisions": decisions,
-            "versions": _versions(group)}
+            "after": after, "versions": _versions(group)}
 
 
 def _versions(group: str) -> dict:
@@ -546,6 +553,8 @@ def main(argv=None) -> int:
                 results["threads"] = res["threads"]
             if res["decisions"] is not None:
                 results["decisions"] = res["decisions"]
+            if res.get("after") is not None:
+                results.setdefault("after", []).append(res["after"])
     for g, runs in passes.items():
         if runs:
             results["steady"][g] = {
@@ -639,6 +648,11 @@ def report(results: dict, args, skipped: list[str]) -> None:
                       + ", ".join(f"{g} {n}" for g, n in results["own_blas"].items()))
     for label, text in (results["decisions"] or {}).items():
         console.print(f"tier decision: {label}: {text}")
+    for k, after in enumerate(results.get("after", ())):
+        console.print(f"frame child {k + 1} after timing: PGO counters {after['counters']}")
+        for label, text in after["decisions"].items():
+            if text != (results["decisions"] or {}).get(label):
+                console.print(f"  changed while timed: {label}: {text}")
     for g in skipped:
         console.print(f"skipped: {g} (not installed)")
     _chart(results, order, {n: {**vs[n], **vs_own.get(n, {})} for n in vs}, args.png)

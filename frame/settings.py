@@ -180,9 +180,10 @@ class Config:
                                     _int)
     pgo_margin: float = _setting(0.05, "FRAME_PGO_MARGIN", "hysteresis: the fast tier is kept "
                                  "only when this much faster (PGO)", _float)
-    pgo_drift: float = _setting(1.3, "FRAME_PGO_DRIFT", "a decided graph whose sampled call "
+    pgo_drift: float = _setting(0.0, "FRAME_PGO_DRIFT", "a decided graph whose sampled call "
                                 "time moves this factor away from its trial median (either "
-                                "way) is measured again (PGO; 0: never)", _float)
+                                "way) is measured again (PGO; 0, the default: never; 1.3 "
+                                "was tried)", _float)
     cooldown_s: float = _setting(0.05, "FRAME_COOLDOWN_S", "a graph whose slow-tier request was "
                                  "refused (backpressure) asks again after this long (seconds)",
                                  _float)

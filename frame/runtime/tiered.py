@@ -106,13 +106,14 @@ the graph runs on the fast tier for good (state ``pgo_fast``) and the slow
 tier is never compiled; the slow tier won -> the usual background swap,
 without trials.
 
-Drift.  A decision holds while the conditions it was measured under hold;
-load on a shared machine comes and goes, and the tiers do not suffer alike
-(OpenVINO's two threads lose more to a busy core than the cpu tier's one).
-So after a decision (measured or stored) every ``DRIFT_EVERY``-th call of the
-winner is timed, after ``DRIFT_WARMUP`` calls; when the median of
-``DRIFT_WINDOW`` such samples is more than ``pgo_drift`` (``FRAME_PGO_DRIFT``,
-default 1.3) times the winner's median in the decision, or less than that
+Drift (opt-in: ``pgo_drift``, ``FRAME_PGO_DRIFT``, default 0 = off).  A
+decision holds while the conditions it was measured under hold; load on a
+shared machine comes and goes, and the tiers do not suffer alike (OpenVINO's
+two threads lose more to a busy core than the cpu tier's one).  With the
+watch on, after a decision (measured or stored) every ``DRIFT_EVERY``-th call
+of the winner is timed, after ``DRIFT_WARMUP`` calls; when the median of
+``DRIFT_WINDOW`` such samples is more than ``pgo_drift`` (1.3 was tried)
+times the winner's median in the decision, or less than that
 median over ``pgo_drift``, the graph is measured again: a new trial on the
 real calls (the slow tier compiled again first if it was dropped or never
 compiled), counted as ``pgo_drifts``, whose decision replaces the old one in
@@ -121,7 +122,12 @@ this process and, when clear, in the persistent cache.  At most
 changing costs a bounded number of trials.  Graphs whose winner runs in
 under ``DRIFT_MIN_S`` (20 us) are not watched: the watch's own cost (a
 counter and a call, ~0.1 us) would be a visible part of such a call.
-``pgo_drift=0`` turns the watch off.  ``FRAME_PGO=0`` turns PGO off (count-based swap, as for a
+It is off by default because the trial's median is not what the program's
+own call pattern gives: in ``benchmarks/peers.py`` (blocks of calls after a
+pause) the winners ran 1.3-1.8x their trial medians, the watch (1.3) measured
+4 of the 5 graphs again in the middle of the timed blocks, and the default's
+CNN cell came out 32% slower than the pinned tiers (1.93 against 1.46 ms;
+with the watch off the same run was within 5% everywhere).  ``FRAME_PGO=0`` turns PGO off (count-based swap, as for a
 pinned backend).  A backend the user named (``frame.jit(backend="openvino")``,
 ``FRAME_BACKEND``) is a strict pin: no trials, the graph ends on that
 backend.

@@ -24,6 +24,13 @@ from tests.runtime.test_tiered import graph, inputs
 FIRST_CHECK = tiered.DRIFT_WARMUP + tiered.DRIFT_EVERY * tiered.DRIFT_WINDOW
 
 
+@pytest.fixture(autouse=True)
+def _watch_on(pgo):
+    """The watch is off by default (docs/warm_start.md): these tests turn it on."""
+    with frame.config.override(pgo_drift=1.3):
+        yield
+
+
 def call(exe, g, n, seed=0):
     """``n`` calls of ``exe``, every result checked against the reference."""
     for i in range(n):
@@ -142,7 +149,8 @@ def test_tiny_graphs_are_not_watched(pgo):
     assert stats().extra.get("pgo_drifts", 0) == 0
 
 
-def test_the_watch_is_off_with_pgo_drift_0(pgo):
+def test_the_watch_is_off_by_default_and_with_pgo_drift_0(pgo):
+    assert frame.config.__class__().pgo_drift == 0   # the default (the fixture turned it on)
     pb.FAST.reset(3e-3)
     pb.SLOW.reset(1e-3)
     g = graph(1.25)
