@@ -52,13 +52,20 @@ def _repeated(x, n: int):
     return flat
 
 
-def numpy_fill_diagonal(tx, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+def bind_call(signature, name: str, args: list[Variable], kwargs: dict[str, Variable]) -> dict:
+    """``args``/``kwargs`` bound to ``signature``'s parameters, defaults applied;
+    a call NumPy would reject raises its TypeError (the native run's)."""
     try:
-        bound = inspect.signature(_fill_diagonal_signature).bind(*args, **kwargs)
+        bound = inspect.signature(signature).bind(*args, **kwargs)
     except TypeError as e:
-        raise UserCodeRaises(f"fill_diagonal(): {e}") from e
+        raise UserCodeRaises(f"{name}(): {e}") from e
     bound.apply_defaults()
-    a, val, wrap = bound.arguments["a"], bound.arguments["val"], bound.arguments["wrap"]
+    return bound.arguments
+
+
+def numpy_fill_diagonal(tx, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    bound = bind_call(_fill_diagonal_signature, "fill_diagonal", args, kwargs)
+    a, val, wrap = bound["a"], bound["val"], bound["wrap"]
     if not isinstance(a, TensorVariable) or a.kind != NDARRAY:
         raise Unsupported("unsupported_call", "numpy.fill_diagonal of something other than a "
                                               "NumPy array")

@@ -12,12 +12,11 @@ graph's arrays are C-ordered).
 """
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 
 from ..errors import Unsupported, UserCodeRaises
 from .base import NDARRAY, ConstantVariable, TensorVariable, Variable
+from .numpy_inplace import bind_call
 from .registry import HOOKS
 
 __all__ = ["numpy_ascontiguousarray"]
@@ -27,13 +26,9 @@ def _ascontiguousarray_signature(a, dtype=None, *, like=None): ...
 
 
 def numpy_ascontiguousarray(tx, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
-    try:
-        bound = inspect.signature(_ascontiguousarray_signature).bind(*args, **kwargs)
-    except TypeError as e:
-        raise UserCodeRaises(f"ascontiguousarray(): {e}") from e
-    bound.apply_defaults()
-    a = bound.arguments["a"]
-    options = {k: v for k, v in bound.arguments.items() if k != "a"}
+    bound = bind_call(_ascontiguousarray_signature, "ascontiguousarray", args, kwargs)
+    a = bound["a"]
+    options = {k: v for k, v in bound.items() if k != "a"}
     if not isinstance(a, TensorVariable) or a.kind != NDARRAY or \
             not all(isinstance(v, Variable) and v.is_constant() for v in options.values()
                     if v is not None) or \

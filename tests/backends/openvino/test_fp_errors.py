@@ -127,7 +127,8 @@ def test_a_filter_limited_to_a_module_counts():
 
 
 @pytest.mark.parametrize("strict", [lambda: np.errstate(divide="raise"),
-                                    lambda: _error_filters()])
+                                    lambda: warnings.catch_warnings(action="error",
+                                                                    category=RuntimeWarning)])
 def test_a_jitted_function_on_openvino_raises_the_plain_exception(strict):
     def f(x):
         return np.log(x) * 2 + 1
@@ -142,12 +143,3 @@ def test_a_jitted_function_on_openvino_raises_the_plain_exception(strict):
         fine = x + 1
         np.testing.assert_allclose(jitted(fine), f(fine), rtol=1e-5)   # no error: a result
 
-
-class _error_filters:
-    def __enter__(self):
-        self._cm = warnings.catch_warnings()
-        self._cm.__enter__()
-        warnings.simplefilter("error", RuntimeWarning)
-
-    def __exit__(self, *exc):
-        return self._cm.__exit__(*exc)
