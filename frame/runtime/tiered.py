@@ -119,7 +119,8 @@ real calls (the slow tier compiled again first if it was dropped or never
 compiled), counted as ``pgo_drifts``, whose decision replaces the old one in
 this process and, when clear, in the persistent cache.  At most
 ``PGO_MAX_REMEASURES`` (2) per graph and process, so load that keeps
-changing costs a bounded number of trials.  Graphs whose winner runs in
+changing costs a bounded number of trials (a graph keeps what builds its slow
+tier again only when compiled with the watch on).  Graphs whose winner runs in
 under ``DRIFT_MIN_S`` (20 us) are not watched: the watch's own cost (a
 counter and a call, ~0.1 us) would be a visible part of such a call.
 It is off by default because the trial's median is not what the program's
@@ -263,7 +264,8 @@ class TieredExecutable(Executable):
         self._key = key
         self._build_slow: Callable[[], Executable] | None = build_slow
         # kept for a new trial after drift when the slow tier was dropped or never built
-        self._rebuild = build_slow if self.pgo else None
+        # (only with the watch on: it holds the graph alive)
+        self._rebuild = build_slow if self.pgo and config.pgo_drift > 1.0 else None
         self._winner: Executable | None = None  # the watched executable (drift)
         self._watch_calls = 0
         self._watch_samples: list[float] = []

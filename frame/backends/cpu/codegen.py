@@ -176,7 +176,7 @@ from ...ops.nn import _cross_entropy_kernel, _softmax_kernel, softmax_cross_entr
 from ...ops.shape import scatter_into
 from ...ops.registry import get_schema, lookup
 from .chunks import Split, chunk_allocator, parallel_split
-from .lowerings import REREADS_ARGUMENTS, Namespace, out_lowering
+from .lowerings import REREADS_ARGUMENTS, Namespace, out_lowering, slice_index
 
 __all__ = ["CpuExecutable", "build_executable", "check_plan"]
 
@@ -669,10 +669,7 @@ class _Codegen:
             self.set(out, name, owned=True)
             return
         if node.op == "slice":
-            a = node.attrs
-            index = tuple(slice(b, e if e >= 0 else None, k)
-                          for b, e, k in zip(a["starts"], a["stops"], a["steps"]))
-            view = f"{arg}[{self.ns.bind(index, 'index', key=('index', repr(index)))}]"
+            view = f"{arg}[{slice_index(node, self.ns)}]"
         else:
             view = f"{arg}.reshape({out.type.shape!r})"
         if arg in self.standard:

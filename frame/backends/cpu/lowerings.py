@@ -29,7 +29,7 @@ from ...ops.elementwise import (BINARY_UFUNCS, EXTRA_BINARY_UFUNCS, EXTRA_UNARY_
                                 UNARY_UFUNCS)
 from ...ops.registry import lookup
 
-__all__ = ["Namespace", "Emitter", "REREADS_ARGUMENTS", "out_lowering"]
+__all__ = ["Namespace", "Emitter", "REREADS_ARGUMENTS", "out_lowering", "slice_index"]
 
 
 class Namespace:
@@ -168,14 +168,18 @@ def _reduction(uf: np.ufunc) -> Emitter:
     return emit
 
 
-def _slice(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
-    # the reference copies x[index] into a new C-ordered array: the same values
-    # copied into the out array, without the kernel call
+def slice_index(node: Node, ns: Namespace) -> str:
+    """The global name of a ``slice`` node's index, ``x[index]`` (a stop of -1: to the end)."""
     a = node.attrs
     index = tuple(slice(s, e if e >= 0 else None, k)
                   for s, e, k in zip(a["starts"], a["stops"], a["steps"]))
-    idx = ns.bind(index, "index", key=("index", repr(index)))
-    return [f"{ns.bind(np.copyto, 'np_copyto')}({out}, {args[0]}[{idx}])"]
+    return ns.bind(index, "index", key=("index", repr(index)))
+
+
+def _slice(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
+    # the reference copies x[index] into a new C-ordered array: the same values
+    # copied into the out array, without the kernel call
+    return [f"{ns.bind(np.copyto, 'np_copyto')}({out}, {args[0]}[{slice_index(node, ns)}])"]
 
 
 def _reshaped(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
