@@ -23,6 +23,11 @@ What is "more than warn": an ``np.errstate`` mode other than ``"ignore"`` and
 class of it) comes before any unconditional filter for it.  A filter limited
 to a message or module counts as one that may apply (conservative: the
 reference run then is merely slower).
+
+``serial_requested()`` asks the same and also whether a ``RuntimeWarning``
+would be shown every time (an ``"always"`` filter): the cpu executable then
+runs its parallel elementwise regions unchunked, one ufunc call per op, so
+that each op warns once, as in NumPy.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["raise_requested"]
+__all__ = ["raise_requested", "serial_requested"]
 
 try:  # NumPy 2: the error state is a context variable (np.errstate sets it)
     from numpy._core._ufunc_config import _extobj_contextvar as _STATE
@@ -43,8 +48,9 @@ _NO_STATE = object()
 # mode warns); one tuple, replaced whole, so threads never pair a state with
 # another state's answer
 _last_modes: tuple = (_NO_STATE, False, True)
-# the warnings filters last read: (the list, its length, its first filter, answer)
-_last_filters: tuple = (None, -1, None, False)
+# the warnings filters last read: (the list, its length, its first filter,
+# (an "error" filter may apply, an "always" filter may apply))
+_last_filters: tuple = (None, -1, None, (False, False))
 
 
 def _modes(state) -> tuple:
@@ -57,33 +63,62 @@ def _modes(state) -> tuple:
     return answer
 
 
-def _read_filters(filters: list) -> bool:
+def _read_filters(filters: list) -> tuple[bool, bool]:
     global _last_filters
-    answer = False
+    error = always = False
     for action, message, category, module, lineno in filters:
         if not issubclass(RuntimeWarning, category):
             continue
         if action == "error":
-            answer = True
+            error = True
             break
+        if action in ("always", "all"):
+            always = True
         if message is None and module is None and not lineno:
             break  # an unconditional filter for RuntimeWarning decides first
+    answer = (error, always)
     _last_filters = (filters, len(filters), filters[0] if filters else None, answer)
     return answer
 
 
-def raise_requested() -> bool:
-    """Would NumPy raise (or call, print, log) on a floating-point error now,
-    rather than warn or ignore it?"""
-    state = _STATE.get() if _STATE is not None else _NO_STATE
-    last = _last_modes
-    _, strict, warns = last if last[0] is state else _modes(state)
-    if strict:
-        return True
-    if not warns:
-        return False
+def _filters() -> tuple[bool, bool]:
     filters = warnings.filters
     seen, length, first, answer = _last_filters
     if filters is seen and len(filters) == length and (filters[0] if filters else None) is first:
         return answer
     return _read_filters(filters)
+
+
+def _current_modes() -> tuple:
+    """(state, some mode does more than warn, some mode warns) for the error
+    state in force."""
+    state = _STATE.get() if _STATE is not None else _NO_STATE
+    last = _last_modes
+    return last if last[0] is state else _modes(state)
+
+
+def raise_requested() -> bool:
+    """Would NumPy raise (or call, print, log) on a floating-point error now,
+    rather than warn or ignore it?"""
+    _, strict, warns = _current_modes()
+    if strict:
+        return True
+    return warns and _filters()[0]
+
+
+def serial_requested() -> bool:
+    """Must elementwise work run as one ufunc call per op, as NumPy runs it,
+    rather than in row blocks on several threads?  True when NumPy would do
+    more than warn (``raise_requested``) or when its ``RuntimeWarning`` would be
+    shown every time it is issued (a filter with action ``"always"``, as
+    ``pytest.warns`` and ``np.testing.assert_warns`` install): each block's
+    ufunc warns on its own, so a region cut in 8 blocks would show NumPy's one
+    warning up to 8 times.  Under the default filters a warning is shown once
+    per code location, and every block warns from the same line."""
+    _, strict, warns = _current_modes()
+    if strict:
+        return True
+    if not warns:
+        return False
+    error, always = _filters()
+    return error or always

@@ -207,6 +207,52 @@ def test_error_state_is_the_callers_on_every_thread(small_chunks):
             assert_identical(exe.run(ins), evaluate(graph, ins))
 
 
+def _warned(fn, *args, **filter_kwargs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter(**filter_kwargs)
+        fn(*args)
+    return [(w.category, str(w.message)) for w in caught]
+
+
+@pytest.mark.parametrize("action", ["always", "default", "module", "once"])
+def test_a_region_warns_as_often_as_numpy(small_chunks, action):
+    """Under an "always" filter (``pytest.warns``) each ufunc of the plain code
+    warns once per call; a region cut in blocks would warn once per block, so
+    it runs unchunked then.  Under the other actions the blocks' warnings come
+    from one line and are shown once, as NumPy's."""
+    def f(x, y):
+        return np.exp(x) * y - np.log(y)
+    x = np.full((200, 30), 100.0, np.float32)   # exp overflows everywhere
+    y = np.zeros((200, 30), np.float32)          # log divides by zero, inf * 0 is invalid
+    jitted = frame.jit(f, backend="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        jitted(x, y)   # compiled
+    want = _warned(f, x, y, action=action)
+    assert len(want) == 3
+    for _ in range(2):
+        assert _warned(jitted, x, y, action=action) == want
+
+
+def test_serial_requested_follows_the_filters_and_the_error_state():
+    from frame.hal.fp_errors import serial_requested
+    from frame.backends.cpu.codegen import region_threads
+    assert not serial_requested() and region_threads() == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", RuntimeWarning)
+        assert serial_requested() and region_threads() == 1
+        with np.errstate(all="ignore"):   # nothing would be shown
+            assert not serial_requested()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("always", message="overflow")   # may apply
+        assert serial_requested()
+        warnings.simplefilter("ignore")                         # decides first
+        assert not serial_requested()
+    with np.errstate(under="print"):
+        assert serial_requested()
+    assert not serial_requested()
+
+
 def test_pool_runs_chunks_on_two_threads():
     seen, barrier = set(), threading.Barrier(2, timeout=20)
 

@@ -167,6 +167,7 @@ import numpy as np
 
 from ...hal import threadpool as pool
 from ...hal.backend import Executable
+from ...hal.fp_errors import serial_requested
 from ...errors import ErrorCode, FrameError, FrameValueError
 from ...ir.graph import Graph, Node, Value
 from ...ir.memplan import Lifetime, MemoryPlan, is_view_node, plan_memory, standard_strides
@@ -204,6 +205,14 @@ class _Pool(NamedTuple):
 # run's result until this run returns (a training step's ``.grad``) finds
 # the one before it free again.
 POOL_SIZE = 2
+
+
+def region_threads() -> int:
+    """Threads a parallel elementwise region runs on now: the pool's size, or 1
+    (the unchunked code, one ufunc call per op, as NumPy) while NumPy would
+    raise on a floating-point error or show each of its warnings
+    (``fp_errors.serial_requested``): every block would warn on its own."""
+    return 1 if serial_requested() else pool.size()
 
 
 def _free_refcount() -> int:
@@ -816,7 +825,9 @@ class _Codegen:
         ``pool.run`` calls it for every block on this thread and the pool's
         workers.  The ufuncs, their operand dtypes and each element's inputs
         are the ones the unchunked code has, so every element gets the same
-        bits.  With one thread (``pool.size()``) the unchunked code runs."""
+        bits.  With one thread (``region_threads()``: ``pool.size()``, or 1 while
+        NumPy would raise on a floating-point error or show each warning) the
+        unchunked code runs."""
         result = node.outputs[0]
         number = self.number[id(result)]
         dest, owned = self.destination(result)
@@ -854,7 +865,7 @@ class _Codegen:
                 head += [f"{_INDENT}{s} = {s}[:b - a]" for _, s in scratch]
         self.defs.append("\n".join(head + [_INDENT + line for line in body]) + "\n")
         # the call: operands viewed with the leading axes collapsed
-        size = self.ns.bind(pool.size, "par_size")
+        size = self.ns.bind(region_threads, "par_size")
         run = self.ns.bind(pool.run, "par_run")
         args = []
         for v, full in zip(node.inputs, split.sliced):
