@@ -261,7 +261,10 @@ def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
         same = _astype_same_array(tx, t, args, kwargs)
         if same is not None:
             return same
-        args, kwargs = args[:1], {k: v for k, v in kwargs.items() if k == "dtype"}
+        # NumPy's reading of the dtype: ``a.astype(float)`` is float64 (frame.astype,
+        # for Tensors, reads the Python type ``float`` as frame's default float32)
+        given = args[0] if args else kwargs["dtype"]
+        args, kwargs = [ConstantVariable(np.dtype(given.as_constant()))], {}
     orig_args = args
     if name in ("flatten", "ravel", "swapaxes"):
         if kwargs or not all(a.is_constant() for a in args):
