@@ -381,6 +381,28 @@ def _wrap_jitted(tr, value, source: Source | None) -> Variable | None:
     return tr.wrap(inner, AttrSource(source, "__wrapped__"))
 
 
+@wrap_rule(77)
+def _wrap_generator_method(tr, value, source: Source | None) -> Variable | None:
+    """A method of a NumPy random generator object (``rng.integers``): at a
+    graph break in ``rng.integers(0, 2, size=n)`` (a break, since generators
+    run natively) the bound method on the stack reaches the resume function.
+    Reading ``rng.integers`` makes a new object each time, so it is guarded by
+    its type, its name and its generator's type rather than by identity (a
+    recompile per call, up to the limit); the call runs natively on the object
+    the resume function is given.  The module-level ``np.random.rand`` and
+    friends, methods of NumPy's one global RandomState, stay with rule 78."""
+    if source is None or type(value) not in (types.MethodType, types.BuiltinMethodType):
+        return None  # (Generator's methods are Cython functions: bound, a MethodType)
+    owner = getattr(value, "__self__", None)
+    if not isinstance(owner, (np.random.Generator, np.random.RandomState, np.random.BitGenerator)) \
+            or owner is np.random.mtrand._rand:
+        return None
+    tr.guards.type_is(source, value)
+    tr.guards.constant(AttrSource(source, "__name__"), value.__name__)
+    tr.guards.type_is(AttrSource(source, "__self__"), owner)
+    return NumpyFunctionVariable(value, source)
+
+
 @wrap_rule(78, static=True)
 def _wrap_numpy_function(tr, value, source: Source | None) -> Variable | None:
     """A NumPy function or ufunc (a NumPy class is not one: it is wrapped as a

@@ -40,6 +40,8 @@ where its objects must be recognised):
 72    base.ConstantVariable (static)  frame.DType
 74    autograd (static)               grad-mode functions and classes
 76    objects.PythonModuleVariable    a module (static)
+77    callables.NumpyFunctionVariable a method of a NumPy random generator
+                                      object (type, name, owner's type guarded)
 78    callables.NumpyFunctionVariable a NumPy function or ufunc (static)
 80    callables.FrameApiVariable      a frame API function (static)
 82    callables.UserFunctionVariable  a Python function (static)

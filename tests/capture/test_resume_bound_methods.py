@@ -90,3 +90,36 @@ def test_pending_append_does_not_recompile_per_call():
         for _ in range(3):
             assert jitted(x, []) == losses_into_list(x, [])
     assert frame.stats().recompiles == before
+
+
+def dropout_steps(x, w, seed, n):
+    rng = np.random.default_rng(seed)
+    losses = []
+    for _ in range(n):
+        h = np.maximum(x @ w, 0.0)
+        h *= rng.integers(0, 2, size=h.shape) * 2      # a generator's method pending at a break
+        w = w - 0.01 * (x.T @ h)
+        losses.append(round(float((h ** 2).mean()), 9))
+    return w, losses
+
+
+def test_pending_generator_method_same_as_eager_and_no_recompile_per_call():
+    """``rng.integers`` read from a generator made in the function is a new
+    bound method each time: it reaches the resume function guarded by its type,
+    name and generator type, not by identity (which recompiled at every
+    iteration up to the limit, then ran natively)."""
+    capture.reset_caches()
+    frame.reset_stats()
+    logging.getLogger("frame").setLevel(logging.ERROR)
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((6, 4)), rng.standard_normal((4, 3))
+    jitted = frame.jit(dropout_steps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in (1, 2):
+            assert_same_as_eager(dropout_steps, x, w, seed, 4, captured=None)
+        for seed in (3, 4, 5):
+            got, want = jitted(x, w, seed, 4), dropout_steps(x, w, seed, 4)
+            assert np.allclose(got[0], want[0]) and got[1] == want[1]
+    reasons = [str(r) for r in frame.stats().recompile_reasons]
+    assert not [r for r in reasons if "Generator" in r], reasons
