@@ -33,7 +33,7 @@ from .errors import FrameIndexError
 from .ops.shape import canonical_slice
 from .tensor import Tensor
 
-__all__ = ["getitem", "setitem", "UnsupportedIndexError"]
+__all__ = ["getitem", "setitem", "add_at", "UnsupportedIndexError"]
 
 
 class UnsupportedIndexError(FrameTypeError, IndexError):
@@ -287,6 +287,38 @@ def setitem(tensor, index, value):
     if as_array(v).shape != shape:
         v = broadcast_to(v, shape)
     return apply1("scatter", (as_array(tensor), as_array(positions), as_array(v)), {})
+
+
+def add_at(tensor, index, value):
+    """The functional ``numpy.add.at(tensor, index, value)``: a new tensor equal
+    to ``tensor`` plus ``value`` at the elements ``tensor[index]`` selects,
+    unbuffered: a position an integer array repeats gets every addition
+    (``t[index] += value`` keeps one), in the order of the selection.
+
+    The positions are found as ``setitem`` finds them (the same indices and
+    errors) and the additions are one ``scatter_add`` over the flat tensor.
+    ``value`` broadcasts to the selection's shape and is added in ``tensor``'s
+    dtype: the caller makes sure NumPy's loop runs in that dtype (a float64
+    value added into a float32 array is added in float64 by NumPy, then
+    rounded).  A boolean mask is refused (``where(mask, t + v, t)`` would add,
+    and may warn, at every element).
+    """
+    dtype = tensor.dtype
+    if type(value) in (bool, int, float, complex):
+        _, v = operands(tensor, value)
+    else:
+        v = value
+    v = astype(v, dtype) if as_array(v).dtype != dtype.np else v
+    if _bool_mask(index) is not None:   # where(mask, t + v, t) would add at every element
+        raise _bool_mask_error("numpy.add.at with a boolean mask")
+    positions = getitem(reshape(arange(tensor.size), tensor.shape), index)
+    shape = positions.shape
+    if as_array(v).shape != shape:
+        v = broadcast_to(v, shape)
+    flat = apply1("scatter_add", (as_array(reshape(tensor, (tensor.size,))),
+                                  as_array(reshape(positions, (positions.size,))),
+                                  as_array(reshape(v, (positions.size,)))), {"axis": 0})
+    return reshape(flat, tensor.shape)
 
 
 def _bool_mask(index: Any):

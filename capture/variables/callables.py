@@ -219,7 +219,7 @@ class NumpyFunctionVariable(CallableVariable):
         raise Unsupported("unsupported_call", f"{numpy_name(self.fn)}")
 
     def getattr(self, tx, name: str) -> Variable:
-        if isinstance(self.fn, np.ufunc) and name in ("reduce", "accumulate", "outer"):
+        if isinstance(self.fn, np.ufunc) and name in ("reduce", "accumulate", "outer", "at"):
             return BoundBuiltinMethod(self, name)
         return super().getattr(tx, name)
 
@@ -382,24 +382,29 @@ def _wrap_jitted(tr, value, source: Source | None) -> Variable | None:
 
 
 @wrap_rule(77)
-def _wrap_generator_method(tr, value, source: Source | None) -> Variable | None:
-    """A method of a NumPy random generator object (``rng.integers``): at a
-    graph break in ``rng.integers(0, 2, size=n)`` (a break, since generators
-    run natively) the bound method on the stack reaches the resume function.
-    Reading ``rng.integers`` makes a new object each time, so it is guarded by
-    its type, its name and its generator's type rather than by identity (a
-    recompile per call, up to the limit); the call runs natively on the object
-    the resume function is given.  The module-level ``np.random.rand`` and
-    friends, methods of NumPy's one global RandomState, stay with rule 78."""
+def _wrap_bound_numpy_method(tr, value, source: Source | None) -> Variable | None:
+    """A method of a NumPy random generator object (``rng.integers``) or of a
+    ufunc (``np.maximum.at``), read anew at each access: at a graph break in
+    ``rng.integers(0, 2, size=n)`` (a break, since generators run natively)
+    the bound method on the stack reaches the resume function, a new object at
+    every call.  It is guarded by its type, its name and its owner (a
+    generator's type; a ufunc, one object, by identity) rather than by its own
+    identity (a recompile per call, up to the limit); its call runs as the
+    owner's method, natively for a generator, on the object the resume
+    function is given.  The module-level ``np.random.rand`` and friends,
+    methods of NumPy's one global RandomState, stay with rule 78."""
     if source is None or type(value) not in (types.MethodType, types.BuiltinMethodType):
         return None  # (Generator's methods are Cython functions: bound, a MethodType)
     owner = getattr(value, "__self__", None)
-    if not isinstance(owner, (np.random.Generator, np.random.RandomState, np.random.BitGenerator)) \
-            or owner is np.random.mtrand._rand:
+    if isinstance(owner, np.ufunc):
+        tr.guards.identity(AttrSource(source, "__self__"), owner)
+    elif isinstance(owner, (np.random.Generator, np.random.RandomState, np.random.BitGenerator)) \
+            and owner is not np.random.mtrand._rand:
+        tr.guards.type_is(AttrSource(source, "__self__"), owner)
+    else:
         return None
     tr.guards.type_is(source, value)
     tr.guards.constant(AttrSource(source, "__name__"), value.__name__)
-    tr.guards.type_is(AttrSource(source, "__self__"), owner)
     return NumpyFunctionVariable(value, source)
 
 

@@ -6,6 +6,8 @@ back after the graph runs.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import Unsupported, UserCodeRaises
 from .base import ConstantVariable, Variable
 from .callables import BuiltinVariable, NumpyFunctionVariable
@@ -217,6 +219,8 @@ def call_container_method(tx, obj: Variable, name: str, args, kwargs) -> Variabl
             raise UserCodeRaises("TypeError: fromkeys expected 1 or 2 arguments")
         value = args[1] if len(args) > 1 else ConstantVariable(None)
         return DictVariable({unpack_constant_key(k): value for k in args[0].iterate(tx)})
+    if isinstance(obj, NumpyFunctionVariable) and name == "at" and obj.fn is np.add:
+        return HOOKS.ufunc_add_at(tx, args, kwargs)
     if isinstance(obj, NumpyFunctionVariable) and name in ("reduce", "accumulate", "outer"):
         if not tx.contains_tensor(args, kwargs):  # pure: NumPy runs it on the constants
             return tx.call_constant(getattr(obj.fn, name), args, kwargs)

@@ -41,7 +41,8 @@ where its objects must be recognised):
 74    autograd (static)               grad-mode functions and classes
 76    objects.PythonModuleVariable    a module (static)
 77    callables.NumpyFunctionVariable a method of a NumPy random generator
-                                      object (type, name, owner's type guarded)
+                                      object or of a ufunc (type, name and
+                                      owner guarded, not identity)
 78    callables.NumpyFunctionVariable a NumPy function or ufunc (static)
 80    callables.FrameApiVariable      a frame API function (static)
 82    callables.UserFunctionVariable  a Python function (static)
@@ -69,7 +70,7 @@ class _Hooks:
         # callables.py
         "wrap_constant_attr",
         # tensor_ops.py
-        "tensor_getattr", "tensor_getitem", "tensor_write", "ndarray_setitem",
+        "tensor_getattr", "tensor_getitem", "tensor_write", "ndarray_setitem", "ufunc_add_at",
         "numpy_array_function",
         # numpy_calls.py
         "numpy_call", "ndarray_method_function",

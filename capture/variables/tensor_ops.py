@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 import frame
-from frame._indexing import setitem
+from frame._indexing import add_at, setitem
 from frame.tensor import Tensor, from_numpy, tensor
 
 from ..errors import HINTS, Unsupported, UserCodeRaises
@@ -144,6 +144,52 @@ def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> 
     result = tx.call_real(setitem, [a, index, value], {}, numpy_semantics=True,
                           numpy_ref=_numpy_setitem)
     tx.write_in_place(a, result)
+
+
+@HOOKS.provide
+def ufunc_add_at(tx, args, kwargs) -> Variable:
+    """``np.add.at(a, index, value)`` on an ndarray: frame's functional
+    ``add_at`` (a ``scatter_add`` at the positions ``a[index]`` selects: a
+    repeated position gets every addition) written into ``a`` as
+    ``a[index] = value`` is.  NumPy adds in the dtype its type resolution picks
+    and casts back into ``a``; frame adds in ``a``'s dtype, so only a value
+    whose result type with ``a`` is ``a``'s dtype is captured (a Python scalar
+    is weak: ``np.add.at(counts, idx, 1)``); other values, bool arrays and
+    boolean masks run natively."""
+    if kwargs or len(args) != 3:
+        raise Unsupported("unsupported_call", "numpy.add.at with other than three positional "
+                                              "arguments")
+    a, index, value = args
+    if not isinstance(a, TensorVariable) or a.kind != NDARRAY:
+        raise Unsupported("unsupported_call", "numpy.add.at on something other than an ndarray")
+    target = a.meta.dtype
+    if isinstance(value, TensorVariable):
+        if value.kind == TENSOR:
+            raise Unsupported("unsupported_call", "numpy.add.at of a frame Tensor into a NumPy array")
+        loop = np.result_type(target, value.meta.dtype)
+    else:
+        v = value.as_constant() if value.is_constant() else None
+        if type(v) not in (bool, int, float) and not isinstance(v, np.generic):
+            raise Unsupported("unsupported_call", f"numpy.add.at of {value!r}")
+        try:
+            loop = np.result_type(target, v)
+        except (TypeError, OverflowError) as e:
+            raise Unsupported("unsupported_call", f"numpy.add.at of {v!r} into a {target} array "
+                                                  f"({type(e).__name__})") from e
+    if loop != target or target.kind == "b":
+        raise Unsupported("unsupported_call", f"numpy.add.at adds {target} and this value in "
+                                              f"{loop}, then casts back: runs natively")
+    HOOKS.check_inplace(tx, a, value)
+    tx.tr.item_written(a)
+    result = tx.call_real(add_at, [a, index, value], {}, numpy_semantics=True,
+                          numpy_ref=_numpy_add_at)
+    tx.write_in_place(a, result)
+    return ConstantVariable(None)
+
+
+def _numpy_add_at(a, index, value):
+    """NumPy's ``np.add.at`` on a copy (meta arrays are read-only)."""
+    np.add.at(np.array(a, copy=True), index, value)
 
 
 def _numpy_setitem(a, index, value):
