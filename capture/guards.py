@@ -150,7 +150,8 @@ class GuardSet:
         (``variables/scalars.py``): its exact type (an expression's: it
         computes without raising)."""
         t = type(value)
-        self._add(GuardKind.SCALAR_TYPE, (source,), f"__type({source.expr()}) is __{t.__name__}",
+        shown_type = f"__{t.__name__}" if t in (int, float) else self.const(t)   # or a NumPy scalar's
+        self._add(GuardKind.SCALAR_TYPE, (source,), f"__type({source.expr()}) is {shown_type}",
                   f"{source.text()}: {t.__name__}")
 
     def scalar_value(self, source: Source, value, roots: tuple, where: str) -> None:
@@ -161,7 +162,13 @@ class GuardSet:
         e = source.expr()
         t = type(value)
         shown = f"{user_text(source)} {'is' if t is bool else '=='} {value!r} (used at {where})"
-        if t is bool:
+        if t not in (bool, int, float):   # a NumPy scalar (or NumPy's bool): pooled, exact type
+            if value != value:
+                expr = f"__type({e}) is {self.const(t)} and {e} != {e}"
+                shown = f"{user_text(source)} is nan ({t.__name__}, used at {where})"
+            else:
+                expr = f"__type({e}) is {self.const(t)} and {e} == {self.const(value)}"
+        elif t is bool:
             expr = f"{e} is {value!r}"
         elif value != value:
             expr = f"__type({e}) is __float and {e} != {e}"

@@ -23,7 +23,8 @@ where its objects must be recognised):
 
 ====  ==============================  =====================================
 10    base.TensorVariable             Tensor, ndarray, plain Tensor subclass
-15    scalars.ScalarVariable          int, float (exactly; value guarded where used)
+15    scalars.ScalarVariable          int, float, NumPy float/int scalars
+                                      (exact types; value guarded where used)
 20    base.ConstantVariable           NumPy scalar, int/float/.../None,
                                       range/slice/Ellipsis/NotImplemented
 30    containers.TupleVariable        tuple

@@ -25,7 +25,22 @@ computes does not:
   passes ``numpy.asarray(<expression>, <dtype>)``.  A static scalar there is
   a constant of the graph (value guard), as before.
 
-Bools never become scalars of this kind (they are constants).
+NumPy's scalars of frame's numeric dtypes (``np.float64``, ``np.float32``,
+``np.float16``, ``np.int64``, ``np.int32``: a loss summed by NumPy, an
+accumulator ``total += x.sum()`` live at a graph break) are scalars of this
+kind too, in part: wrapping guards their type; returned, stored or live at a
+break they pass through without a value guard; a dynamic one meeting a tensor
+is a 0-d graph input of its own dtype (NumPy scalars are strongly typed:
+``float32 array * np.float64(s)`` is float64), and so is a dynamic float one
+in arithmetic with other scalars (``total / n``: the graph computes it, the
+result a NumPy scalar).  Everything else reads the value (a guard), as
+before: arithmetic between them is not recomputed by the entry, because
+NumPy's scalar arithmetic warns (``overflow encountered in scalar multiply``)
+and the entry would evaluate it twice (its guard, then the rebuild).  An accumulator passed from one resume function to the next used to
+recompile at every iteration (its value guard), up to the limit.
+
+Bools never become scalars of this kind (they are constants), nor do NumPy's
+bools and its other dtypes.
 """
 from __future__ import annotations
 
@@ -37,13 +52,15 @@ import numpy as np
 from frame.dtypes import from_numpy, weak_scalar_dtype
 
 from ..sources import ExprSource, Source, user_text
-from .base import NDARRAY, ConstantVariable, TensorVariable, Variable
+from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 from .registry import wrap_rule
 
 __all__ = ["ScalarVariable", "scalar_binary_op", "scalar_unary_op", "scalar_builtin_call",
            "SCALAR_TYPES"]
 
 SCALAR_TYPES = (int, float)
+# NumPy's scalars wrapped as ScalarVariables (exact types: frame's numeric dtypes)
+NUMPY_SCALAR_TYPES = (np.float64, np.float32, np.float16, np.int64, np.int32)
 
 _BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
            operator.floordiv: "//", operator.mod: "%", operator.pow: "**"}
@@ -84,7 +101,7 @@ class ScalarVariable(ConstantVariable):
         return False
 
     def truth(self, tx) -> bool:
-        if type(self.concrete) is bool or _too_deep(self):
+        if type(self.concrete) is bool or _is_numpy(self) or _too_deep(self):
             return self.value
         return _derived(self, "__bool({})", "bool({})", [self], bool(self.concrete)).value
 
@@ -103,14 +120,21 @@ class ScalarVariable(ConstantVariable):
 
 @wrap_rule(15)
 def _wrap_scalar(tr, value, source):
-    """An ``int`` or ``float`` (exactly: not a bool, not a NumPy scalar): its
-    type is guarded now, its value where the trace uses it; a dynamic one
-    (``tr.dynamic``, capture/jit.py) is a graph input where it meets a tensor."""
+    """An ``int`` or ``float`` (exactly: not a bool), or a NumPy scalar of
+    ``NUMPY_SCALAR_TYPES``: its type is guarded now, its value where the trace
+    uses it; a dynamic one (``tr.dynamic``, capture/jit.py) is a graph input
+    where it meets a tensor."""
     t = type(value)
-    if t is not int and t is not float:
+    if t is not int and t is not float and t not in NUMPY_SCALAR_TYPES:
         return None
     tr.guards.scalar_type(source, value)
     return ScalarVariable(value, source, tr, source in tr.dynamic)
+
+
+def _is_numpy(*args: Variable) -> bool:
+    """Is one of ``args`` a NumPy scalar of the frame (only passed through,
+    or made a graph input: module doc)?"""
+    return any(isinstance(a, ScalarVariable) and isinstance(a.concrete, np.generic) for a in args)
 
 
 def _roots(source: Source) -> tuple:
@@ -166,6 +190,8 @@ def scalar_binary_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
         return _tensor_op(tx, fn, a, b)
     sym = fn in _BINARY or fn in _COMPARE
     oa, ob = _operand(a), _operand(b)
+    if _is_numpy(a, b):
+        return _numpy_scalar_op(tx, fn, a, b)
     if not sym or oa is None or ob is None or _too_deep(a, b):
         return None
     try:
@@ -179,9 +205,28 @@ def scalar_binary_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
     return _derived(like, f"({{}} {op} {{}})", f"({{}} {op} {{}})", [a, b], concrete)
 
 
+def _numpy_scalar_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
+    """Arithmetic on a dynamic NumPy float scalar (module doc): computed by the
+    graph, the scalar a 0-d input of its own dtype, the result a NumPy scalar
+    as NumPy's is (``total / n``).  None (the value is read: a guard) for a
+    static one, comparisons (an ``if`` would read the graph's result: a
+    break), and integers (NumPy warns of an overflow in a scalar operation,
+    not in an array's)."""
+    if fn not in _BINARY:
+        return None
+    operands = []
+    for v in (a, b):
+        if isinstance(v, ScalarVariable) and isinstance(v.concrete, np.generic):
+            if not (v.dynamic and isinstance(v.concrete, np.floating)):
+                return None
+            v = TensorVariable(scalar_input(tx, v, v.concrete.dtype).meta, NPSCALAR)
+        operands.append(v)
+    return tx.binary_op(fn, *operands)
+
+
 def scalar_unary_op(tx, fn, x: Variable) -> Variable | None:
     if fn not in _UNARY or not isinstance(x, ScalarVariable) or type(x.concrete) is bool \
-            or _too_deep(x):
+            or _too_deep(x) or _is_numpy(x):
         return None
     op = _UNARY[fn]
     return _derived(x, f"({op}{{}})", f"({op}{{}})", [x], fn(x.concrete))
@@ -190,7 +235,8 @@ def scalar_unary_op(tx, fn, x: Variable) -> Variable | None:
 def scalar_builtin_call(tx, fn, args: list, kwargs: dict) -> Variable | None:
     """``float(s)``, ``int(s)``, ``abs(s)``, ``round(s)``, ``min``/``max`` of
     scalars and constants, one-argument ``math`` functions of a scalar."""
-    if kwargs or not args or not any(isinstance(a, ScalarVariable) for a in args):
+    if kwargs or not args or not any(isinstance(a, ScalarVariable) for a in args) \
+            or _is_numpy(*args):
         return None
     ops = [_operand(a) for a in args]
     if any(o is None or type(o[1]) is bool for o in ops) or _too_deep(*args):
@@ -223,7 +269,8 @@ def scalar_builtin_call(tx, fn, args: list, kwargs: dict) -> Variable | None:
 
 def _tensor_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
     """A tensor (op) a dynamic scalar: the scalar becomes a 0-d graph input
-    of the dtype NEP 50 gives a Python scalar next to the tensor."""
+    of the dtype NEP 50 gives a Python scalar next to the tensor (a NumPy
+    scalar: its own dtype)."""
     scalar, tensor = (a, b) if isinstance(a, ScalarVariable) else (b, a)
     if not isinstance(scalar, ScalarVariable) or not isinstance(tensor, TensorVariable):
         return None
@@ -234,10 +281,16 @@ def _tensor_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
     if not (fn in _TENSOR_OPS or comparison):
         return None
     tensor_dtype = tensor.meta.dtype
-    if comparison and (type(concrete) is not float or tensor_dtype.kind not in "fc"):
+    if comparison and (not isinstance(concrete, (float, np.floating))
+                       or tensor_dtype.kind not in "fc"):
         return None   # NumPy compares out-of-range Python ints specially
+    if isinstance(concrete, np.generic) and tensor.kind == TENSOR:
+        return None   # a frame Tensor and a NumPy scalar: the value, as before
     try:
-        dtype = weak_scalar_dtype(from_numpy(tensor_dtype), concrete).np
+        if isinstance(concrete, np.generic):
+            dtype = concrete.dtype   # strongly typed (NEP 50)
+        else:
+            dtype = weak_scalar_dtype(from_numpy(tensor_dtype), concrete).np
         np.asarray(concrete, dtype=dtype)
     except Exception:  # noqa: BLE001 - it does not fit: the native run raises NumPy's error
         return None
