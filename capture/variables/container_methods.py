@@ -65,6 +65,12 @@ def extreme_item(tx, items: list[Variable], key: Variable, fn) -> Variable:
 
 
 def _list_method(tx, lst: ListVariable, name: str, args, kwargs) -> Variable:
+    if name in ("append", "extend") and len(args) == 1 and not kwargs and lst.unread:
+        new = [args[0]] if name == "append" else args[0].iterate(tx)
+        if not lst.extend_unread(tx, new):   # lst.extend(lst) read it
+            tx.mutate(lst)
+            lst.items.extend(new)
+        return ConstantVariable(None)   # the list's items are not read (ListVariable)
     items = lst.items
     if name == "sort":
         if args or set(kwargs) - {"key", "reverse"}:

@@ -159,12 +159,48 @@ _DICT_METHODS = frozenset({"keys", "values", "items", "get", "pop", "update", "s
 
 
 class ListVariable(_Sequence):
-    __slots__ = ("items", "mutated")
+    """A list.  A list of the frame (``source``) is *unread* until the trace
+    reads it: only its type is guarded and its items are not wrapped, so a
+    list the call only appends to (``history.append(loss.item())`` in a loop
+    with a break) does not guard its length, which grows at every iteration
+    and every call (a recompile each, up to the limit).  Appends, ``extend``
+    and ``+=`` of an unread list are kept apart and replayed with ``extend``;
+    any read (``items``: indexing, ``len``, iteration, ``in``, other methods,
+    passing it on) wraps the items then, with the usual type-and-length
+    guard."""
+    __slots__ = ("_items", "mutated", "_unread")
 
-    def __init__(self, items, source: Source | None = None):
+    def __init__(self, items, source: Source | None = None, unread: tuple | None = None):
         super().__init__(source)
-        self.items = list(items)
+        self._items = list(items)    # while unread: only what the call appended
         self.mutated = False
+        self._unread = unread        # (translation, the list) until the items are read
+
+    @property
+    def items(self) -> list[Variable]:
+        if self._unread is not None:
+            tr, value = self._unread
+            self._unread = None
+            self._items[:0] = _wrap_items(tr, value, self.source)
+        return self._items
+
+    @property
+    def unread(self) -> bool:
+        return self._unread is not None
+
+    def extend_unread(self, tx, new: list[Variable]) -> bool:
+        """``lst.extend(new)`` without reading ``lst``: True when it is unread."""
+        if self._unread is None:
+            return False
+        tx.mutate(self)
+        self._items.extend(new)
+        return True
+
+    def rebuilt_from(self) -> list[Variable]:
+        return self._items if self._unread is not None else self.items   # unread: the appended
+
+    # ``children()`` (_Sequence) reads the items: who asks looks for tensors or objects
+    # among them (contains_tensor, _contains)
 
     def python_type(self) -> type:
         return list
@@ -190,8 +226,10 @@ class ListVariable(_Sequence):
 
     def inplace_op(self, tx, fn, other: Variable) -> Variable:
         if fn is operator.add:
-            tx.mutate(self)
-            self.items.extend(other.iterate(tx))
+            new = other.iterate(tx)
+            if not self.extend_unread(tx, new):
+                tx.mutate(self)
+                self.items.extend(new)
             return self
         return super().inplace_op(tx, fn, other)
 
@@ -199,6 +237,9 @@ class ListVariable(_Sequence):
         return True
 
     def write_back(self, rb) -> list[str]:
+        if self._unread is not None:   # only appended to: the items it had stay
+            appended = ", ".join(rb.expr(i) for i in self._items)
+            return [f"    {rb.source(self)}.extend(({appended}{',' if self._items else ''}))"]
         return [f"    {rb.source(self)}[:] = [{', '.join(rb.expr(i) for i in self.items)}]"]
 
     def to_python(self, passed: dict | None = None):
@@ -730,8 +771,12 @@ def _wrap_namedtuple(tr, value, source: Source) -> Variable | None:
 
 @wrap_rule(50)
 def _wrap_list(tr, value, source: Source) -> Variable | None:
-    """A list: its items, guarded by type and length (mutations are replayed)."""
-    return ListVariable(_wrap_items(tr, value, source), source) if type(value) is list else None
+    """A list, unread: its type guarded; its items wrapped (guarded by length)
+    when the trace reads them (``ListVariable``; mutations are replayed)."""
+    if type(value) is not list:
+        return None
+    tr.guards.type_is(source, value)
+    return ListVariable([], source, unread=(tr, value))
 
 
 @wrap_rule(60)
