@@ -312,3 +312,16 @@ def test_integer_tensors_never_require_grad(name):
     x = frame.tensor(np.ones(3, np.float32), requires_grad=True)
     (x * frame.astype(t, frame.float32)).sum().backward()
     assert x.grad.numpy().tolist() == [0.0, 1.0, 2.0]
+
+
+# -- NumPy results in int8 that frame used to lack ----------------------------------------------
+
+def test_bool_ops_numpy_computes_in_int8():
+    def fn(a):
+        m, n = a > 0, a < 1
+        return np.square(m), np.conj(m), m // n, m % n, np.sum(a * 100, dtype=np.int8), \
+            np.add.reduce(a, axis=0, dtype=np.uint8)
+
+    x = np.array([[1.0, -2.0, 0.0], [3.0, 0.5, -1.0]], np.float32)
+    assert_same_as_eager(fn, x)
+    assert_captured(fn, x, graphs=1)
