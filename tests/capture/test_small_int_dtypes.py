@@ -67,6 +67,16 @@ def histogram(img):
     return counts
 
 
+def bincount_histogram(img):
+    counts = np.bincount(img.ravel(), minlength=256)
+    cdf = np.cumsum(counts) / img.size
+    return counts, cdf, (cdf[img] * 255).astype(np.uint8)  # histogram equalisation
+
+
+def weighted_bincount(img, weights):
+    return np.bincount(img.ravel(), weights=weights, minlength=256)
+
+
 def box_blur(img):
     acc = img.astype(np.uint16)
     rows = acc[:-2] + acc[1:-1] + acc[2:]
@@ -98,6 +108,8 @@ def rgb_to_bgr_crop(rgb):
     (threshold, (image(), np.uint8(100))),
     (histogram, (image((16, 16)),)),
     (box_blur, (image((7, 9)),)),
+    (bincount_histogram, (image((8, 8)),)),
+    (weighted_bincount, (image((4, 4)), np.random.default_rng(3).random(16))),
     (invert_image, (image(),)),
     (brighten, (image(), 60)),
     (grayscale, (image((4, 5, 3)),)),
@@ -112,6 +124,14 @@ def test_image_pipeline_is_one_graph():
     assert_captured(box_blur, image((7, 9)), graphs=1)
     assert_captured(to_uint8, np.linspace(-0.2, 1.2, 24, dtype=np.float32), graphs=1)
     assert_captured(histogram, image((16, 16)), graphs=1)
+    assert_captured(bincount_histogram, image((8, 8)), graphs=1)
+
+
+def test_bincount_of_data_dependent_length_breaks():
+    fn = lambda a: np.bincount(a.ravel())  # noqa: E731  (its length is max(a) + 1)
+    assert_same_as_eager(fn, image(), captured=None)
+    reasons = [r.reason for r in frame.explain(fn)(image()).break_reasons]
+    assert any("bincount whose length depends on the values" in r for r in reasons), reasons
 
 
 # -- NumPy 2 integer semantics ---------------------------------------------------------------------
