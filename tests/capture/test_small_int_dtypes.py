@@ -319,8 +319,10 @@ def test_eager_tensor_wraps_and_promotes():
     assert (t < -1).numpy().tolist() == [False, False, False]
     assert frame.tensor([1, 2], dtype=frame.uint8).numpy().dtype == np.uint8
     assert frame.zeros(3, dtype="int8").dtype is frame.int8
-    with pytest.raises(frame.FrameValueError, match="out of bounds for uint8"):
+    with pytest.raises(OverflowError, match="out of bounds for uint8"):  # as NumPy 2
         t + 300
+    with pytest.raises(frame.FrameValueError, match="out of bounds for uint8"):
+        300 - t
 
 
 @pytest.mark.parametrize("name", SMALL)
