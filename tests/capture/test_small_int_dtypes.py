@@ -347,3 +347,19 @@ def test_bool_ops_numpy_computes_in_int8():
     x = np.array([[1.0, -2.0, 0.0], [3.0, 0.5, -1.0]], np.float32)
     assert_same_as_eager(fn, x)
     assert_captured(fn, x, graphs=1)
+
+
+# -- autograd --------------------------------------------------------------------------------------
+
+def test_training_step_on_uint8_images_and_labels():
+    def step(w, img, labels):
+        x = img.reshape(img.shape[0], -1).astype(np.float32) / 255.0
+        loss = frame.nn.functional.cross_entropy(frame.tensor(x) @ w, labels)
+        loss.backward()
+        return loss.detach(), w.grad
+
+    rng = np.random.default_rng(0)
+    img = rng.integers(0, 256, (4, 2, 3), dtype=np.uint8)
+    labels = np.array([0, 2, 1, 2], np.uint8)
+    w = frame.tensor(rng.standard_normal((6, 3)).astype(np.float32), requires_grad=True)
+    assert_same_as_eager(step, w, img, labels)
