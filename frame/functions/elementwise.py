@@ -97,6 +97,12 @@ def clip(x, lo=None, hi=None):
         lo = -float("inf") if xa.dtype.kind in "fc" else _int_limits(xa)[0]
     if hi is None:
         hi = float("inf") if xa.dtype.kind in "fc" else _int_limits(xa)[1]
+    if xa.dtype.kind in "iu":
+        # NumPy 2 accepts a Python int bound beyond the dtype on its own side (a
+        # uint8 clipped to [-10, 300] is itself); the other side raises OverflowError
+        low, high = _int_limits(xa)
+        lo = low if type(lo) is int and lo < low else lo
+        hi = high if type(hi) is int and hi > high else hi
     arrays = operands(x, lo, hi)
     return apply1("clip", arrays, _NO_ATTRS)
 

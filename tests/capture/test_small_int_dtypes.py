@@ -200,6 +200,16 @@ def test_clip_where_and_scalars():
     assert_same_as_eager(fn, image())
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "uint16"])
+def test_clip_with_python_int_bounds_beyond_the_dtype(dtype):
+    # NumPy 2: a bound beyond the dtype on its own side is no bound (captured); one on
+    # the other side raises OverflowError (the jit runs it natively: the same error)
+    x = ints(dtype, 9)
+    assert_captured(lambda a: np.clip(a, -10, 300), x, graphs=1)
+    for lo, hi in [(-10, 300), (10, 70000), (-(2 ** 40), 5), (300, 400), (-5, -1)]:
+        assert_same_as_eager(lambda a: np.clip(a, lo, hi), x, captured=None)
+
+
 def test_dtype_arguments_and_strings():
     def fn(a):
         z = np.zeros(a.shape, dtype=np.uint8)
