@@ -373,3 +373,36 @@ def test_training_step_on_uint8_images_and_labels():
     labels = np.array([0, 2, 1, 2], np.uint8)
     w = frame.tensor(rng.standard_normal((6, 3)).astype(np.float32), requires_grad=True)
     assert_same_as_eager(step, w, img, labels)
+
+
+# -- NumPy scalars of the small integer dtypes -------------------------------------------------------
+
+def accumulate_pixels(images):
+    total = np.uint64(0)
+    bright = 0
+    for img in images:
+        total += img.sum()               # uint64, as NumPy sums uint8
+        if int(img.max()) > 128:         # a break at every iteration
+            bright += 1
+    return total, bright
+
+
+def test_pixel_accumulator_across_breaks_does_not_recompile():
+    frame.reset_stats()
+    jitted = frame.jit(accumulate_pixels)
+    for seed in range(4):
+        images = [image((3, 4), seed * 10 + k) for k in range(5)]
+        assert_same_as_eager(jitted, images, captured=None)
+    # once per resume function, its value guard fails and it becomes a graph input
+    reasons = [str(r) for r in frame.stats().recompile_reasons if "total" in str(r)]
+    assert len(reasons) <= 2, reasons
+
+
+@pytest.mark.parametrize("array_dtype", ["uint8", "int16", "float32"])
+def test_small_int_numpy_scalars_keep_their_types(array_dtype):
+    def scale(x, s):
+        return x * s, s + 1, -s, s // 2, s > 1, abs(s), float(s)
+
+    jitted = frame.jit(scale)
+    for s in (np.uint8(3), np.uint8(5), np.int8(-2), np.uint16(7), np.int16(300), np.uint32(9)):
+        assert_same_as_eager(jitted, np.arange(1, 4).astype(array_dtype), s, captured=None)
