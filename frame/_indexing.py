@@ -32,6 +32,7 @@ from .errors import FrameTypeError
 from .errors import FrameIndexError
 from .ops.shape import canonical_slice
 from .tensor import Tensor
+from .dtypes import int64 as _INT64
 
 __all__ = ["getitem", "setitem", "add_at", "UnsupportedIndexError"]
 
@@ -84,7 +85,9 @@ def _classify(entry: Any) -> tuple[str, Any]:
                               f"got {arr.dtype}")
     if arr.ndim == 0:
         return ("int", int(arr))  # NumPy treats a 0-d integer array as an int
-    return ("array", arr if arr.dtype.kind == "i" else arr.astype(np.int64))
+    if arr.dtype.kind == "u":  # through frame's astype: a traced index stays traced
+        arr = astype(arr, _INT64).numpy()
+    return ("array", arr)
 
 
 def getitem(tensor, index: Any):

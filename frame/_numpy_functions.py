@@ -712,9 +712,10 @@ def outer(a, b, out=None):
 
 
 def square(x):
-    """``np.square``: ``x * x`` (bit for bit NumPy's loop)."""
+    """``np.square``: ``x * x`` (bit for bit NumPy's loop; bools are squared in int8,
+    as NumPy has no bool loop)."""
     if _dtype(x).kind == "b":
-        raise NotModelled("square", "of bools (NumPy squares them in int8)")
+        x = F.astype(x, as_dtype("int8"))
     return F.mul(x, x)
 
 
@@ -745,7 +746,7 @@ def _binary_ufunc(op: str, function: str, kinds: str):
     def fn(x1, x2):
         a, b = operands(x1, x2)
         for arr in (a, b):
-            if arr.dtype.kind not in kinds:  # NumPy's own error, or a dtype frame lacks (int8)
+            if arr.dtype.kind not in kinds:  # NumPy's own error
                 raise NotModelled(function, f"of {arr.dtype} values")
         return apply1(op, (a, b), {})
     fn.__name__ = fn.__qualname__ = function

@@ -134,8 +134,11 @@ def positive(x):
 
 
 def conjugate(x):
-    """``np.conjugate`` / ``np.conj``: op ``conj`` (a copy of real values)."""
-    if _dtype(x).kind not in "iufc":  # bools: NumPy conjugates them in int8, which frame lacks
+    """``np.conjugate`` / ``np.conj``: op ``conj`` (a copy of real values; bools
+    become int8, NumPy's loop for them)."""
+    if _dtype(x).kind == "b":
+        return F.astype(x, as_dtype("int8"))
+    if _dtype(x).kind not in "iufc":
         raise NotModelled("conjugate", f"of {_dtype(x)} values")
     return apply1("conj", (as_array(x),), {})
 

@@ -28,7 +28,9 @@ with NumPy's own signatures (merged into ``NUMPY_FUNCTIONS``).
   kernels); ``np.digitize`` (constant bins) is NumPy's ``searchsorted`` of
   the values in the bins; ``np.isin`` compares with every test element;
   ``np.histogram`` (int ``bins``, constant ``range``) is NumPy's equal-width
-  binning step by step, counted per bin.
+  binning step by step, counted per bin; ``np.bincount`` of unsigned values
+  with ``minlength`` above the dtype's largest value (its length is then
+  ``minlength``): op ``scatter_add``.
 - ``np.cross``, ``np.kron``, ``np.trapezoid``, ``np.gradient``,
   ``np.ediff1d``, ``np.convolve``, ``np.linalg.matrix_power``: NumPy's
   formulas and order of operations with elementwise ops, slices, ``take`` and
@@ -588,6 +590,36 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     return F.sum(hits, axis=0), F.reshape(edges, edges.shape)
 
 
+def bincount(x, weights=None, minlength=0):
+    """``np.bincount`` when its length does not depend on the values: ``x`` of an
+    unsigned dtype (or bool) whose largest value is below ``minlength``, as an
+    image histogram's ``np.bincount(img.ravel(), minlength=256)`` of uint8
+    pixels.  Counted with op ``scatter_add`` (NumPy's ``add.at``: the weights,
+    as float64, summed in the order of ``x``, as bincount sums them)."""
+    if not _int(minlength) or int(minlength) < 0:
+        raise NotModelled("bincount", f"with minlength={minlength!r}")
+    arr = _operand(x, "bincount")
+    dt = _dtype(arr)
+    if _ndim(arr) != 1:
+        raise NotModelled("bincount", "of an array that is not 1-D (NumPy raises)")
+    bound = 2 if dt.kind == "b" else int(np.iinfo(dt).max) + 1 if dt.kind == "u" else None
+    if bound is None or bound > int(minlength):
+        raise NotModelled("bincount", "whose length depends on the values (modelled: unsigned "
+                                      "values, minlength above the dtype's largest value)")
+    index = F.astype(arr, as_dtype("int64"))
+    if weights is None:
+        counts = as_dtype("int64")
+        updates = F.full(_shape(arr), 1, dtype=counts)
+    else:
+        w = _operand(weights, "bincount")
+        if _shape(w) != _shape(arr):
+            raise NotModelled("bincount", "with weights of another shape (NumPy raises)")
+        counts = float64
+        updates = F.astype(w, float64)
+    base = F.full((int(minlength),), 0, dtype=counts)
+    return apply1("scatter_add", (as_array(base), as_array(index), as_array(updates)), {"axis": 0})
+
+
 # --------------------------------------------------------------------------- calculus, products
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
@@ -1089,7 +1121,7 @@ STATS_FUNCTIONS: dict = {
     np.nanmax: nanmax, np.nanmin: nanmin, np.nanargmax: nanargmax, np.nanargmin: nanargmin,
     np.nanmean: nanmean, np.nanvar: nanvar, np.nanstd: nanstd, np.nanmedian: nanmedian,
     np.searchsorted: searchsorted, np.digitize: digitize, np.interp: interp, np.isin: isin,
-    np.histogram: histogram,
+    np.histogram: histogram, np.bincount: bincount,
     np.cross: cross, np.kron: kron, np.trapezoid: trapezoid, np.gradient: gradient,
     np.ediff1d: ediff1d, np.convolve: convolve, np.linalg.matrix_power: matrix_power,
     np.select: select, np.piecewise: piecewise,

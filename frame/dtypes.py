@@ -11,7 +11,7 @@ import numpy as np
 
 __all__ = [
     "DType", "float16", "float32", "float64", "int32", "int64", "bool_",
-    "complex64", "complex128", "all_dtypes", "from_numpy", "as_dtype",
+    "complex64", "complex128", "int8", "int16", "uint8", "uint16", "uint32", "uint64", "all_dtypes", "from_numpy", "as_dtype",
     "result_type", "weak_scalar_dtype",
 ]
 
@@ -24,7 +24,7 @@ class DType:
     def __init__(self, name: str, np_dtype: np.dtype):
         self.name = name
         self.np = np.dtype(np_dtype)
-        self.kind = self.np.kind  # 'f', 'i', 'b', 'c'
+        self.kind = self.np.kind  # 'f', 'i', 'u', 'b', 'c'
         self.itemsize = self.np.itemsize
 
     @property
@@ -33,7 +33,12 @@ class DType:
 
     @property
     def is_integer(self) -> bool:
-        return self.kind == "i"
+        """Signed or unsigned integer."""
+        return self.kind in "iu"
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.kind == "u"
 
     @property
     def is_bool(self) -> bool:
@@ -73,8 +78,16 @@ bool_ = DType("bool", np.bool_)
 # complex dtypes exist for the fft ops (rfft output, irfft input).
 complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
+# the small and unsigned integers (images are uint8); kind 'u' for the unsigned ones.
+int8 = DType("int8", np.int8)
+int16 = DType("int16", np.int16)
+uint8 = DType("uint8", np.uint8)
+uint16 = DType("uint16", np.uint16)
+uint32 = DType("uint32", np.uint32)
+uint64 = DType("uint64", np.uint64)
 
-all_dtypes: tuple[DType, ...] = (float16, float32, float64, int32, int64, bool_, complex64, complex128)
+all_dtypes: tuple[DType, ...] = (float16, float32, float64, int32, int64, bool_, complex64, complex128,
+                                 int8, int16, uint8, uint16, uint32, uint64)
 _BY_NP: dict[np.dtype, DType] = {d.np: d for d in all_dtypes}
 _BY_NAME: dict[str, DType] = {d.name: d for d in all_dtypes}
 _BY_NAME["bool_"] = bool_

@@ -63,6 +63,11 @@ class FrameIndexError(FrameError, IndexError):
         super().__init__(ErrorCode.INVALID_ARGUMENT, message)
 
 
+class FrameOverflowError(FrameValueError, OverflowError):
+    """A Python integer out of bounds for the dtype it meets (``uint8_tensor + 300``):
+    an OverflowError too, as NumPy 2 raises."""
+
+
 class FrameAxisError(FrameError, ValueError, IndexError):
     """An axis out of range (a ValueError and an IndexError, like NumPy's AxisError)."""
 

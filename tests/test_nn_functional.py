@@ -133,8 +133,8 @@ def test_cross_entropy_errors():
         F.cross_entropy(logits, np.array([0, 4, 1]))
     with pytest.raises(frame.FrameValueError, match=r"cross_entropy\(.*\): label -1 is out of range"):
         F.cross_entropy(logits, np.array([0, -1, 1]))
-    with pytest.raises(frame.FrameTypeError, match="cross_entropy.*labels must be an int32 or "
-                                                   "int64 tensor"):
+    with pytest.raises(frame.FrameTypeError, match="cross_entropy.*labels must be an integer "
+                                                   "tensor"):
         F.cross_entropy(logits, np.array([0.0, 1.0, 2.0]))
     with pytest.raises(frame.FrameValueError, match=r"cross_entropy.*labels must have shape \[3\]"):
         F.cross_entropy(logits, np.array([0, 1]))
@@ -343,7 +343,7 @@ def test_embedding():
         F.embedding(np.array([1, 6]), weight)
     with pytest.raises(frame.FrameValueError, match=r"embedding\(.*\): index -1 is out of range"):
         F.embedding(np.array([-1]), weight)
-    with pytest.raises(frame.FrameTypeError, match="embedding.*indices must be an int32 or int64"):
+    with pytest.raises(frame.FrameTypeError, match="embedding.*indices must be an integer"):
         F.embedding(np.array([1.0]), weight)
     with pytest.raises(frame.FrameValueError, match="embedding.*weight must be 2-D"):
         F.embedding(np.array([1]), np.ones(3))

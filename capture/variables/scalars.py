@@ -26,7 +26,8 @@ computes does not:
   a constant of the graph (value guard), as before.
 
 NumPy's scalars of frame's numeric dtypes (``np.float64``, ``np.float32``,
-``np.float16``, ``np.int64``, ``np.int32``: a loss summed by NumPy, an
+``np.float16``, ``np.int64``, ``np.int32``, the small and unsigned integers
+``np.int16`` ... ``np.uint64``: a loss summed by NumPy, an
 accumulator ``total += x.sum()`` live at a graph break) are scalars of this
 kind too, in part: wrapping guards their type; returned, stored or live at a
 break they pass through without a value guard; a dynamic one meeting a tensor
@@ -60,7 +61,8 @@ __all__ = ["ScalarVariable", "scalar_binary_op", "scalar_unary_op", "scalar_buil
 
 SCALAR_TYPES = (int, float)
 # NumPy's scalars wrapped as ScalarVariables (exact types: frame's numeric dtypes)
-NUMPY_SCALAR_TYPES = (np.float64, np.float32, np.float16, np.int64, np.int32)
+NUMPY_SCALAR_TYPES = (np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8,
+                      np.uint64, np.uint32, np.uint16, np.uint8)
 
 _BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
            operator.floordiv: "//", operator.mod: "%", operator.pow: "**"}

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..dtypes import DType, as_dtype, float32, from_numpy, int64, bool_, weak_scalar_dtype
-from ..errors import FrameTypeError, FrameValueError
+from ..errors import FrameOverflowError, FrameTypeError, FrameValueError
 from ..ops.registry import get_schema
 from ..runtime import eager
 from ..tensor import Tensor
@@ -126,7 +126,7 @@ def operands(*args) -> list[np.ndarray]:
                 dt = weak_scalar_dtype(base, a)
                 out.append(np.asarray(a, dtype=dt.np))
             except OverflowError as e:
-                raise FrameValueError(f"Python integer {a} out of bounds for {base.name}") from e
+                raise FrameOverflowError(f"Python integer {a} out of bounds for {base.name}") from e
     return out
 
 
@@ -143,7 +143,7 @@ def _weak(scalar, strong: np.dtype) -> np.ndarray:
     try:
         return np.asarray(scalar, dtype=dt)
     except OverflowError as e:
-        raise FrameValueError(f"Python integer {scalar} out of bounds for {dt}") from e
+        raise FrameOverflowError(f"Python integer {scalar} out of bounds for {dt}") from e
 
 
 def _copy(array) -> np.ndarray:

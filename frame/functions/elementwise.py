@@ -4,6 +4,8 @@ Each carries ``__frame_op__`` (the op it runs) so capture can recognise it.
 """
 from __future__ import annotations
 
+from ..dtypes import int64
+from ..errors import FrameValueError
 from ..ops.elementwise import BINARY_UFUNCS, UNARY_UFUNCS
 from ._core import apply1, as_array, bind_schema, operands, schema_attrs
 
@@ -31,10 +33,44 @@ def _make_binary(op: str):
     return bind_schema(op)(fn)
 
 
+_COMPARISONS = frozenset(("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"))
+
+
+def _make_compare(op: str):
+    """A comparison: as a binary function, except that a Python int outside the
+    other operand's integer dtype is compared by value, as NumPy 2 does
+    (``uint8_array < -1`` is all False, ``uint8_array == 256`` too; arithmetic
+    with such an int raises): the array is widened to int64 first."""
+    def fn(x, y):
+        try:
+            arrays = operands(x, y)
+        except FrameValueError:
+            arrays = _widened(x, y)
+            if arrays is None:
+                raise
+        return apply1(op, arrays, _NO_ATTRS)
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = (f"Elementwise ``{op}`` with NumPy broadcasting; Python scalars are weakly "
+                  f"typed (NEP 50), and compared by value.")
+    return bind_schema(op)(fn)
+
+
+def _widened(x, y):
+    """The operands with the integer array (narrower than 64 bits) as int64, when
+    the other operand is a Python int that fits in int64; else None."""
+    for a, b in ((x, y), (y, x)):
+        if type(b) is int and -(1 << 63) <= b < 1 << 63:
+            arr = as_array(a)
+            if arr.dtype.kind in "iu" and arr.dtype.itemsize < 8:
+                wide = astype(a, int64)
+                return operands(wide, b) if a is x else operands(b, wide)
+    return None
+
+
 for _op in (*UNARY_UFUNCS, "rsqrt", "sigmoid", "relu", "erf"):
     globals()[_op] = _make_unary(_op)
 for _op in BINARY_UFUNCS:
-    globals()[_op] = _make_binary(_op)
+    globals()[_op] = _make_compare(_op) if _op in _COMPARISONS else _make_binary(_op)
 
 
 @bind_schema("gelu")
@@ -61,6 +97,12 @@ def clip(x, lo=None, hi=None):
         lo = -float("inf") if xa.dtype.kind in "fc" else _int_limits(xa)[0]
     if hi is None:
         hi = float("inf") if xa.dtype.kind in "fc" else _int_limits(xa)[1]
+    if xa.dtype.kind in "iu":
+        # NumPy 2 accepts a Python int bound beyond the dtype on its own side (a
+        # uint8 clipped to [-10, 300] is itself); the other side raises OverflowError
+        low, high = _int_limits(xa)
+        lo = low if type(lo) is int and lo < low else lo
+        hi = high if type(hi) is int and hi > high else hi
     arrays = operands(x, lo, hi)
     return apply1("clip", arrays, _NO_ATTRS)
 

@@ -101,7 +101,7 @@ def linear(x, weight, bias=None):
 @bind_schema("cross_entropy")
 def cross_entropy(logits, int_labels, reduction: str = "mean"):
     """Softmax cross-entropy of ``logits [N, C]`` against class indices ``int_labels [N]``
-    (int32/int64 in ``[0, C)``); ``reduction`` is ``"mean"``, ``"sum"`` or ``"none"``.
+    (any integer dtype, in ``[0, C)``); ``reduction`` is ``"mean"``, ``"sum"`` or ``"none"``.
 
     >>> F.cross_entropy(frame.zeros((2, 4)), frame.tensor([0, 3])).item()  # log(4)
     1.3862943649291992

@@ -35,9 +35,9 @@ def _scatter_add_infer(types, attrs):
         raise FrameValueError("scatter_add: cannot scatter along an axis of a zero-dimensional "
                               "tensor")
     check_axis("scatter_add", axis, base.rank)
-    if idx.dtype.kind != "i":
+    if idx.dtype.kind not in "iu":
         raise FrameTypeError(f"scatter_add: indices must be an integer tensor, got {idx}")
-    if base.dtype.kind not in "fic":
+    if base.dtype.kind not in "fiuc":
         raise FrameTypeError(f"scatter_add: expected a numeric (not bool) input, got {base}")
     if upd.dtype is not base.dtype:
         raise FrameTypeError(f"scatter_add: updates must have the input's dtype {base.dtype}, "

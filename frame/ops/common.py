@@ -62,7 +62,7 @@ def normalize_axes(op: str, axes: Sequence[int], rank: int) -> tuple[int, ...]:
 
 
 def require_dtype(op: str, t: TensorType, kinds: str, what: str) -> None:
-    """Reject dtypes whose kind letter is not in ``kinds`` ('f', 'i', 'b', 'c')."""
+    """Reject dtypes whose kind letter is not in ``kinds`` ('f', 'i', 'u', 'b', 'c')."""
     if t.dtype.kind not in kinds:
         raise FrameTypeError(f"{op}: expected {what} input, got {t}")
 

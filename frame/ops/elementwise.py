@@ -83,7 +83,7 @@ def _relu_kernel(ins, attrs):
 
 def _relu_infer(types, attrs):
     (t,) = types
-    require_dtype("relu", t, "fi", "a float or integer")
+    require_dtype("relu", t, "fiu", "a float or integer")
     return [t]
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dtypes import DType, bool_, complex64, complex128, float16, float32, float64, int32, int64
+from ..dtypes import (DType, bool_, complex64, complex128, float16, float32, float64, int8, int16,
+                      int32, int64, uint8, uint16, uint32, uint64)
 from ..errors import FrameTypeError, FrameValueError
 from ..ir.types import TensorType
 from .registry import register
@@ -21,7 +22,8 @@ __all__ = ["RFFT_DTYPES", "IRFFT_DTYPES"]
 
 RFFT_DTYPES: dict[DType, DType] = {
     float16: complex64, float32: complex64, float64: complex128,
-    int32: complex128, int64: complex128, bool_: complex128,
+    int32: complex128, int64: complex128, bool_: complex128, int8: complex128, int16: complex128,
+    uint8: complex128, uint16: complex128, uint32: complex128, uint64: complex128,
 }
 IRFFT_DTYPES: dict[DType, DType] = {complex64: float32, complex128: float64}
 

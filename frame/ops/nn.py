@@ -412,8 +412,8 @@ def _cross_entropy_infer(types, attrs):
     _require_float("cross_entropy", logits, "floating-point logits as")
     if logits.rank != 2:
         raise FrameValueError(f"cross_entropy: logits must be 2-D [N, C], got {logits}")
-    if labels.dtype.kind != "i":
-        raise FrameTypeError(f"cross_entropy: labels must be an int32 or int64 tensor of "
+    if labels.dtype.kind not in "iu":
+        raise FrameTypeError(f"cross_entropy: labels must be an integer tensor of "
                              f"class indices, got {labels}")
     if labels.shape != logits.shape[:1]:
         raise FrameValueError(f"cross_entropy: labels must have shape [{logits.shape[0]}] "
@@ -518,8 +518,8 @@ register(OpSchema("mse_loss", 2, _mse_loss_infer, _mse_loss_kernel,
 
 def _embedding_infer(types, attrs):
     indices, weight = types
-    if indices.dtype.kind != "i":
-        raise FrameTypeError(f"embedding: indices must be an int32 or int64 tensor, got {indices}")
+    if indices.dtype.kind not in "iu":
+        raise FrameTypeError(f"embedding: indices must be an integer tensor, got {indices}")
     if weight.rank != 2:
         raise FrameValueError(f"embedding: weight must be 2-D [num_embeddings, dim], got {weight}")
     return [TensorType(weight.dtype, indices.shape + weight.shape[1:])]

@@ -135,7 +135,7 @@ def _take_along_axis_infer(types, attrs):
     x, idx = types
     axis = attrs["axis"]
     _check_axis("take_along_axis", x, axis)
-    if idx.dtype.kind != "i":
+    if idx.dtype.kind not in "iu":
         raise FrameTypeError(f"take_along_axis: indices must be an integer tensor, got {idx}")
     if idx.rank != x.rank:
         raise FrameValueError(f"take_along_axis: indices {idx} must have the rank of {x}")

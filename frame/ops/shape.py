@@ -116,7 +116,7 @@ def _normal(s: int, n: int, k: int) -> tuple[int, int, int]:
 
 def check_fill_value(op: str, value: float, dtype: DType) -> None:
     """Reject a float fill value that NumPy cannot store in an integer ``dtype``."""
-    if dtype.kind != "i":
+    if dtype.kind not in "iu":
         return
     if not math.isfinite(value):
         raise FrameValueError(f"{op}: cannot fill an {dtype.name} tensor with {value}")
@@ -382,7 +382,7 @@ def _take_infer(types, attrs):
     if x.rank == 0:
         raise FrameValueError("take: cannot take along an axis of a zero-dimensional tensor")
     check_axis("take", axis, x.rank)
-    if idx.dtype.kind != "i":
+    if idx.dtype.kind not in "iu":
         raise FrameTypeError(f"take: indices must be an integer tensor, got {idx}")
     return [x.with_shape(x.shape[:axis] + idx.shape + x.shape[axis + 1:])]
 
@@ -413,7 +413,7 @@ register(OpSchema("take", 2, _take_infer, _take_kernel, attrs={"axis": AttrSpec(
 
 def _scatter_infer(types, attrs):
     x, idx, upd = types
-    if idx.dtype.kind != "i":
+    if idx.dtype.kind not in "iu":
         raise FrameTypeError(f"scatter: indices must be an integer tensor, got {idx}")
     if upd.dtype is not x.dtype:
         raise FrameTypeError(f"scatter: updates must have the input's dtype {x.dtype}, got {upd}")

@@ -206,13 +206,26 @@ def where_cases(op):
 def cast_cases(op):
     import frame
     for src in ALL:
-        for dst in ("float16", "float32", "float64", "int32", "int64", "bool"):
+        for dst in ("float16", "float32", "float64", "int32", "int64", "bool", "int8", "int16",
+                    "uint8", "uint16", "uint32", "uint64"):
             x = sample((2, 3), src, 3)
             yield Case([x], {"dtype": frame.dtypes.as_dtype(dst)},
                        lambda ins, attrs, d=dst: [np.array(ins[0].tolist(), dtype=d)]
-                       if not (np.dtype(d).kind in "iu" and ins[0].dtype.kind == "f")
-                       else [np.trunc(ins[0].astype(np.float64)).astype(d)],
+                       if not (np.dtype(d).kind in "iu" and ins[0].dtype.kind in "fiu")
+                       else [_wrapped_ints(np.trunc(ins[0].astype(np.float64)), d)],
                        id=f"{src}->{dst}")
+
+
+def _wrapped_ints(values, dtype):
+    """Integral values as ``dtype`` the way NumPy's integer casts keep the low
+    bits (-3 as uint8 is 253)."""
+    bits = np.dtype(dtype).itemsize * 8
+    signed = np.dtype(dtype).kind == "i"
+    out = []
+    for v in np.asarray(values).ravel().tolist():
+        w = int(v) % (1 << bits)
+        out.append(w - (1 << bits) if signed and w >= 1 << (bits - 1) else w)
+    return np.array(out, dtype=dtype).reshape(np.shape(values))
 
 
 @cases("clip")
@@ -220,7 +233,7 @@ def clip_cases(op):
     for dtype in NUMERIC:
         for i, shape in enumerate(UNARY_SHAPES):
             x = sample(shape, dtype, i)
-            lo = np.asarray(-1, dtype=dtype)
+            lo = np.asarray(0 if np.dtype(dtype).kind == "u" else -1, dtype=dtype)
             hi = np.asarray(2, dtype=dtype)
             yield Case([x, lo, hi], {},
                        lambda ins, attrs: [np.where(ins[0] < ins[1], ins[1],

@@ -79,7 +79,7 @@ def sample(shape, dtype, seed: int = 0, low=-3.0, high=3.0, positive=False) -> n
     if dt.kind == "b":
         return g.random(shape) > 0.5
     if dt.kind in "iu":
-        lo = 1 if positive else int(low)
+        lo = 1 if positive else int(low) if dt.kind == "i" else max(int(low), 0)
         return g.integers(lo, max(int(high), lo + 1) + 1, size=shape).astype(dt)
     if dt.kind == "c":
         return (g.uniform(low, high, shape) + 1j * g.uniform(low, high, shape)).astype(dt)
@@ -100,7 +100,7 @@ def tolerance(dtype) -> tuple[float, float]:
 
 
 FLOATS = ("float16", "float32", "float64")
-INTS = ("int32", "int64")
+INTS = ("int32", "int64", "int8", "int16", "uint8", "uint16")
 NUMERIC = FLOATS + INTS
 ALL = NUMERIC + ("bool",)
 # shapes exercising 0-d, 1-d, n-d and broadcasting

@@ -17,6 +17,9 @@ Boundary conversions (the only places float16 and int64 appear in a model):
   model runs: the in-model check was 7 nodes, each with its own dispatch cost
   in the plugin, where NumPy checks 128 labels in ~2 us (``INPUT_INT64_COPY``).  An int64 output is the int32 value
   converted to i64 (it fits: ``support.py`` only admits such values).
+- an int8/int16/uint8/uint16 input is a Parameter of its own element type
+  converted to i32; such an output is the i32 value (within the dtype's range,
+  see ``table.py``) converted back.
 
 A large input read by more than one elementwise node is bound as one
 Parameter per such reader, all to the same memory (``LoweredGraph.aliases``;
@@ -100,8 +103,15 @@ def _internal_error(node: Node, what: str) -> FrameError:
                                           f"(a bug in frame/backends/openvino)")
 
 
+# the small integers cross the model's boundary in their own element type
+_SMALL_BOUNDARY = {"int8": ov.Type.i8, "int16": ov.Type.i16, "uint8": ov.Type.u8,
+                   "uint16": ov.Type.u16}
+
+
 def _boundary_type(dtype: DType) -> ov.Type:
-    return ov.Type.f16 if dtype is float16 else internal_type(dtype)
+    if dtype is float16:
+        return ov.Type.f16
+    return _SMALL_BOUNDARY.get(dtype.name) or internal_type(dtype)
 
 
 class _Builder:
@@ -139,6 +149,8 @@ class _Builder:
         value = param.output(0)
         if t.dtype is float16:
             value = out(ops.convert(value, ov.Type.f32))
+        elif t.dtype.name in _SMALL_BOUNDARY:
+            value = out(ops.convert(value, ov.Type.i32))
         elif t.dtype.kind == "i" and t.size * t.dtype.np.itemsize < SHARE_BYTES:
             self.cx.host_inputs[param.get_name()] = graph_index  # copied in: checkable
         self.env[id(v)] = value
@@ -183,8 +195,9 @@ class _Builder:
     def result(self, v: Value) -> Out:
         value = self.env[id(v)]
         dtype = v.type.dtype
-        if dtype is float16 or dtype is int64:
-            value = out(ops.convert(value, _boundary_type(dtype) if dtype is float16 else ov.Type.i64))
+        if dtype is float16 or dtype is int64 or dtype.name in _SMALL_BOUNDARY:
+            # (a small integer value is within its dtype's range: Convert is exact)
+            value = out(ops.convert(value, ov.Type.i64 if dtype is int64 else _boundary_type(dtype)))
         return value
 
 

@@ -20,6 +20,9 @@ do.  Where the CPU plugin's own op differs from NumPy, the lowering says how:
   (16777217 == 16777216 is True): integer comparisons are built from bitwise
   ops (``Lowerer.int_less``), integer relu/clip from Maximum/Minimum, which
   are exact.
+- int8/int16/uint8/uint16 are i32 inside the model: add, sub, mul, neg, abs,
+  invert and casts into them wrap the i32 result back into the dtype
+  (``Lowerer.wrap``: uint8 200 + 100 is 44, as in NumPy).
 - integer floor division, modulo and power go through float in OpenVINO, and
   float Mod/FloorMod compute ``a - trunc(a / b) * b`` rather than NumPy's
   exact fmod (1 mod 0.1 gives 0 instead of 0.0999...): these are refused.
@@ -35,7 +38,7 @@ import openvino.opset16 as ops
 from ...dtypes import DType, from_numpy, int64
 from ...ir.graph import Node
 from . import erf as erf_math
-from .table import Lowerer, Out, lowering, out
+from .table import SMALL_INTS, Lowerer, Out, lowering, out
 
 __all__ = ["compare_ints", "maximum", "minimum"]
 
@@ -85,6 +88,12 @@ def minimum(kind: str, a: Out, b: Out) -> Out:
 
 def _operands(cx: Lowerer, node: Node, ins: Sequence[Out], kind: str) -> list[Out]:
     return [cx.to_kind(x, v.type.dtype, kind) for x, v in zip(ins, node.inputs)]
+
+
+def _wrapped(cx: Lowerer, node: Node, y: Out) -> Out:
+    """``y`` wrapped into the output's dtype when that is a small integer."""
+    dtype = _out(node)
+    return cx.wrap(y, dtype) if dtype.name in SMALL_INTS else y
 
 
 # --------------------------------------------------------------------------- unary
@@ -206,12 +215,12 @@ def _gelu(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
 
 @lowering("neg")
 def _neg(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
-    return [out(ops.negative(ins[0]))]
+    return [_wrapped(cx, node, out(ops.negative(ins[0])))]
 
 
 @lowering("abs")
 def _abs(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
-    return [ins[0] if _in(node).kind == "b" else out(ops.abs(ins[0]))]
+    return [ins[0] if _in(node).kind == "b" else _wrapped(cx, node, out(ops.abs(ins[0])))]
 
 
 @lowering("sign", int64=True)
@@ -265,7 +274,7 @@ def _arith(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
         return [out((ops.logical_or if node.op == "add" else ops.logical_and)(a, b))]
     build = {"add": ops.add, "sub": ops.subtract, "mul": ops.multiply, "div": ops.divide,
              "pow": ops.power}[node.op]
-    return [out(build(a, b))]
+    return [_wrapped(cx, node, out(build(a, b)))]
 
 
 def _refuse_divmod(node: Node) -> str:
@@ -349,7 +358,7 @@ def _compare(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     if kind == "b":
         kind = "i"  # ordering of bools: False < True, compared as 0 and 1
     a, b = _operands(cx, node, ins, kind)
-    if kind == "i":
+    if kind in "iu":
         return [compare_ints(cx, node.op, a, b)]
     build, swap = _COMPARE[node.op]
     return [out(build(b, a) if swap else build(a, b))]
@@ -375,7 +384,7 @@ def _bitwise(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
 
 @lowering("invert", int64=True)
 def _invert(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
-    return [out(ops.bitwise_not(cx.to_kind(ins[0], _in(node), _out(node).kind)))]
+    return [_wrapped(cx, node, out(ops.bitwise_not(cx.to_kind(ins[0], _in(node), _out(node).kind))))]
 
 
 # --------------------------------------------------------------------------- where, cast, clip
@@ -399,6 +408,9 @@ def _cast_check(node: Node) -> str | None:
     if dst is int64 and src.kind == "f":
         return (f"op 'cast' from {src.name} to int64: values outside the int32 range would "
                 f"be wrong, as the OpenVINO CPU plugin keeps int64 in int32")
+    if dst.name in SMALL_INTS and src.kind in "fc":
+        return (f"op 'cast' from {src.name} to {dst.name}: NumPy's conversion of out-of-range "
+                f"floats (C's undefined behaviour) is not the plugin's")
     return None
 
 

@@ -43,7 +43,7 @@ def _types(node: Node) -> str:
 
 def _matmul_check(node: Node) -> str | None:
     kind = node.outputs[0].type.dtype.kind
-    if kind == "i":
+    if kind in "iu":
         return (f"op 'matmul' on {_types(node)}: the OpenVINO CPU plugin computes integer "
                 f"MatMul in float, which is wrong for large values")
     if kind == "b" and node.inputs[1].type.shape[0 if node.inputs[1].type.rank == 1 else -2] \

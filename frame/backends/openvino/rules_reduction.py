@@ -52,7 +52,7 @@ def _count(node: Node) -> int:
 
 def _sum_prod_check(node: Node) -> str | None:
     kind = node.inputs[0].type.dtype.kind
-    if kind == "i":
+    if kind in "iu":
         return (f"op '{node.op}' on {_types(node)}: NumPy accumulates integers in int64, the "
                 f"OpenVINO CPU plugin in int32")
     if kind == "b" and _count(node) > _EXACT_COUNT:
@@ -183,7 +183,8 @@ def _int_extremum_check(node: Node) -> str | None:
     t = node.inputs[0].type
     # max/min over no axes and argmax of a 0-d tensor reduce nothing: exact
     reduces = bool(node.attrs["axes"]) if "axes" in node.attrs else t.rank > 0
-    if t.dtype.kind == "i" and reduces:
+    # (int8/int16/uint8/uint16 values are exact in float32)
+    if t.dtype.kind in "iu" and t.dtype.itemsize >= 4 and reduces:
         return (f"op '{node.op}' on {_types(node)}: the OpenVINO CPU plugin computes integer "
                 f"ReduceMax/ReduceMin in float32, which is wrong beyond 2**24")
     return None

@@ -19,6 +19,15 @@ What the CPU plugin does (measured, FACTS.md and tests/backends/openvino):
   claimed only when that input reaches it already rounded: a graph input, a
   constant, or data movement of those.  Everything else an op may need is its
   rule's own ``check``.
+- int8, int16, uint8 and uint16 are i32 inside a model (every value within
+  its dtype's range), claimed for the ops in ``SMALL_INT_OPS``: data movement,
+  selection, comparison, bitwise and logical ops, max/min and argmax (exact in
+  the plugin's float32 below 2**24), casts from integers and bools, and
+  add/sub/mul/neg/abs/invert, whose i32 results are wrapped back into the
+  dtype as NumPy's fixed-width arithmetic wraps them.  Everything else on them
+  (division, shifts, sums, matmul, math, a cast from a float, whose
+  out-of-range conversion is C's undefined behaviour) runs on the reference
+  kernels.  uint32 and uint64 values do not fit in i32: never claimed.
 - tensors of rank above 12 (``MAX_RANK``, oneDNN's ``DNNL_MAX_NDIMS``) are
   refused: measured with OpenVINO 2026.4, Concat at rank 13 fails in
   compile_model ("could not create a primitive descriptor"), ReduceMax and
@@ -39,9 +48,19 @@ import numpy as np
 from ...dtypes import int64
 from ...ir.graph import Node, Value
 from ...ops.registry import lookup
-from .table import I32_MAX, I32_MIN, RULES
+from .table import I32_MAX, I32_MIN, RULES, SMALL_INTS
 
-__all__ = ["unsupported_reason", "fits_int32", "Analysis", "MAX_RANK"]
+__all__ = ["unsupported_reason", "fits_int32", "Analysis", "MAX_RANK", "SMALL_INT_OPS"]
+
+# the ops lowered exactly for int8/int16/uint8/uint16 values (module docstring)
+SMALL_INT_OPS = frozenset((
+    "reshape", "expand_dims", "squeeze", "transpose", "broadcast_to", "concat", "stack", "split",
+    "slice", "flip", "take", "scatter", "pad", "take_along_axis", "constant", "full", "arange",
+    "where", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "invert", "maximum", "minimum", "clip", "relu", "sign", "floor", "ceil", "max", "min",
+    "argmax", "argmin", "cast", "add", "sub", "mul", "neg", "abs",
+))
 
 # the highest tensor rank the CPU plugin handles (oneDNN's DNNL_MAX_NDIMS; see above)
 MAX_RANK = 12
@@ -99,6 +118,14 @@ class Analysis:
             if dt.is_complex and not rule.complex64:
                 return (f"op '{node.op}' on {_types(node)}: {dt.name} is lowered only for the "
                         f"fft ops, conj and real")
+        for v in values:
+            dt = v.type.dtype
+            if dt.name in ("uint32", "uint64"):
+                return (f"op '{node.op}' on {_types(node)}: {dt.name} values do not fit in the "
+                        f"int32 the OpenVINO CPU plugin computes integers in")
+            if dt.name in SMALL_INTS and node.op not in SMALL_INT_OPS:
+                return (f"op '{node.op}' on {_types(node)}: not lowered to OpenVINO for "
+                        f"{dt.name} (NumPy's fixed-width result is not the plugin's int32 one)")
         if any(v.type.size == 0 for v in values):
             return f"op '{node.op}' on {_types(node)}: empty tensors are left to the reference kernels"
         uses_int64 = any(v.type.dtype is int64 for v in values)

@@ -10,7 +10,11 @@ chosen by its frame dtype's kind: floats are ``f32``, integers ``i32`` and
 bools ``boolean`` (see ``Lowerer``); complex64 values are f32 pairs on a
 trailing axis.  float16 and int64 exist only at the model's boundary: the CPU
 plugin computes them in f32 / i32 anyway (FACTS.md), so the model says so
-explicitly and ``support.py`` decides when that is exact.
+explicitly and ``support.py`` decides when that is exact.  The small integers
+(int8, int16, uint8, uint16) are ``i32`` inside too, every value within its
+dtype's range: a rule whose result may leave that range (add, mul, neg, a
+cast to a narrower integer) wraps it back (``Lowerer.wrap``), as NumPy's
+fixed-width arithmetic does.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from ...dtypes import DType
 from ...ir.graph import Node
 
 __all__ = ["Rule", "RULES", "lowering", "Lowerer", "Out", "internal_type", "internal_shape",
-           "I32_MIN", "I32_MAX"]
+           "I32_MIN", "I32_MAX", "SMALL_INTS"]
 
 Out = ov.Output
 I32_MIN, I32_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -72,7 +76,11 @@ def lowering(*names: str, check: Check | None = None, int64: bool = False,
     return deco
 
 
-_INTERNAL = {"f": ov.Type.f32, "i": ov.Type.i32, "b": ov.Type.boolean, "c": ov.Type.f32}
+_INTERNAL = {"f": ov.Type.f32, "i": ov.Type.i32, "u": ov.Type.i32, "b": ov.Type.boolean,
+             "c": ov.Type.f32}
+
+# the integer dtypes narrower than int32 (i32 inside a model, see the module docstring)
+SMALL_INTS = frozenset(("int8", "int16", "uint8", "uint16"))
 
 
 def internal_type(dtype: DType) -> ov.Type:
@@ -86,7 +94,8 @@ def internal_shape(dtype: DType, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _np_internal(kind: str) -> np.dtype:
-    return {"f": np.dtype(np.float32), "i": np.dtype(np.int32), "b": np.dtype(np.bool_)}[kind]
+    return {"f": np.dtype(np.float32), "i": np.dtype(np.int32), "u": np.dtype(np.int32),
+            "b": np.dtype(np.bool_)}[kind]
 
 
 class Lowerer:
@@ -135,16 +144,31 @@ class Lowerer:
     def cast(self, x: Out, src: DType, dst: DType) -> Out:
         """Convert an internal value of ``src`` to ``dst`` with NumPy's ``astype``
         semantics (``support.py`` rejects the conversions this cannot do exactly)."""
-        return self.to_kind(x, src, dst.kind)  # f16/f32 and i32/i64 share internal types
+        x = self.to_kind(x, src, dst.kind)  # f16/f32 and i32/i64 share internal types
+        if dst.name in SMALL_INTS and not (src.is_bool or (src.is_integer and _within(src, dst))):
+            x = self.wrap(x, dst)  # a wider integer: NumPy keeps the low bits
+        return x
 
     def to_kind(self, x: Out, src: DType, kind: str) -> Out:
-        if src.kind == kind:
+        if src.kind == kind or (src.kind in "iu" and kind in "iu"):
             return x
         if kind == "b" and src.kind == "f":
             # NaN is truthy in NumPy; OpenVINO's Convert(f32 -> boolean) makes it False
             return ops.not_equal(x, self.f32(0.0)).output(0)
         # integers: Convert, never a comparison (see int_equal)
         return ops.convert(x, _INTERNAL[kind]).output(0)
+
+    def wrap(self, x: Out, dtype: DType) -> Out:
+        """An i32 value brought into a small integer ``dtype``'s range the way
+        NumPy's fixed-width arithmetic wraps it: its low bits (uint8 200 + 100 is
+        44, int8 127 + 1 is -128).  Built from Add/BitwiseAnd/Subtract, which the
+        plugin computes exactly on i32 (two's complement, wrapping)."""
+        bits = dtype.itemsize * 8
+        mask = self.i32((1 << bits) - 1)
+        if dtype.is_unsigned:
+            return ops.bitwise_and(x, mask).output(0)
+        half = self.i32(1 << (bits - 1))
+        return ops.subtract(ops.bitwise_and(ops.add(x, half), mask), half).output(0)
 
     # -- exact integer comparisons ---------------------------------------------------
     # The CPU plugin evaluates Equal/Less/Greater/..., Clamp, Relu and ReduceMax/Min
@@ -191,6 +215,12 @@ class Lowerer:
         if rank:
             bad = ops.reduce_logical_or(bad, self.ints(range(rank)), False).output(0)
         self.flags.append(bad)
+
+
+def _within(src: DType, dst: DType) -> bool:
+    """Does every value of integer dtype ``src`` fit in integer dtype ``dst``?"""
+    a, b = np.iinfo(src.np), np.iinfo(dst.np)
+    return b.min <= a.min and a.max <= b.max
 
 
 def out(node) -> Out:

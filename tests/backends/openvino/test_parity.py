@@ -80,7 +80,7 @@ def _harder(op: str, inputs, seed: int):
         x = np.asarray(x)
         if i in INDEX_INPUTS.get(op, ()) or x.size == 0:
             out.append(x)
-        elif x.dtype.kind == "i":
+        elif x.dtype.kind in "iu":
             wide = rng.integers(-2 ** 31, 2 ** 31, size=x.shape, dtype=np.int64)
             mask = rng.random(x.shape) < 0.5
             wide = np.where(mask, rng.choice(_INT_EDGES, size=x.shape), wide)
