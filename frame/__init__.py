@@ -28,7 +28,8 @@ from ._escape import graph_break, disable  # noqa: E402
 
 __all__ = [
     "__version__", "DType", "float16", "float32", "float64", "int32", "int64", "bool_",
-    "complex64", "complex128", "int8", "int16", "uint8", "uint16", "uint32", "uint64", "ErrorCode", "FrameError", "FrameValueError", "FrameTypeError",
+    "complex64", "complex128", "int8", "int16", "uint8", "uint16", "uint32", "uint64",
+    "ErrorCode", "FrameError", "FrameValueError", "FrameTypeError",
     "FrameAxisError", "FrameIndexError", "Tensor", "tensor", "from_numpy", "fft", "nn", "optim", "jit", "GraphBreakError",
     "export", "ExportError",
     "stats", "reset_stats", "report", "config", "grad", "value_and_grad", "no_grad",

@@ -11,7 +11,8 @@ import numpy as np
 
 __all__ = [
     "DType", "float16", "float32", "float64", "int32", "int64", "bool_",
-    "complex64", "complex128", "int8", "int16", "uint8", "uint16", "uint32", "uint64", "all_dtypes", "from_numpy", "as_dtype",
+    "complex64", "complex128", "int8", "int16", "uint8", "uint16", "uint32", "uint64",
+    "all_dtypes", "from_numpy", "as_dtype",
     "result_type", "weak_scalar_dtype",
 ]
 
