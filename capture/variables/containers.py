@@ -735,6 +735,17 @@ class SliceVariable(Variable):
     def python_type(self) -> type:
         return slice
 
+    def getattr(self, tx, name: str) -> Variable:
+        """``s.start`` / ``s.stop`` / ``s.step`` (the parts); the methods of a
+        constant slice (``s.indices(n)``) run at trace time."""
+        parts = dict(zip(("start", "stop", "step"),
+                         self.parts if len(self.parts) > 1 else [ConstantVariable(None), *self.parts]))
+        if name in ("start", "stop", "step"):
+            return parts.get(name, ConstantVariable(None))
+        if self.is_constant():
+            return ConstantVariable(self.as_constant()).getattr(tx, name)
+        return super().getattr(tx, name)
+
     def to_python(self, passed: dict | None = None):
         if any(isinstance(p, TensorVariable) for p in self.parts):
             # frame's indexing would read the bound with int(): a meta array's
