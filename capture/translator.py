@@ -318,10 +318,10 @@ class InstructionTranslator:
         raises, NumPy itself is asked on the meta arrays whether the call
         raises, to tell the function's own exception from a NumPy feature
         frame does not model."""
-        if _untrackable(self, args, kwargs) and self.tr.grad_enabled():
-            raise Unsupported("unsupported_object", "an op on an input tensor that requires grad "
-                                                    "but is not a leaf: eager extends its autograd "
-                                                    "record, which capture does not model")
+        # an input that requires grad but is not a leaf: eager extends its record,
+        # unless the op's results are integers or bools (argmax, a comparison),
+        # which never require grad (checked once the op ran)
+        untracked = _untrackable(self, args, kwargs) and self.tr.grad_enabled()
         passed: dict[int, Variable] = {}
         py_args = [a.to_python(passed) for a in args]
         py_kwargs = {k: v.to_python(passed) for k, v in kwargs.items()}
@@ -345,6 +345,10 @@ class InstructionTranslator:
                 raise Unsupported("unsupported_call", f"NumPy's {name}() here is not modelled by "
                                                       f"frame ({type(e).__name__}: {e})") from e
             raise UserCodeRaises(f"{name}() raises {type(e).__name__}: {e}") from e
+        if untracked and not _never_requires_grad(result):
+            raise Unsupported("unsupported_object", "an op on an input tensor that requires grad "
+                                                    "but is not a leaf: eager extends its autograd "
+                                                    "record, which capture does not model")
         return self.from_python(result, kind, passed, constant_ok=not passed)
 
     def _numpy_raises(self, fn, args, kwargs) -> bool:
@@ -615,6 +619,16 @@ class InstructionTranslator:
             src = GlobalSource(name, g.const(self.f_builtins), "B")
             return self.wrap(self.f_builtins[name], src)
         raise UserCodeRaises(f"name {name!r} is not defined")
+
+
+def _never_requires_grad(result) -> bool:
+    """Are the tensors an op returned integers or bools (which eager never
+    marks as requiring grad: the op adds nothing to an autograd record)?"""
+    if isinstance(result, (tuple, list)):
+        return all(_never_requires_grad(r) for r in result)
+    if isinstance(result, Tensor):
+        return result.dtype.kind in "biu"
+    return False
 
 
 def _untrackable(tx, args, kwargs) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import frame
+import frame.nn as nn
 
 from .helpers import array, assert_captured, assert_same_as_eager
 
@@ -116,3 +117,42 @@ def test_hash_of_a_str_is_not_folded():
     out = frame.explain(f, backend="cpu")(array())
     assert any("hash()" in r.reason for r in out.break_reasons)
     assert_same_as_eager(f, array(), captured=None)
+
+
+# -- integer / bool ops on an input that requires grad but is not a leaf ------------------------------
+
+def _logits():
+    frame.manual_seed(0)
+    model = nn.Linear(3, 4)
+    x = frame.tensor(np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32))
+    return model(x)      # requires grad, not a leaf
+
+
+def test_argmax_after_an_item_break_on_logits_that_require_grad():
+    # eager's argmax adds nothing to the logits' autograd record: no break
+    def accuracy(logits, labels):
+        confidence = logits.max().item()
+        pred = logits.argmax(axis=1)
+        return (pred == labels).astype(frame.float32).mean(), round(confidence, 4), pred
+    labels = frame.tensor(np.array([0, 1, 2, 3, 0]))
+    assert_same_as_eager(accuracy, _logits(), labels, captured=None)
+    out = frame.explain(accuracy)(_logits(), labels)
+    reasons = [r.reason for r in out.break_reasons]
+    assert len(reasons) == 2, reasons   # logits.max() (float: eager records it), then .item()
+    assert "requires grad but is not a leaf" in reasons[0] and ".item()" in reasons[1]
+
+
+def test_comparisons_of_logits_that_require_grad_are_captured():
+    def f(logits):
+        return logits.argmax(), logits.argmin(axis=0), (logits > 0).sum(), logits.shape
+    assert_same_as_eager(f, _logits())
+    _no_break(f, _logits())
+
+
+def test_float_op_on_logits_that_require_grad_still_runs_eagerly():
+    def f(logits):
+        return logits.argmax(), logits * 2
+    jitted = frame.jit(f)
+    out = jitted(_logits())
+    assert out[1].requires_grad and not out[0].requires_grad
+    assert_same_as_eager(f, _logits(), captured=None)
