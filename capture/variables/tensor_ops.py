@@ -119,6 +119,9 @@ def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> 
     beyond the dtype's range, an overflow) runs natively.  Other values (a
     list, a frame Tensor) run natively too."""
     target = a.meta.dtype
+    from .containers import ListVariable, TupleVariable   # (containers imports this module)
+    if isinstance(value, (ListVariable, TupleVariable)):
+        value = _sequence_value(tx, value, target)
     if isinstance(value, TensorVariable):
         if value.kind == TENSOR:
             raise Unsupported("unsupported_call", "storing a frame Tensor into a NumPy array")
@@ -190,6 +193,61 @@ def ufunc_add_at(tx, args, kwargs) -> Variable:
 def _numpy_add_at(a, index, value):
     """NumPy's ``np.add.at`` on a copy (meta arrays are read-only)."""
     np.add.at(np.array(a, copy=True), index, value)
+
+
+def _sequence_value(tx, value: Variable, target: np.dtype) -> Variable:
+    """The array NumPy makes of a list or tuple stored into an array of
+    ``target`` (``traj[i] = (x, v)``): each item converted to ``target``
+    (``np.asarray(value, dtype=target)``).  Constant items are converted by
+    NumPy at trace time (one that raises or warns runs natively); traced
+    items (NumPy scalars and arrays, of one shape) must be of ``target``'s
+    kind (a float into a float array: NumPy's per-item conversion is the
+    cast), a dynamic Python scalar is a 0-d graph input of ``target``
+    (``scalars.scalar_input``); then they are stacked.  Nested sequences holding traced values, frame
+    Tensors and other items run natively."""
+    from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
+    from .scalars import ScalarVariable, scalar_input
+
+    def dynamic(item) -> bool:   # a Python or NumPy scalar that is a graph input (scalars.py)
+        if not (isinstance(item, ScalarVariable) and item.dynamic):
+            return False
+        c = item.concrete
+        if type(c) is float or isinstance(c, np.floating):
+            return target.kind in "fc"
+        if type(c) is int:
+            return target.kind in "iufc"
+        return isinstance(c, np.integer) and np.can_cast(type(c), target, "safe")
+    if is_constant_value(value) and not any(dynamic(i) for i in value.items):
+        try:
+            with warnings.catch_warnings(), np.errstate(all="raise"):
+                warnings.simplefilter("error")
+                converted = np.asarray(constant_value(value), dtype=target)
+        except Exception as e:  # noqa: BLE001 - NumPy's error (or warning) comes natively
+            raise Unsupported("unsupported_call", f"item assignment of a sequence into a {target} "
+                                                  f"array ({type(e).__name__})") from e
+        return tx.wrap_result(converted)
+    items = []
+    for item in value.items:
+        if dynamic(item):   # converted by the entry (a value it cannot convert is a miss)
+            item = scalar_input(tx, item, target)
+        if isinstance(item, TensorVariable):
+            if item.kind == TENSOR or item.meta.dtype.kind != target.kind:
+                raise Unsupported("unsupported_call", f"item assignment of a sequence holding "
+                                                      f"{item!r} into a {target} array")
+            if item.meta.dtype != target:
+                item = _ndarray_method(tx, item, "astype", [ConstantVariable(target)], {})
+        elif is_constant_value(item) and isinstance(constant_value(item), (bool, int, float, complex,
+                                                                           np.generic)):
+            item = _sequence_value(tx, TupleVariable([item]), target)
+            item = HOOKS.numpy_call(tx, np.reshape, [item, ConstantVariable(())], {})
+        else:
+            raise Unsupported("unsupported_call", f"item assignment of a sequence holding {item!r} "
+                                                  f"into a {target} array")
+        items.append(item)
+    if len({tuple(i.meta.shape) for i in items}) != 1:
+        raise Unsupported("unsupported_call", "item assignment of a sequence of arrays of "
+                                              "different shapes")
+    return HOOKS.numpy_call(tx, np.stack, [ListVariable(items)], {})
 
 
 def _numpy_setitem(a, index, value):

@@ -156,3 +156,55 @@ def test_float_op_on_logits_that_require_grad_still_runs_eagerly():
     out = jitted(_logits())
     assert out[1].requires_grad and not out[0].requires_grad
     assert_same_as_eager(f, _logits(), captured=None)
+
+
+# -- a tuple of scalars stored into an array row ---------------------------------------------------------
+
+def _trajectory(x0, v0, n):
+    traj = np.zeros((n, 2))
+    x, v = x0, v0
+    for i in range(n):
+        x = x + 0.1 * v
+        v = v - 0.1 * x
+        traj[i] = (x, v)
+    return traj
+
+
+def test_tuple_of_python_floats_into_a_row():
+    assert_same_as_eager(_trajectory, 0.0, 1.0, 4)
+    _no_break(_trajectory, 0.0, 1.0, 4)
+
+
+def test_tuple_of_dynamic_python_floats_into_a_row():
+    # a new x0 at every call: after one recompile the floats are graph inputs
+    jitted = frame.jit(_trajectory)
+    before = frame.stats().recompiles
+    for x0 in (0.0, 0.5, 1.5, 2.5):
+        got, want = jitted(x0, 1.0, 3), _trajectory(x0, 1.0, 3)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+        assert got.dtype == want.dtype
+    assert frame.stats().recompiles - before == 1
+    _no_break(_trajectory, 0.7, 1.0, 3)
+
+
+def _rows_from_elements(a):
+    out = np.zeros((3, 2), dtype=np.float32)
+    for i in range(3):
+        out[i] = (a[i], a[i] * 2)   # NumPy scalars: float64 items cast to float32
+    out[0] = [1, 2.5]
+    return out
+
+
+def test_tuple_of_numpy_scalars_into_a_row():
+    for a in (np.arange(3, dtype=np.float32), np.linspace(0.1, 0.7, 3)):
+        assert_same_as_eager(_rows_from_elements, a)
+        _no_break(_rows_from_elements, a)
+
+
+def test_tuple_of_floats_into_an_int_row_runs_natively():
+    # NumPy truncates a float item into an int array: not modelled, the call is still right
+    def f(a):
+        out = np.zeros((2, 2), dtype=np.int64)
+        out[1] = (a[0] * 3.7, 1)
+        return out
+    assert_same_as_eager(f, np.array([1.5, 2.0]), captured=None)
