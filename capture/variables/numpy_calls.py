@@ -248,6 +248,10 @@ def _convert_operands(tx, call: _Call, array_slots: dict[str, tuple]) -> None:
 def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
     """``fn(*args, **kwargs)`` for a NumPy function or ufunc (or ``ufunc.reduce``)
     with traced arrays among the arguments, as NumPy runs it."""
+    if fn is np.lexsort and args and isinstance(args[0], ListVariable):
+        # NumPy reads a list of keys as a tuple of them (each key converted on
+        # its own), but only a tuple hands the call to the keys' __array_function__
+        args = [TupleVariable(list(args[0].items)), *args[1:]]
     call, array_slots, ufunc_where = _split(fn, args, kwargs)
     # NumPy hands the call to Tensor.__array_ufunc__/__array_function__ when a
     # Tensor is an input or the output (never for where=)

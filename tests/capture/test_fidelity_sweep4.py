@@ -208,3 +208,14 @@ def test_tuple_of_floats_into_an_int_row_runs_natively():
         out[1] = (a[0] * 3.7, 1)
         return out
     assert_same_as_eager(f, np.array([1.5, 2.0]), captured=None)
+
+
+# -- np.lexsort of a list of keys ----------------------------------------------------------------------
+
+def test_lexsort_of_a_list_of_keys():
+    def f(surnames, ages):
+        order = np.lexsort([ages, surnames])   # surnames primary, as a tuple of keys
+        return order, surnames[order], ages[order]
+    s, a = np.array([3, 1, 2, 1, 3]), np.array([30.0, 20.0, 25.0, 10.0, 5.0])
+    assert_same_as_eager(f, s, a)
+    _no_break(f, s, a)
