@@ -368,11 +368,12 @@ class InstructionTranslator:
                 not all(is_constant_value(v) for v in kwargs.values()):
             raise Unsupported("unsupported_call", f"{getattr(fn, '__name__', fn)}() with non-constant arguments")
         try:
-            result = fn(*[constant_value(a) for a in args],
-                        **{k: constant_value(v) for k, v in kwargs.items()})
+            result, warned = fold_constants(fn, [constant_value(a) for a in args],
+                                            {k: constant_value(v) for k, v in kwargs.items()})
         except Exception as e:
             raise UserCodeRaises(f"{getattr(fn, '__name__', fn)}() raises "
                                  f"{type(e).__name__}: {e}", exc=e) from e
+        refuse_warned(fn, warned)
         return self.wrap_result(result)
 
     # -- operators ------------------------------------------------------------------------
@@ -392,9 +393,11 @@ class InstructionTranslator:
             return self.call_real(fn, [a, b], {}, numpy_semantics=True)
         if a.is_constant() and b.is_constant():
             try:
-                return self.wrap_result(fn(a.as_constant(), b.as_constant()))
+                result, warned = fold_constants(fn, [a.as_constant(), b.as_constant()], {})
             except Exception as e:
                 raise UserCodeRaises(f"{fn.__name__} raises {type(e).__name__}: {e}", exc=e) from e
+            refuse_warned(fn, warned)
+            return self.wrap_result(result)
         result = user_binary_op(self, fn, a, b)   # __add__, __eq__... of user classes, inlined
         if result is not None:
             return result
@@ -420,9 +423,11 @@ class InstructionTranslator:
             return self.call_real(fn, list(args), {}, numpy_semantics=True)
         if all(a.is_constant() for a in args):
             try:
-                return self.wrap_result(fn(*(a.as_constant() for a in args)))
+                result, warned = fold_constants(fn, [a.as_constant() for a in args], {})
             except Exception as e:
                 raise UserCodeRaises(f"{fn.__name__} raises {type(e).__name__}: {e}", exc=e) from e
+            refuse_warned(fn, warned)
+            return self.wrap_result(result)
         raise Unsupported("unsupported_object", f"{fn.__name__} on {args!r}")
 
     def inplace_op(self, fn, a: Variable, b: Variable) -> Variable:
@@ -619,6 +624,30 @@ class InstructionTranslator:
             src = GlobalSource(name, g.const(self.f_builtins), "B")
             return self.wrap(self.f_builtins[name], src)
         raise UserCodeRaises(f"name {name!r} is not defined")
+
+
+def fold_constants(fn, args: list, kwargs: dict):
+    """``fn(*args, **kwargs)`` on constants at trace time, and the first warning
+    it gave (None: none).  NumPy scalars warn (``np.int64(2**62) * 4``
+    overflows, ``np.log(0.0)``): such a warning is the user's line's, on every
+    call, so the caller refuses the fold (``refuse_warned``) and the code runs
+    natively.  Only calls on NumPy values are watched (Python's arithmetic
+    raises rather than warns)."""
+    if not any(isinstance(v, (np.generic, np.ndarray)) for v in (*args, *kwargs.values())) and \
+            not isinstance(fn, np.ufunc) and getattr(fn, "__module__", None) != "numpy":
+        return fn(*args, **kwargs), None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(*args, **kwargs)
+    return result, (caught[0] if caught else None)
+
+
+def refuse_warned(fn, warned) -> None:
+    if warned is not None:
+        name = getattr(fn, "__name__", repr(fn))
+        raise Unsupported("unsupported_call", f"{name}() on constants warns ({warned.category.__name__}: "
+                                              f"{warned.message}): the warning is the user's line's, "
+                                              f"at every call")
 
 
 def _never_requires_grad(result) -> bool:

@@ -14,7 +14,8 @@ import types
 
 from ..errors import HINTS, Unsupported, UserCodeRaises
 from .base import ConstantVariable, TensorVariable, Variable
-from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyIteratorVariable,
+from .containers import (DictVariable, DictViewVariable, GeneratorVariable, IteratorVariable,
+                         LazyIteratorVariable,
                          ListVariable, SetVariable, SliceVariable, TupleVariable, constant_value,
                          is_constant_value, unpack_constant_key)
 from .container_methods import extreme_item, sort_items
@@ -196,8 +197,8 @@ def _next(tx, args, kwargs):
     if item is None:
         if len(args) > 1:
             return args[1]
-        raise UserCodeRaises("next() on an exhausted iterator raises StopIteration",
-                             exc=StopIteration())
+        stop = it.stop_iteration() if isinstance(it, GeneratorVariable) else StopIteration()
+        raise UserCodeRaises("next() on an exhausted iterator raises StopIteration", exc=stop)
     return item
 
 

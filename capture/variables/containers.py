@@ -662,6 +662,16 @@ class GeneratorVariable(IteratorVariable):
     def throw(self, tx, exc: Variable):
         return self.resume(tx, None, exc)
 
+    def stop_iteration(self):
+        """The ``StopIteration`` ending a ``next()`` / ``send()`` of the finished
+        generator: its ``value`` is what the generator returned (once: later
+        calls raise a bare one, as CPython's do)."""
+        returned, self.tx.result = self.tx.result, None
+        if returned is None or returned.is_none():
+            return StopIteration()
+        from .flow import ExceptionVariable   # (flow imports this module)
+        return ExceptionVariable(StopIteration, [returned])
+
     def getattr(self, tx, name: str) -> Variable:
         if name in ("send", "__next__", "throw"):
             return GeneratorMethodVariable(self, name)
@@ -707,11 +717,8 @@ class GeneratorMethodVariable(Variable):
         else:
             item = self.gen.resume(tx, args[0] if args else ConstantVariable(None))
         if item is None:
-            returned = self.gen.tx.result
-            if returned is not None and not returned.is_none():
-                raise Unsupported("unsupported_object", "the value a generator returns "
-                                                        "(StopIteration.value)")
-            raise UserCodeRaises(f"generator.{self.name}: StopIteration", exc=StopIteration())
+            raise UserCodeRaises(f"generator.{self.name}: StopIteration",
+                                 exc=self.gen.stop_iteration())
         return item
 
     def __repr__(self) -> str:

@@ -1626,6 +1626,531 @@ def tensor_shape_unpack_and_view(t):
     return t.reshape(d, n), n * d
 
 
+# == second batch: breaks, several calls, warnings ==================================================
+
+@case(lambda: (array((4,)),))
+def print_between_numpy_steps(x):
+    y = np.exp(x)
+    print("max", round(float(y.max()), 3), y.shape)
+    z = y / y.sum()
+    print(f"sum={z.sum():.3f}")
+    return z
+
+
+@case(lambda: (array((4,)), []))
+def print_then_mutate_argument(x, log):
+    log.append(x.sum())
+    print("logged", len(log))
+    log.append(x.max())
+    return log[-1] - log[0]
+
+
+@case(lambda: (array((4,)),))
+def exception_after_print_keeps_side_effects(x):
+    out = [x * 2]
+    print("before")
+    out.append(x[10])
+    return out
+
+
+@case(lambda: (array((4,)),))
+def generator_with_print_inside(x):
+    def gen():
+        for v in x:
+            print("item", round(float(v), 2))
+            yield v * 2
+    return list(gen())
+
+
+@case(lambda: (array((4,)),))
+def with_block_break_inside(x):
+    log = []
+    with _tagged(log, "blk") as tag:
+        print("inside", tag)
+        y = x + 1
+    return y, log
+
+
+@case(lambda: (array((4,)),))
+def try_finally_with_print(x):
+    try:
+        print("trying")
+        return x * 2
+    finally:
+        print("cleanup")
+
+
+@case(lambda: (np.array([1, 2], dtype=np.int64),), observe=True)
+def numpy_int_scalar_overflow_warns(a):
+    big = np.int64(2 ** 62)
+    return a * 2, big * np.int64(4)
+
+
+@case(lambda: (np.array([1.0, -1.0]),), observe=True)
+def float_array_sqrt_of_negative(a):
+    with np.errstate(invalid="ignore"):
+        r = np.sqrt(a)
+    return np.isnan(r), r
+
+
+@case(lambda: (array((3,)),))
+def errstate_raise_divide(x):
+    with np.errstate(divide="raise"):
+        try:
+            return x / np.zeros(3, dtype=np.float32)
+        except FloatingPointError as e:
+            return str(e)
+
+
+@case(steps=lambda: [(array((3,)), 1.0), (array((3,)), 2.0), (array((3,)), 3.0), (array((3,)), 2.0)])
+def learning_rate_changes_each_call(x, lr):
+    return x - lr * np.sign(x)
+
+
+@case(steps=lambda: [(array((3,)), 1), (array((3,)), 2), (array((3,)), 3)])
+def int_step_counter_each_call(x, step):
+    bias = 1 - 0.9 ** step
+    return x / bias, step + 1
+
+
+@case(steps=lambda: [(array((3,)), "relu"), (array((3,)), "tanh"), (array((3,)), "relu")])
+def string_config_changes(x, act):
+    if act == "relu":
+        return np.maximum(x, 0)
+    return np.tanh(x)
+
+
+@case(steps=lambda: [(array((3,)),), (array((4,)),), (array((2, 2)),), (array((3,), dtype="float64"),)])
+def shape_and_dtype_change_each_call(x):
+    return x.sum(axis=0), x.shape, x.dtype
+
+
+_scale_global = 2.0
+
+
+def _set_scale_global(v):
+    def set_():
+        global _scale_global
+        _scale_global = v
+    return set_
+
+
+@case(steps=lambda: [_set_scale_global(2.0), (array((3,)),), _set_scale_global(5.0), (array((3,)),),
+                     _set_scale_global(2.0), (array((3,)),)], globals_to_check=("_scale_global",))
+def global_rebound_between_calls(x):
+    return x * _scale_global
+
+
+class _Model:
+    def __init__(self):
+        self.w = np.ones(3, dtype=np.float32)
+        self.training = True
+
+
+_shared_model = _Model()
+
+
+def _model_eval():
+    _shared_model.training = False
+
+
+def _model_reset():
+    _shared_model.__init__()
+
+
+@case(steps=lambda: [_model_reset, (array((3,)), _shared_model), _model_eval, (array((3,)), _shared_model)])
+def attribute_flag_flipped_between_calls(x, m):
+    if m.training:
+        m.w = m.w * 0.9
+        return x * m.w
+    return x + m.w
+
+
+@case(steps=lambda: [([1.0],), ([1.0, 2.0],), ([1.0, 2.0, 3.0],)])
+def list_argument_grows_between_calls(vals):
+    arr = np.array(vals, dtype=np.float32)
+    vals.append(float(len(vals)))
+    return arr.sum(), len(vals)
+
+
+@case(steps=lambda: [({"a": np.float32(1.0)},), ({"a": np.float32(1.0), "b": np.float32(2.0)},)])
+def dict_keys_change_between_calls(d):
+    return sum(d.values()), sorted(d)
+
+
+@case(lambda: (array((3,)),))
+def exception_inside_comprehension(x):
+    try:
+        return [1 / v for v in (1, 0)]
+    except ZeroDivisionError as e:
+        return str(e), x
+
+
+@case(lambda: (array((3,)),))
+def stop_iteration_inside_generator_becomes_runtime_error(x):
+    def gen():
+        yield x
+        next(iter([]))
+    return list(gen())
+
+
+@case(lambda: (array((3,)),))
+def generator_return_value_via_stopiteration(x):
+    def gen():
+        yield 1
+        return x * 3
+    g = gen()
+    next(g)
+    try:
+        next(g)
+    except StopIteration as e:
+        return e.value
+
+
+@case(lambda: (array((3,)),))
+def generator_throw_into(x):
+    def gen():
+        try:
+            yield 1
+        except KeyError:
+            yield "caught"
+    g = gen()
+    next(g)
+    return g.throw(KeyError("k")), x
+
+
+@case(lambda: (array((3,)),))
+def nested_generators_zip(x):
+    evens = (i for i in range(10) if i % 2 == 0)
+    squares = (i * i for i in evens)
+    return [x * s for s in itertools.islice(squares, 3)]
+
+
+@case(lambda: (array((3,)),))
+def iterator_protocol_user_class(x):
+    class Countdown:
+        def __init__(self, n):
+            self.n = n
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            if self.n <= 0:
+                raise StopIteration
+            self.n -= 1
+            return self.n
+    return [x * i for i in Countdown(3)]
+
+
+@case(lambda: (array((3,)),))
+def ctx_exit_receives_exception_info(x):
+    seen = {}
+
+    class Recorder:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, et, ev, tb):
+            seen["type"] = et.__name__ if et else None
+            seen["msg"] = str(ev) if ev else None
+            return True
+    with Recorder():
+        raise ValueError("boom")
+    return x, seen
+
+
+@case(lambda: (array((3,)),))
+def ctx_exit_raises_replaces_exception(x):
+    class Bad:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            raise RuntimeError("exit failed")
+    with Bad():
+        y = x + 1
+    return y
+
+
+@case(lambda: (array((3,)),))
+def contextmanager_swallows_via_except(x):
+    @contextlib.contextmanager
+    def swallow():
+        try:
+            yield
+        except ArithmeticError:
+            pass
+    with swallow():
+        y = x * 2
+        raise ZeroDivisionError
+    return x
+
+
+@case(lambda: (array((3,)),))
+def redirect_stdout_in_function(x):
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        print("hidden")
+    return buf.getvalue(), x
+
+
+@case(lambda: (array((3,)),))
+def exception_notes_and_args(x):
+    try:
+        raise ValueError("bad", 3)
+    except ValueError as e:
+        return e.args, x
+
+
+@case(lambda: (array((3,)),))
+def raise_class_not_instance(x):
+    raise KeyError
+
+
+@case(lambda: (array((3,)),))
+def reraise_different_type_in_except(x):
+    try:
+        {}["k"]
+    except KeyError:
+        raise ValueError("converted")
+
+
+@case(lambda: (array((3,)),))
+def return_in_except_after_side_effect(x):
+    acc = []
+    try:
+        acc.append(1)
+        raise IndexError("i")
+    except IndexError:
+        acc.append(2)
+        return acc, x
+    finally:
+        acc.append(3)
+
+
+@case(lambda: (array((3,)), {"n": 0}))
+def dict_argument_mutated_before_raise(x, state):
+    state["n"] += 1
+    state["last"] = x
+    raise RuntimeError("after mutation")
+
+
+@case(lambda: (array((3,)), _Tracker()))
+def attribute_mutated_before_raise(x, tr):
+    tr.n = 5
+    tr.values.append(x)
+    return tr.missing_attribute
+
+
+@case(lambda: (array((3,)),))
+def returned_closure_called_later(x):
+    def make():
+        total = 0
+
+        def inc(v):
+            nonlocal total
+            total += v
+            return total
+        return inc
+    inc = make()
+    inc(1)
+    return inc(2), x
+
+
+@case(lambda: (array((3,)),))
+def closure_returned_from_jitted(x):
+    k = x.sum()
+
+    def scaled(v):
+        return v * k
+    return scaled(x * 2), scaled.__name__, scaled.__closure__ is not None
+
+
+@case(lambda: (array((3,)),))
+def class_defined_inside_function(x):
+    class Acc:
+        def __init__(self):
+            self.total = 0.0
+
+        def add(self, v):
+            self.total += v
+            return self
+    a = Acc().add(1.0).add(2.0)
+    return a.total, x * a.total
+
+
+@case(lambda: (array((3,)),))
+def enum_dispatch(x):
+    import enum
+
+    class Mode(enum.Enum):
+        SUM = "sum"
+        MEAN = "mean"
+    m = Mode("mean")
+    return x.mean() if m is Mode.MEAN else x.sum(), m.name
+
+
+@case(lambda: (array((3,)),))
+def isinstance_numpy_scalar_types(x):
+    s = x.sum()
+    return (isinstance(s, np.floating), isinstance(s, float), isinstance(x[0], np.generic),
+            isinstance(x.shape[0], int), isinstance(np.int64(1), int))
+
+
+@case(lambda: (array((3,)),))
+def numpy_scalar_methods(x):
+    s = x.sum()
+    return s.item(), s.dtype, s.astype(np.float64), float(s).is_integer(), s.round(2)
+
+
+@case(lambda: (array((3,)),))
+def zero_d_array_from_np_array_of_scalar(x):
+    z = np.array(x.sum())
+    return z, z.ndim, type(z)
+
+
+@case(lambda: (array((3,)),))
+def np_float64_result_of_python_floats(x):
+    a = np.float64(0.1) + 0.2
+    b = np.sqrt(2.0)
+    return a, b, type(b), x * b
+
+
+@case(lambda: (array((3, 2)),))
+def tolist_then_numpy_again(x):
+    rows = x.tolist()
+    rows.append([0.0, 0.0])
+    return np.array(rows, dtype=np.float32)
+
+
+@case(lambda: (array((3, 2)),))
+def view_shares_memory_checks(x):
+    v = x[:, 0]
+    c = x[:, 0].copy()
+    return np.shares_memory(x, v), np.shares_memory(x, c), v.base is x, c.base is None
+
+
+@case(lambda: (array((3, 2)),))
+def flags_of_views(x):
+    return x.flags.c_contiguous, x.T.flags.c_contiguous, x[:, 0].flags.writeable
+
+
+@case(lambda: (array((4,)),))
+def np_add_at_unbuffered(x):
+    idx = np.array([0, 0, 1])
+    np.add.at(x, idx, 1.0)
+    return x
+
+
+@case(lambda: (array((4,)),))
+def fancy_index_augmented_assign_buffered(x):
+    idx = np.array([0, 0, 1])
+    x[idx] += 1.0
+    return x
+
+
+@case(lambda: (array((4,)),))
+def out_aliasing_input(x):
+    np.add(x, x[::-1], out=x)
+    return x
+
+
+@case(lambda: (array((4,)),))
+def astype_copy_false_same_dtype(x):
+    y = x.astype(np.float32, copy=False)
+    z = x.astype(np.float32)
+    return y is x, z is x, np.shares_memory(z, x)
+
+
+@case(lambda: (array((4,)),))
+def asarray_identity_and_dtype_copy(x):
+    return np.asarray(x) is x, np.asarray(x, dtype=np.float64) is x, np.array(x) is x
+
+
+@case(lambda: (np.arange(6).reshape(2, 3),))
+def int_mean_is_float64_and_std(a):
+    return a.mean(), a.mean(axis=0).dtype, a.std(), np.median(a)
+
+
+@case(lambda: (np.arange(6, dtype=np.int32),))
+def int32_sum_dtype_is_int64(a):
+    return a.sum().dtype, a.cumsum().dtype, a.prod(), np.add.reduce(a).dtype
+
+
+@case(lambda: (np.arange(6, dtype=np.uint32),))
+def uint_subtraction_wraps(a):
+    return a - np.uint32(3), (a - 3).dtype
+
+
+@case(lambda: (array((4,), dtype="float16"),))
+def float16_arithmetic_dtype(a):
+    return a * 2, (a + np.float32(1)).dtype, a.mean().dtype
+
+
+@case(lambda: (array((2, 2), dtype="float64"),))
+def complex_results(a):
+    c = a + 1j * a
+    return c, np.abs(c), c.real, c.conj().imag
+
+
+@case(lambda: (array((3,)),))
+def divide_python_ints_in_function(x):
+    n = 7
+    return n / 2, n // 2, -n // 2, n % -3, x * (n / 2)
+
+
+@case(lambda: (array((3,)),))
+def bool_arithmetic_python(x):
+    flags = [True, False, True]
+    return sum(flags), True + True, x * flags[0], int(True) << 3
+
+
+@case(lambda: (array((3,)),))
+def string_formatting_of_arrays(x):
+    return repr(x.dtype), str(x.shape), f"{x.ndim}d", np.array2string(np.array([1, 2]))
+
+
+@case(lambda: (array((3,)),))
+def star_unpack_of_array(x):
+    a, *rest = x
+    return a, rest, len(rest)
+
+
+@case(lambda: (array((2, 3)),))
+def unpack_rows(x):
+    r0, r1 = x
+    return r1 - r0
+
+
+@case(lambda: (array((3,)),))
+def walrus_in_comprehension(x):
+    return [y for v in x if (y := v * 2) > 0]
+
+
+@case(lambda: (array((3,)),))
+def match_statement_on_shape(x):
+    match x.shape:
+        case (n,):
+            return x * n
+        case (n, m):
+            return x.sum()
+        case _:
+            return None
+
+
+@case(lambda: (array((3,)),))
+def match_statement_on_dict(x):
+    cfg = {"op": "scale", "by": 3.0}
+    match cfg:
+        case {"op": "scale", "by": by}:
+            return x * by
+        case {"op": "shift"}:
+            return x + 1
+    return x
+
+
 @pytest.mark.parametrize("c", case.params())
 def test_corpus_suites(c):
     c.check()

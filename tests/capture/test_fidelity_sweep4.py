@@ -219,3 +219,71 @@ def test_lexsort_of_a_list_of_keys():
     s, a = np.array([3, 1, 2, 1, 3]), np.array([30.0, 20.0, 25.0, 10.0, 5.0])
     assert_same_as_eager(f, s, a)
     _no_break(f, s, a)
+
+
+# -- StopIteration.value of a generator's return ----------------------------------------------------------
+
+def test_generator_return_value_read_from_stopiteration():
+    # jitted returned None (the generator's return value was dropped)
+    def f(x):
+        def gen():
+            yield 1
+            return x * 3
+        g = gen()
+        next(g)
+        try:
+            next(g)
+        except StopIteration as e:
+            return e.value
+    assert_same_as_eager(f, array())
+    _no_break(f, array())
+
+
+def test_generator_return_value_via_send_then_bare_stopiteration():
+    def f(x):
+        def gen():
+            yield 1
+            return 7
+        g = gen()
+        next(g)
+        out = []
+        for _ in range(2):
+            try:
+                g.send(None)
+            except StopIteration as e:
+                out.append((e.value, e.args))
+        return out, x + 1
+    assert_same_as_eager(f, array())
+
+
+def test_generator_return_value_escapes_as_stopiteration():
+    def f(x):
+        def gen():
+            yield x
+            return 5
+        g = gen()
+        next(g)
+        next(g)
+    assert_same_as_eager(f, array())
+
+
+# -- NumPy scalar folds that warn ----------------------------------------------------------------------
+
+def _warnings_of(fn, *args):
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn(*args)
+    return [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+
+
+def test_numpy_scalar_fold_that_warns_warns_at_every_call_from_the_users_line():
+    # the overflow warned once, at trace time, from capture/translator.py
+    def f(x):
+        big = np.int64(2 ** 62) * np.int64(4)
+        return x * 2, big, np.log(np.float64(0.0))
+    native = _warnings_of(f, array())
+    jitted = frame.jit(f)
+    assert _warnings_of(jitted, array()) == native
+    assert _warnings_of(jitted, array()) == native   # a cache hit
+    assert_same_as_eager(f, array(), captured=None)
