@@ -2151,6 +2151,443 @@ def match_statement_on_dict(x):
     return x
 
 
+# == third batch: NumPy corners, classes, calling conventions ======================================
+
+@case(lambda: (array((3, 4)),))
+def boolean_mask_of_rows_and_columns(x):
+    rows = x.sum(axis=1) > 0
+    return x[rows], x[:, [True, False, True, False]]
+
+
+@case(lambda: (array((3, 4)),), graphs=0)
+def newaxis_and_ellipsis(x):
+    return x[None, ..., 1], x[..., None].shape, x[:, np.newaxis, :].shape
+
+
+@case(lambda: (array((3, 4)),), graphs=0)
+def negative_step_slices(x):
+    return x[::-1, ::-2], x[-1:-3:-1]
+
+
+@case(lambda: (array((4, 4)),))
+def integer_array_index_pairs(x):
+    r = np.array([0, 1, 3])
+    c = np.array([3, 2, 0])
+    return x[r, c], x[r[:, None], c]
+
+
+@case(lambda: (array((4,)),))
+def setitem_slice_from_list(x):
+    x[1:3] = [10, 20]
+    return x
+
+
+@case(lambda: (array((2, 3)),))
+def setitem_row_with_tuple_of_arrays(x):
+    x[0] = (x[1, 0], x[1, 1], 7.0)
+    return x
+
+
+@case(lambda: (np.zeros((3, 2)),))
+def setitem_rows_from_list_of_tuples(buf):
+    pts = [(1.0, 2.0), (3.0, 4.0), (5.0, 6.0)]
+    for i, p in enumerate(pts):
+        buf[i] = p
+    return buf.sum(axis=0)
+
+
+@case(lambda: (array((3,)),), graphs=0)
+def np_where_single_argument_like(x):
+    return np.where(x > 0, 1.0, -1.0).dtype, np.where(x > 0, x, np.float32(0)).dtype
+
+
+@case(lambda: (array((3,)),))
+def python_int_with_int8_array(x):
+    a = np.array([1, 2, 3], dtype=np.int8)
+    return a + 1, (a + 1).dtype, (a * 1.5).dtype
+
+
+@case(lambda: (np.array([100, 120], dtype=np.int8),))
+def int8_overflow_wraps_in_array(a):
+    return a + np.int8(100)
+
+
+@case(lambda: (array((3,)),))
+def python_int_out_of_range_for_int8_raises(x):
+    a = np.array([1, 2], dtype=np.int8)
+    return a + 300
+
+
+@case(lambda: (array((3,)),), graphs=1)
+def np_sum_of_python_list_and_array(x):
+    return np.sum([1.0, 2.0]), np.sum(x, dtype=np.float64), np.mean([1, 2, 3])
+
+
+@case(lambda: (array((3, 4)),), graphs=1)
+def reductions_with_tuple_axes(x):
+    return x.sum(axis=(0, 1)), x.max(axis=(1,), keepdims=True), np.any(x > 2, axis=0)
+
+
+@case(lambda: (array((3, 4)),))
+def argsort_descending_topk(x):
+    idx = np.argsort(-x, axis=1)[:, :2]
+    return idx, np.take_along_axis(x, idx, axis=1)
+
+
+@case(lambda: (array((5,)),))
+def cumsum_then_searchsorted(x):
+    c = np.cumsum(np.abs(x))
+    return np.searchsorted(c, c[-1] / 2), c
+
+
+@case(lambda: (array((4,)),), graphs=1)
+def round_half_to_even(x):
+    return np.round(np.array([0.5, 1.5, 2.5, -0.5])), round(2.5), round(3.5), np.round(x, 1)
+
+
+@case(lambda: (array((4,)),))
+def float_to_int_python_conversions(x):
+    v = x[0]
+    return int(v), float(v), bool(v), complex(v), type(int(v))
+
+
+@case(lambda: (array((2, 2)),), graphs=1)
+def matmul_of_vectors_gives_scalar(x):
+    v = x[0]
+    return v @ v, type(v @ v), x @ v
+
+
+@case(lambda: (array((3,)),))
+def numpy_bool_in_python_if(x):
+    flag = np.bool_(True)
+    if flag and x.shape[0] == 3:
+        return x * 2, type(flag)
+    return x, None
+
+
+@case(lambda: (array((3,)),))
+def np_isscalar_and_ndim(x):
+    return np.isscalar(x[0]), np.isscalar(x), np.ndim(x[0]), np.ndim([[1, 2]])
+
+
+class _Meter:
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.total = 0.0
+        self.count = 0
+
+    def update(self, v, n=1):
+        self.total += v * n
+        self.count += n
+
+    @property
+    def avg(self):
+        return self.total / max(self.count, 1)
+
+
+@case(lambda: (array((3,)), _Meter()))
+def average_meter_updates(x, meter):
+    for v in x:
+        meter.update(v)
+    return meter.avg, meter.count
+
+
+class _Stack:
+    def __init__(self):
+        self._items = []
+
+    def push(self, v):
+        self._items.append(v)
+        return self
+
+    def pop(self):
+        return self._items.pop()
+
+    def __len__(self):
+        return len(self._items)
+
+    def __bool__(self):
+        return bool(self._items)
+
+    def __contains__(self, v):
+        return any(v is i for i in self._items)
+
+    def __iter__(self):
+        return iter(self._items)
+
+
+@case(lambda: (array((3,)),))
+def user_container_protocols(x):
+    s = _Stack().push(x).push(x * 2)
+    top = s.pop()
+    return len(s), bool(s), x in s, top in s, [v.sum() for v in s]
+
+
+class _Units:
+    def __init__(self, v):
+        self.v = v
+
+    def __repr__(self):
+        return f"_Units({self.v!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, _Units) and self.v == other.v
+
+    def __lt__(self, other):
+        return self.v < other.v
+
+    def __hash__(self):
+        return hash(self.v)
+
+
+@case(lambda: (array((3,)),))
+def user_class_sorting_and_hashing(x):
+    items = [_Units(3), _Units(1), _Units(2)]
+    return [u.v for u in sorted(items)], len({_Units(1), _Units(1)}), repr(items[0]), x
+
+
+class _Abstract:
+    def run(self, x):
+        return self.step(x) + 1
+
+    def step(self, x):
+        raise NotImplementedError
+
+
+class _Concrete(_Abstract):
+    def step(self, x):
+        return x * 3
+
+
+@case(lambda: (array((3,)),))
+def template_method_override(x):
+    return _Concrete().run(x)
+
+
+@case(lambda: (array((3,)),))
+def not_implemented_base_raises(x):
+    return _Abstract().run(x)
+
+
+class _WithClassAttr:
+    scale = 2.0
+    names = ["a"]
+
+    def apply(self, x):
+        return x * self.scale
+
+
+@case(lambda: (array((3,)),))
+def instance_shadows_class_attribute(x):
+    a = _WithClassAttr()
+    before = a.apply(x)
+    a.scale = 5.0
+    return before, a.apply(x), _WithClassAttr.scale
+
+
+@case(lambda: (array((3,)),))
+def mutate_class_attribute_list(x):
+    _WithClassAttr.names.append("b")
+    n = len(_WithClassAttr.names)
+    _WithClassAttr.names.pop()
+    return x * n
+
+
+class _Chain:
+    def __init__(self):
+        self.ops = []
+
+    def add(self, k):
+        self.ops.append(("add", k))
+        return self
+
+    def mul(self, k):
+        self.ops.append(("mul", k))
+        return self
+
+    def __call__(self, x):
+        for op, k in self.ops:
+            x = x + k if op == "add" else x * k
+        return x
+
+
+@case(lambda: (array((3,)),), graphs=1)
+def fluent_builder_then_call(x):
+    return _Chain().add(1).mul(2).add(-3)(x)
+
+
+@dataclasses.dataclass(order=True)
+class _Version:
+    major: int
+    minor: int = 0
+
+
+@case(lambda: (array((3,)),))
+def dataclass_ordering_and_repr(x):
+    vs = sorted([_Version(1, 2), _Version(0, 9), _Version(1)])
+    return [repr(v) for v in vs], vs[0] < vs[1], x * vs[-1].major
+
+
+@dataclasses.dataclass
+class _Layer:
+    w: np.ndarray
+    b: float = 0.0
+
+    def __call__(self, x):
+        return x @ self.w + self.b
+
+
+@case(lambda: (array((2, 3)),))
+def dataclass_holding_array(x):
+    layer = _Layer(np.ones((3, 2), dtype=np.float32), b=0.5)
+    return layer(x), layer.w.shape
+
+
+def _counter_default(x, counts={}):  # noqa: B006 - memo on purpose
+    counts[x.shape] = counts.get(x.shape, 0) + 1
+    return counts[x.shape]
+
+
+@case(steps=lambda: [_counter_default.__defaults__[0].clear, (array((3,)),), (array((3,)),),
+                     (array((2,)),)])
+def mutable_default_dict_memo(x):
+    return _counter_default(x), x
+
+
+def _apply(fn, *args, **kwargs):
+    return fn(*args, **kwargs)
+
+
+@case(lambda: (array((3,)),), graphs=1)
+def higher_order_apply_forwarding(x):
+    return _apply(np.clip, x, -1, 1), _apply(lambda v, *, k: v * k, x, k=3)
+
+
+@case(lambda: (array((3,)),))
+def too_many_positional_message(x):
+    return _apply(lambda a: a, x, x)
+
+
+@case(lambda: (array((3,)),))
+def unexpected_keyword_message(x):
+    return _kw(x, scal=2.0)
+
+
+def _fact(n):
+    return 1 if n <= 1 else n * _fact(n - 1)
+
+
+@case(lambda: (array((3,)),), graphs=1)
+def recursion_with_python_ints(x):
+    return x * _fact(5), _fact(10)
+
+
+def _flatten(obj):
+    if isinstance(obj, dict):
+        return [v for k in sorted(obj) for v in _flatten(obj[k])]
+    if isinstance(obj, (list, tuple)):
+        return [v for o in obj for v in _flatten(o)]
+    return [obj]
+
+
+@case(lambda: (array((3,)),))
+def recursive_pytree_flatten(x):
+    tree = {"b": [x, (x * 2,)], "a": {"c": x + 1}}
+    leaves = _flatten(tree)
+    return len(leaves), sum(l.sum() for l in leaves)
+
+
+@case(lambda: (array((3,)),))
+def mutual_recursion_even_odd(x):
+    def is_even(n):
+        return True if n == 0 else is_odd(n - 1)
+
+    def is_odd(n):
+        return False if n == 0 else is_even(n - 1)
+    return (x if is_even(6) else -x), is_odd(7)
+
+
+@case(lambda: (array((3,)),))
+def recursion_limit_not_hit_small(x):
+    def depth(n):
+        return 0 if n == 0 else 1 + depth(n - 1)
+    return x * depth(30)
+
+
+@case(lambda: (array((3,)),), graphs=0)
+def kwargs_order_preserved(x):
+    def collect(**kw):
+        return list(kw)
+    return collect(z=1, a=2, m=3), x
+
+
+@case(lambda: (array((3,)),), graphs=1)
+def default_evaluated_at_definition(x):
+    k = 2
+
+    def f(v, k=k):
+        return v * k
+    k = 10
+    return f(x), k
+
+
+@case(lambda: (array((3,)),))
+def global_statement_in_nested_function(x):
+    def bump():
+        global _calls
+        _calls = _calls + 100
+        return _calls
+    return x, bump() - _calls
+
+
+@case(lambda: (array((3,)),), globals_to_check=("_calls",))
+def global_read_after_nested_write(x):
+    def bump():
+        global _calls
+        _calls = 7
+    bump()
+    return x * _calls
+
+
+@case(lambda: ([array((2,)), array((2,), seed=1)],))
+def list_argument_replaced_items(arrs):
+    arrs[0] = arrs[0] * 2
+    arrs[1] += 1
+    return arrs
+
+
+@case(lambda: (array((3,)),))
+def same_list_aliased_twice(x):
+    a = [x]
+    b = a
+    b.append(x * 2)
+    return a is b, len(a), a
+
+
+@case(lambda: ([],))
+def returned_list_is_argument(lst):
+    lst.append(1)
+    return lst
+
+
+@case(lambda: (array((3,)),))
+def returns_argument_itself(x):
+    return x
+
+
+@case(lambda: (array((3,)),))
+def returns_argument_twice(x):
+    return x, x
+
+
+@case(lambda: (array((3,)),))
+def returns_view_and_base(x):
+    v = x[1:]
+    return v, x, v.base is x
+
+
 @pytest.mark.parametrize("c", case.params())
 def test_corpus_suites(c):
     c.check()

@@ -287,3 +287,15 @@ def test_numpy_scalar_fold_that_warns_warns_at_every_call_from_the_users_line():
     assert _warnings_of(jitted, array()) == native
     assert _warnings_of(jitted, array()) == native   # a cache hit
     assert_same_as_eager(f, array(), captured=None)
+
+
+# -- np.where of two Python scalars ---------------------------------------------------------------------
+
+def test_where_of_two_python_floats_is_float64():
+    # the mask takes no part in the dtype: NumPy's default float64 (jitted: float32)
+    def f(x):
+        return (np.where(x > 0, 1.0, -1.0), np.where(x > 0, True, 2), np.where(x > 0, 1j, 0),
+                np.where(x > 0, x, 0.0))
+    for x in (array(), array(dtype="float64"), array(dtype="int64")):
+        assert_same_as_eager(f, x)
+        _no_break(f, x)
