@@ -2588,6 +2588,204 @@ def returns_view_and_base(x):
     return v, x, v.base is x
 
 
+# == fourth batch: loops with with/try, iteration helpers, tensors ==================================
+
+@case(lambda: (array((4,)),))
+def with_inside_loop_break_continue(x):
+    log = []
+    total = 0.0
+    for i in range(5):
+        with _tagged(log, str(i)):
+            if i == 1:
+                continue
+            if i == 3:
+                break
+            total = total + x[i]
+    return total, log
+
+
+@case(lambda: (array((4,)),))
+def return_inside_with_inside_loop(x):
+    log = []
+    for i in range(3):
+        with _tagged(log, str(i)):
+            if x[i] * 0 + i == 1:
+                return x[i], log
+    return None, log
+
+
+@case(lambda: (array((4,)),))
+def generator_abandoned_in_try_finally(x):
+    log = []
+
+    def gen():
+        try:
+            for v in x:
+                yield v
+        finally:
+            log.append("done")
+    for v in gen():
+        if v is not None:
+            break
+    return v, log
+
+
+@case(lambda: (array((4,)),))
+def raise_from_none_hides_context(x):
+    try:
+        try:
+            {}["k"]
+        except KeyError:
+            raise ValueError("clean") from None
+    except ValueError as e:
+        return x, e.__suppress_context__, str(e)
+
+
+@case(lambda: (array((4,)),))
+def exception_in_user_init(x):
+    class Checked:
+        def __init__(self, v):
+            if v.ndim != 2:
+                raise ValueError(f"need 2-d, got {v.ndim}-d")
+            self.v = v
+    try:
+        Checked(x)
+    except ValueError as e:
+        return str(e), x
+
+
+@case(lambda: (array((4,)),), graphs=0)
+def zip_star_transpose(x):
+    m = [[1, 2, 3], [4, 5, 6]]
+    return [list(c) for c in zip(*m)], dict(zip("abc", range(3)))
+
+
+@case(lambda: (array((4,)),), graphs=1)
+def enumerate_start_and_sorted_items(x):
+    d = {"b": 2, "a": 3, "c": 1}
+    ranked = sorted(d.items(), key=operator.itemgetter(1), reverse=True)
+    return [(i, k) for i, (k, _) in enumerate(ranked, start=1)], x * ranked[0][1]
+
+
+@case(lambda: (array((4,)),), graphs=0)
+def itertools_groupby_and_product(x):
+    words = ["apple", "avocado", "banana", "blueberry", "cherry"]
+    groups = {k: list(g) for k, g in itertools.groupby(words, key=lambda w: w[0])}
+    return groups, list(itertools.product([0, 1], repeat=2)), x
+
+
+@case(lambda: (array((4,)),), graphs=0)
+def itertools_combinations_permutations(x):
+    return list(itertools.combinations(range(4), 2)), list(itertools.permutations("ab")), x
+
+
+@case(lambda: (array((4,)),))
+def methodcaller_and_partial_of_numpy(x):
+    up = operator.methodcaller("upper")
+    clip01 = functools.partial(np.clip, a_min=0.0, a_max=1.0)
+    return up("abc"), clip01(x)
+
+
+@case(lambda: (array((4,)),))
+def lru_cache_with_array_argument_raises(x):
+    return _fib(x)
+
+
+@functools.lru_cache(maxsize=8)
+def _table(n):
+    return tuple(i * i for i in range(n))
+
+
+@case(steps=lambda: [(array((4,)),), (array((4,)),)])
+def lru_cache_hits_across_calls(x):
+    t = _table(4)
+    return x * t[-1], _table.cache_info().currsize > 0
+
+
+@case(lambda: (array((4,)),))
+def str_format_with_numpy_values(x):
+    return "{:.2f} and {}".format(float(x[0]), x.shape), "%d items" % len(x)
+
+
+@case(lambda: (array((2, 3)),))
+def numpy_scalar_conversions_to_float32(x):
+    s = x.sum()
+    return np.float32(s), np.float64(s), s.astype(np.float16), np.asarray(s).dtype
+
+
+@case(lambda: (array((2, 3)),))
+def numpy_0d_array_arithmetic(x):
+    z = np.asarray(x.sum())
+    return z + 1, type(z + 1), z.item()
+
+
+@case(lambda: (array((2, 3)),))
+def mean_of_empty_slice_warns(x):
+    return np.mean(x[:0])
+
+
+@case(lambda: (array((2, 3)),), graphs=1)
+def std_ddof_and_var(x):
+    return x.std(ddof=1), x.var(axis=0, ddof=1), np.std(x, axis=1)
+
+
+@case(lambda: (array((2, 3)),), graphs=1)
+def min_max_nan_propagation(x):
+    y = np.where(x > 2, np.nan, x)
+    return y.max(), np.nanmax(y), np.fmax(y, 0), np.isnan(y).any()
+
+
+@case(lambda: (array((4,)),))
+def floor_divide_and_mod_negative_floats(x):
+    return x // -1.5, x % -1.5, np.fmod(x, 1.5), np.divmod(x, 2.0)
+
+
+@case(lambda: (np.array([7, -7, 0], dtype=np.int64),))
+def integer_division_by_zero_in_array(a):
+    with np.errstate(divide="ignore"):
+        return a // np.array([0, 2, 0]), a % np.array([3, 0, 1])
+
+
+@case(lambda: (array((4,)),))
+def tensor_from_numpy_shares_memory(x):
+    t = frame.from_numpy(x)
+    y = t * 2
+    return y, t.shape
+
+
+@case(lambda: (tensor((3, 4)),))
+def tensor_reductions_python_values(t):
+    return t.sum().item(), t.max(axis=0), t.argmax(axis=1).tolist()
+
+
+@case(lambda: (tensor((3, 4)),))
+def tensor_comparisons_and_masks(t):
+    m = t > 0
+    return frame.where(m, t, 0.0), m.sum(), (t * m).mean()
+
+
+@case(lambda: (_tiny(), tensor((4, 3))))
+def module_training_flag_and_params(m, x):
+    n_params = sum(p.size for p in m.parameters())
+    m.eval()
+    out = m(x)
+    return out, n_params, m.training
+
+
+@case(lambda: (_tiny(), tensor((4, 3))))
+def module_state_dict_keys(m, x):
+    keys = list(m.state_dict().keys())
+    return keys, m(x).shape
+
+
+@case(lambda: (tensor((3,)),))
+def tensor_requires_grad_backward_inside(t):
+    t.requires_grad = True
+    y = (t * t).sum()
+    y.backward()
+    return t.grad, y.item()
+
+
 @pytest.mark.parametrize("c", case.params())
 def test_corpus_suites(c):
     c.check()

@@ -299,3 +299,43 @@ def test_where_of_two_python_floats_is_float64():
     for x in (array(), array(dtype="float64"), array(dtype="int64")):
         assert_same_as_eager(f, x)
         _no_break(f, x)
+
+
+# -- a class's truth value; NumPy scalar types of traced values ------------------------------------------
+
+class _Suppress:
+    def __init__(self, *types):
+        self.types = types
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        return exc_type is not None and issubclass(exc_type, self.types)
+
+
+def test_exit_testing_the_exception_class_suppresses():
+    # `exc_type is not None and ...`: the truth value of a class (was a native run)
+    def f(x):
+        with _Suppress(KeyError):
+            y = x * 2
+            {}["missing"]
+        return y
+    assert_same_as_eager(f, array())
+    _no_break(f, array())
+
+
+def test_exit_testing_the_exception_class_lets_others_through():
+    def f(x):
+        with _Suppress(KeyError):
+            raise ValueError("passes")
+        return x
+    assert_same_as_eager(f, array(), captured=None)
+
+
+def test_numpy_scalar_types_of_traced_values():
+    def f(x):
+        s = x.sum()
+        return np.float32(s), np.float64(s), np.int64(x.max()), np.float16(x), np.bool_(x[0])
+    assert_same_as_eager(f, array(positive=True))
+    _no_break(f, array(positive=True))
