@@ -299,6 +299,9 @@ def numpy_array_function(tx, fn, args, kwargs) -> Variable | None:
     given = {k: v if isinstance(v, Variable) else ConstantVariable(v)
              for k, v in bound.arguments.items()}
     a = given.pop("a") if "a" in given else given.pop("object")
+    if fn in (np.array, np.asarray) and not isinstance(a, TensorVariable) and \
+            all(v.is_constant() for v in given.values()):
+        return _array_of_sequence(tx, a, {k: v.as_constant() for k, v in given.items()})
     if not isinstance(a, TensorVariable) or a.kind != NDARRAY or \
             not all(v.is_constant() for v in given.values()):
         return None
@@ -339,6 +342,62 @@ def numpy_array_function(tx, fn, args, kwargs) -> Variable | None:
     if copy is False:
         return None  # NumPy raises: a conversion needs a copy
     return _ndarray_method(tx, a, "astype", [ConstantVariable(dtype)], {})
+
+
+def _array_of_sequence(tx, seq: Variable, opts: dict) -> Variable | None:
+    """``np.array([a, b, a * b])`` / ``np.asarray((x, v), dtype=...)`` of a flat
+    list or tuple holding traced NumPy scalars or arrays (one shape) and
+    constants: NumPy itself, run on the items' meta arrays and the constants,
+    gives the result's dtype (its array coercion: a Python float makes
+    float64) or raises (then None: the caller's tables decide, a break); the
+    constants are converted to it by NumPy at trace time, the traced items
+    cast (NumPy's per-item conversion), then stacked.  None for anything else
+    (nested sequences, frame Tensors, order= / ndmin=...)."""
+    from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
+    if not isinstance(seq, (ListVariable, TupleVariable)) or not seq.items:
+        return None
+    if opts.get("order") not in (None, "K", "A") or opts.get("subok") or opts.get("ndmin", 0) or \
+            opts.get("like") is not None or opts.get("device") not in (None, "cpu"):
+        return None
+    probes, traced = [], []
+    for item in seq.items:
+        if isinstance(item, TensorVariable):
+            if item.kind == TENSOR:
+                return None
+            probes.append(item.to_numpy())
+            traced.append(item)
+        elif is_constant_value(item) and isinstance(constant_value(item), (bool, int, float, complex,
+                                                                           np.generic)):
+            probes.append(constant_value(item))
+        else:
+            return None
+    shape = tuple(traced[0].meta.shape)
+    if any(tuple(t.meta.shape) != shape for t in traced) or (shape and len(traced) < len(probes)):
+        return None   # ragged: NumPy raises
+    try:
+        with warnings.catch_warnings(), np.errstate(all="raise"):
+            warnings.simplefilter("error")
+            target = np.array(probes, dtype=opts.get("dtype")).dtype
+    except Exception:  # noqa: BLE001 - NumPy's error comes natively
+        return None
+    if target.kind not in "biufc":
+        return None
+    items = []
+    for item in seq.items:
+        if isinstance(item, TensorVariable):
+            if item.meta.dtype != target:
+                item = _ndarray_method(tx, item, "astype", [ConstantVariable(target)], {})
+        else:
+            try:
+                with warnings.catch_warnings(), np.errstate(all="raise"):
+                    warnings.simplefilter("error")
+                    value = np.asarray(constant_value(item), dtype=target)
+            except Exception:  # noqa: BLE001 - NumPy's error (or warning) comes natively
+                return None
+            item = HOOKS.numpy_call(tx, np.reshape, [tx.wrap_result(value.reshape(1)),
+                                                     ConstantVariable(())], {})
+        items.append(item)
+    return HOOKS.numpy_call(tx, np.stack, [ListVariable(items)], {})
 
 
 def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:

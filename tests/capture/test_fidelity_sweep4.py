@@ -339,3 +339,21 @@ def test_numpy_scalar_types_of_traced_values():
         return np.float32(s), np.float64(s), np.int64(x.max()), np.float16(x), np.bool_(x[0])
     assert_same_as_eager(f, array(positive=True))
     _no_break(f, array(positive=True))
+
+
+# -- np.array of a list of traced scalars -----------------------------------------------------------------
+
+def test_array_of_a_list_of_traced_scalars():
+    def f(x):
+        a, b = x[0], x[1]
+        return (np.array([a, b, a * b]), np.array((a, 2.0)), np.asarray([a, 3], dtype=np.float32),
+                np.array([x, x * 2]), np.array([x.max(), x.min()], dtype=np.float64))
+    for x in (array((3,)), array((3,), dtype="int64")):
+        assert_same_as_eager(f, x)
+        _no_break(f, x)
+
+
+def test_array_of_a_ragged_list_raises_natively():
+    def f(x):
+        return np.array([x, 1.0])
+    assert_same_as_eager(f, array((3,)), captured=None)
