@@ -348,6 +348,10 @@ class BuiltinVariable(CallableVariable):
                 getattr(self.fn, name, None), (types.BuiltinMethodType, types.MethodDescriptorType,
                                                types.WrapperDescriptorType)):
             return BoundBuiltinMethod(self, name)   # int.from_bytes, float.fromhex: run on constants
+        if isinstance(self.fn, type) and self.fn.__module__ == "builtins" and not hasattr(self.fn, name):
+            # a builtin type's attributes cannot change: hasattr(float, "__dataclass_fields__")
+            message = f"type object {self.fn.__name__!r} has no attribute {name!r}"
+            raise UserCodeRaises(f"AttributeError: {message}", exc=AttributeError(message))
         return super().getattr(tx, name)
 
     def __repr__(self) -> str:

@@ -357,3 +357,19 @@ def test_array_of_a_ragged_list_raises_natively():
     def f(x):
         return np.array([x, 1.0])
     assert_same_as_eager(f, array((3,)), captured=None)
+
+
+# -- a missing attribute of a builtin type -------------------------------------------------------------
+
+def test_hasattr_of_a_builtin_type():
+    # dataclasses' helpers ask hasattr(type(value), "__dataclass_fields__") of every value
+    def f(x):
+        return x * 2, hasattr(float, "__dataclass_fields__"), hasattr(tuple, "_fields")
+    assert_same_as_eager(f, array())
+    _no_break(f, array())
+
+
+def test_missing_attribute_of_a_builtin_type_raises():
+    def f(x):
+        return float.missing_attribute
+    assert_same_as_eager(f, array(), captured=None)
