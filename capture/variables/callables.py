@@ -14,7 +14,7 @@ from frame.tensor import from_numpy, tensor
 
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import AttrSource, Source
-from .base import CONSTANT_TYPES, TENSOR, ConstantVariable, TensorVariable, Variable
+from .base import CONSTANT_TYPES, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 from .numpy_inplace import numpy_fill_diagonal
 from .numpy_layout import numpy_ascontiguousarray
 from .numpy_dtypes import DTYPE_INFO_CLASSES, DTYPE_QUERIES, dtype_query, real_array_itself
@@ -188,6 +188,9 @@ class NumpyFunctionVariable(CallableVariable):
             return numpy_fill_diagonal(tx, args, kwargs)
         if self.fn is np.ascontiguousarray and tx.contains_tensor(args, kwargs):
             return numpy_ascontiguousarray(tx, args, kwargs)  # the array itself when contiguous
+        if self.fn is np.isscalar and len(args) == 1 and not kwargs and \
+                isinstance(args[0], TensorVariable):   # a type query: a NumPy scalar, not an array
+            return ConstantVariable(args[0].kind == NPSCALAR)
         if tx.contains_tensor(args, kwargs):
             result = HOOKS.numpy_array_function(tx, self.fn, args, kwargs)
             if result is not None:

@@ -302,6 +302,9 @@ def numpy_array_function(tx, fn, args, kwargs) -> Variable | None:
     if fn in (np.array, np.asarray) and not isinstance(a, TensorVariable) and \
             all(v.is_constant() for v in given.values()):
         return _array_of_sequence(tx, a, {k: v.as_constant() for k, v in given.items()})
+    if isinstance(a, TensorVariable) and a.kind == NPSCALAR and fn in (np.shape, np.ndim, np.size) \
+            and given.get("axis", ConstantVariable(None)).is_none():   # a NumPy scalar's
+        return tx.wrap_static({np.shape: (), np.ndim: 0, np.size: 1}[fn])
     if not isinstance(a, TensorVariable) or a.kind != NDARRAY or \
             not all(v.is_constant() for v in given.values()):
         return None

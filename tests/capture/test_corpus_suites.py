@@ -2786,6 +2786,245 @@ def tensor_requires_grad_backward_inside(t):
     return t.grad, y.item()
 
 
+# == fifth batch: calls that change what the trace assumed ========================================
+
+@case(steps=lambda: [(array((3,)), 2), (array((3,)), 2.5), (array((3,)), True), (array((3,)), None),
+                     (array((3,)), 2)])
+def scalar_argument_changes_type(x, k):
+    if k is None:
+        return x
+    return x * k, type(k).__name__
+
+
+@case(steps=lambda: [(array((3,)), np.float32(2)), (array((3,)), np.float64(2)),
+                     (array((3,)), np.int64(2)), (array((3,)), 2.0)])
+def numpy_scalar_argument_changes_dtype(x, k):
+    y = x * k
+    return y, y.dtype
+
+
+@case(steps=lambda: [(array((3,)),), (array((3,), dtype="float64"),), (array((3,), dtype="int64"),),
+                     (array((3,), dtype="bool"),)])
+def array_argument_changes_dtype(x):
+    return x + 1, (x * 0.5).dtype, x.sum()
+
+
+@case(steps=lambda: [(array((3, 4)),), (array((3, 4)).T,), (array((3, 4))[:, ::2],)])
+def array_argument_changes_layout(x):
+    x[0] = 0.0
+    return x.sum(axis=0), x.flags.c_contiguous
+
+
+def _make_cell_holder():
+    k = 1.0
+
+    def use(x):
+        return x * k
+
+    def set_k(v):
+        nonlocal k
+        k = v
+    return use, set_k
+
+
+_use_cell, _set_cell = _make_cell_holder()
+
+
+@case(steps=lambda: [lambda: _set_cell(1.0), (array((3,)),), lambda: _set_cell(4.0), (array((3,)),),
+                     lambda: _set_cell(1.0)])
+def closure_cell_rebound_between_calls(x):
+    return _use_cell(x)
+
+
+def _with_default(x, scale=2.0):
+    return x * scale
+
+
+def _set_default(v):
+    def set_():
+        _with_default.__defaults__ = (v,)
+    return set_
+
+
+@case(steps=lambda: [_set_default(2.0), (array((3,)),), _set_default(3.0), (array((3,)),),
+                     _set_default(2.0)])
+def callee_defaults_changed_between_calls(x):
+    return _with_default(x)
+
+
+class _Knob:
+    gain = 1.0
+
+
+def _set_gain(v):
+    def set_():
+        _Knob.gain = v
+    return set_
+
+
+@case(steps=lambda: [_set_gain(1.0), (array((3,)),), _set_gain(-2.0), (array((3,)),), _set_gain(1.0)])
+def class_attribute_changed_between_calls(x):
+    return x * _Knob.gain
+
+
+_lookup = {"w": 1.0}
+
+
+def _set_lookup(key, v):
+    def set_():
+        _lookup[key] = v
+    return set_
+
+
+def _clear_lookup():
+    _lookup.clear()
+    _lookup["w"] = 1.0
+
+
+@case(steps=lambda: [_clear_lookup, (array((3,)),), _set_lookup("w", 3.0), (array((3,)),),
+                     _set_lookup("b", 1.0), (array((3,)),), _clear_lookup],
+      globals_to_check=("_lookup",))
+def global_dict_changed_between_calls(x):
+    y = x * _lookup["w"]
+    if "b" in _lookup:
+        y = y + _lookup["b"]
+    return y
+
+
+@case(steps=lambda: [(array((4,)), [1, 2]), (array((4,)), [1, 2, 3]), (array((4,)), (1, 2)),
+                     (array((4,)), [])])
+def sequence_argument_changes_length_and_type(x, idx):
+    return [x[i] for i in idx], type(idx).__name__
+
+
+@case(steps=lambda: [(array((4,)), {"a": 1}), (array((4,)), {"a": 1, "b": 2}), (array((4,)), {"b": 2, "a": 1})])
+def dict_argument_changes_order(x, d):
+    return [k for k in d], x * sum(d.values())
+
+
+@case(lambda: (array((3,)),))
+def returns_a_generator_object(x):
+    def gen():
+        yield x
+    return list(gen())
+
+
+@case(lambda: (array((3,)),))
+def rng_inside_function_seeded(x):
+    rng = np.random.default_rng(0)
+    noise = rng.standard_normal(3)
+    return x + noise, noise.dtype
+
+
+@case(lambda: (array((3,)),))
+def numpy_scalar_builtins(x):
+    s = np.float32(2.5)
+    return round(s), type(round(s)), round(s, 1), divmod(np.int64(7), 2), abs(np.float32(-1.5)), x
+
+
+@case(lambda: (array((3,)),))
+def int_of_nan_raises(x):
+    return int(np.float64("nan"))
+
+
+@case(lambda: (array((3,)),))
+def math_on_numpy_scalars(x):
+    import math
+    s = np.float64(2.25)
+    return math.sqrt(s), math.floor(s), math.isclose(s, 2.25), x * math.pi
+
+
+@case(lambda: (array((3,)),))
+def sum_of_numpy_scalars_type(x):
+    parts = [np.float32(0.5), np.float32(1.5)]
+    total = sum(parts)
+    return total, type(total), sum(parts, 0.0), type(sum(parts, 0.0))
+
+
+@case(lambda: (np.array([3, 1, 2]),))
+def int_array_python_semantics(a):
+    n = a[0]
+    return n // 2, n / 2, -n // 2, n ** 2, type(n // 2), type(n / 2)
+
+
+@case(lambda: (array((3,)),))
+def list_of_arrays_sum_builtin(x):
+    return sum([x, x * 2, x * 3])
+
+
+@case(lambda: (array((3,)),))
+def nested_function_default_mutable_inside(x):
+    def acc(v, store=[]):  # noqa: B006 - a new list each call of the outer function
+        store.append(v)
+        return len(store)
+    return acc(1), acc(2), x
+
+
+@case(lambda: (array((3,)),))
+def tuple_comparison_and_sorting(x):
+    pairs = [(2, "b"), (1, "z"), (2, "a")]
+    return sorted(pairs), max(pairs), (1, 2) < (1, 3), x
+
+
+@case(lambda: (array((3,)),))
+def string_methods_batch(x):
+    name = "layer_1.weight"
+    prefix, _, attr = name.partition(".")
+    return prefix.split("_"), attr.startswith("w"), name.rsplit(".", 1), f"{attr!r:>10}", x
+
+
+@case(lambda: (array((3,)),))
+def bytes_and_bytearray(x):
+    b = bytes([1, 2, 3])
+    ba = bytearray(b)
+    ba.append(4)
+    return b.hex(), bytes(ba), len(ba), x
+
+
+@case(lambda: (array((3,)),))
+def chained_comparisons(x):
+    n = 5
+    return 0 < n < 10, 1 < n > 7, x
+
+
+@case(lambda: (array((3,)),))
+def conditional_expression_and_or(x):
+    a = None
+    b = a or [1]
+    c = a and [2]
+    return b, c, (x if b else -x)
+
+
+@case(lambda: (array((3,)),))
+def augmented_assign_on_subscript_and_attr(x):
+    d = {"n": 1}
+    d["n"] += 2
+    t = _Tracker()
+    t.n += 5
+    lst = [1, 2]
+    lst[0] *= 10
+    return d, t.n, lst, x
+
+
+@case(lambda: (array((3,)),))
+def del_local_then_name_error(x):
+    y = x * 2
+    del y
+    return y
+
+
+@case(lambda: (array((3,)),))
+def unbound_local_error(x):
+    if x.shape[0] > 10:
+        z = 1
+    return z
+
+
+@case(lambda: (array((3,)),))
+def global_name_error(x):
+    return x + _no_such_global_name  # noqa: F821
+
+
 @pytest.mark.parametrize("c", case.params())
 def test_corpus_suites(c):
     c.check()

@@ -373,3 +373,14 @@ def test_missing_attribute_of_a_builtin_type_raises():
     def f(x):
         return float.missing_attribute
     assert_same_as_eager(f, array(), captured=None)
+
+
+# -- np.isscalar / np.ndim / np.shape of NumPy scalars -------------------------------------------------
+
+def test_isscalar_ndim_shape_of_numpy_scalars():
+    def f(x):
+        s = x.sum()
+        return (x * 2, np.isscalar(x[0]), np.isscalar(x), np.ndim(x[0]), np.shape(s), np.size(s),
+                np.ndim(x), np.isscalar(s))
+    assert_same_as_eager(f, array((3,)))
+    _no_break(f, array((3,)))
