@@ -33,6 +33,17 @@ from .helpers import array, tensor
 
 case = Corpus()
 
+# breaks that should not happen (strict xfails: a fix makes the case fail until its mark goes)
+ERRSTATE = ("np.errstate(...) made in the function is not modelled: 'object without a source', "
+            "numpy.__enter__/__exit__ break")
+CLASS_STATEMENT = "a class statement in the function (LOAD_BUILD_CLASS) runs the whole call natively"
+CLASS_ATTRIBUTE_WRITE = "type(self).count += 1 (a class attribute written) is a break"
+LRU_CACHE = "calling a functools.lru_cache wrapper is a break"
+UFUNC_AT = "np.add.at (unbuffered in-place scatter) is a break"
+GENERATOR_CLOSE = "generator.close() of a generator made in the function is not modelled"
+FUNCTION_ATTRIBUTES = "reading / writing a function's attributes (wrapper.calls) is a break"
+USER_ORDERING = "sorted() of user objects ordered by their __lt__ runs natively"
+
 
 # == NumPy in a compiled function ===================================================================
 
@@ -265,7 +276,7 @@ def int32_array_wraps_on_overflow(x):
     return x + np.int32(5), x * 2
 
 
-@case(lambda: (np.array([1.0, 0.0, -1.0]),), observe=True)
+@case(lambda: (np.array([1.0, 0.0, -1.0]),), observe=True, graphs=1, xfail=ERRSTATE)
 def divide_by_zero_under_errstate(x):
     with np.errstate(divide="ignore", invalid="ignore"):
         r = 1.0 / x
@@ -565,7 +576,7 @@ def itertools_islice_and_chain(x):
     return list(itertools.chain(head, [x[-1]])), list(itertools.accumulate([1, 2, 3]))
 
 
-@case(lambda: (array((4,)),))
+@case(lambda: (array((4,)),), graphs=1, xfail=GENERATOR_CLOSE)
 def generator_close_runs_finally(x):
     log = []
 
@@ -1235,7 +1246,7 @@ def _fib(n):
     return n if n < 2 else _fib(n - 1) + _fib(n - 2)
 
 
-@case(lambda: (array((3,)),))
+@case(lambda: (array((3,)),), graphs=1, xfail=LRU_CACHE)
 def lru_cached_helper(x):
     return x * _fib(10), _fib(12)
 
@@ -1255,7 +1266,7 @@ def _double(v):
     return v * 2
 
 
-@case(lambda: (array((3,)),))
+@case(lambda: (array((3,)),), graphs=1, xfail=FUNCTION_ATTRIBUTES)
 def wraps_preserves_metadata(x):
     before = _double.calls
     y = _double(x)
@@ -1318,7 +1329,7 @@ class _Shape:
         return self.area_of(self.w, self.h)
 
 
-@case(lambda: (array((3,)),))
+@case(lambda: (array((3,)),), graphs=1, xfail=CLASS_ATTRIBUTE_WRITE)
 def classmethod_staticmethod(x):
     before = _Shape.count
     s = _Shape.square(x)
@@ -1968,7 +1979,7 @@ def closure_returned_from_jitted(x):
     return scaled(x * 2), scaled.__name__, scaled.__closure__ is not None
 
 
-@case(lambda: (array((3,)),))
+@case(lambda: (array((3,)),), graphs=1, xfail=CLASS_STATEMENT)
 def class_defined_inside_function(x):
     class Acc:
         def __init__(self):
@@ -2037,7 +2048,7 @@ def flags_of_views(x):
     return x.flags.c_contiguous, x.T.flags.c_contiguous, x[:, 0].flags.writeable
 
 
-@case(lambda: (array((4,)),))
+@case(lambda: (array((4,)),), graphs=1, xfail=UFUNC_AT)
 def np_add_at_unbuffered(x):
     idx = np.array([0, 0, 1])
     np.add.at(x, idx, 1.0)
@@ -2342,7 +2353,7 @@ class _Units:
         return hash(self.v)
 
 
-@case(lambda: (array((3,)),))
+@case(lambda: (array((3,)),), graphs=0, xfail=USER_ORDERING)
 def user_class_sorting_and_hashing(x):
     items = [_Units(3), _Units(1), _Units(2)]
     return [u.v for u in sorted(items)], len({_Units(1), _Units(1)}), repr(items[0]), x
