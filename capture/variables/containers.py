@@ -612,6 +612,7 @@ class GeneratorVariable(IteratorVariable):
         (None), the paused ``yield`` evaluating to ``sent`` or raising ``exc``
         (``.send``, ``.throw``).  An exception leaving its frame finishes it."""
         if self.finished:
+            self.tx.result = None   # its return value went with the StopIteration that ended it
             if exc is not None:
                 raise UserCodeRaises(f"the generator raises {exc.describe()}", exc=exc)
             return None

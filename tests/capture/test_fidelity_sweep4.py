@@ -384,3 +384,21 @@ def test_isscalar_ndim_shape_of_numpy_scalars():
                 np.ndim(x), np.isscalar(s))
     assert_same_as_eager(f, array((3,)))
     _no_break(f, array((3,)))
+
+
+def test_generator_finished_by_a_loop_then_next_raises_a_bare_stopiteration():
+    # the loop took the StopIteration holding the return value: a later next() has none
+    def f(x):
+        def gen():
+            yield 1
+            return 5
+        g = gen()
+        out = list(g)
+        for _ in g:
+            pass
+        try:
+            g.send(None)
+        except StopIteration as e:
+            return e.value, e.args, out, x
+    assert_same_as_eager(f, array())
+    _no_break(f, array(), graphs=0)
