@@ -37,7 +37,6 @@ case = Corpus()
 CLASS_STATEMENT = "a class statement in the function (LOAD_BUILD_CLASS) runs the whole call natively"
 CLASS_ATTRIBUTE_WRITE = "type(self).count += 1 (a class attribute written) is a break"
 LRU_CACHE = "calling a functools.lru_cache wrapper is a break"
-UFUNC_AT = "np.add.at (unbuffered in-place scatter) is a break"
 GENERATOR_CLOSE = "generator.close() of a generator made in the function is not modelled"
 FUNCTION_ATTRIBUTES = "reading / writing a function's attributes (wrapper.calls) is a break"
 USER_ORDERING = "sorted() of user objects ordered by their __lt__ runs natively"
@@ -2047,7 +2046,7 @@ def flags_of_views(x):
     return x.flags.c_contiguous, x.T.flags.c_contiguous, x[:, 0].flags.writeable
 
 
-@case(lambda: (array((4,)),), graphs=1, xfail=UFUNC_AT)
+@case(lambda: (array((4,)),), graphs=1)
 def np_add_at_unbuffered(x):
     idx = np.array([0, 0, 1])
     np.add.at(x, idx, 1.0)

@@ -2,6 +2,8 @@
 ``test_corpus_suites.py``): what the sweep found, one test per fix."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 import frame
@@ -402,3 +404,21 @@ def test_generator_finished_by_a_loop_then_next_raises_a_bare_stopiteration():
             return e.value, e.args, out, x
     assert_same_as_eager(f, array())
     _no_break(f, array(), graphs=0)
+
+
+# -- bool() of a NumPy scalar read from the frame ----------------------------------------------------------
+
+def test_bool_of_a_numpy_scalar_live_across_a_break():
+    # after the int() break v is a NumPy scalar of the resume function's frame:
+    # bool(v) returned the np.float32 itself
+    def f(x):
+        v = x[0]
+        return int(v), bool(v), bool(x[1] * 0), operator.truth(v)
+    assert_same_as_eager(f, array((4,)), captured=None)
+
+
+def test_bool_of_a_numpy_scalar_argument():
+    def f(x, s):
+        return x * 2, bool(s), not s
+    for s in (np.float32(0.5), np.float64(0.0), np.int64(3)):
+        assert_same_as_eager(f, array(), s)
