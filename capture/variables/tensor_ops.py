@@ -202,7 +202,7 @@ def _sequence_value(tx, value: Variable, target: np.dtype) -> Variable:
     NumPy at trace time (one that raises or warns runs natively); traced
     items (NumPy scalars and arrays, of one shape) must be of ``target``'s
     kind (a float into a float array: NumPy's per-item conversion is the
-    cast), a dynamic Python scalar is a 0-d graph input of ``target``
+    cast), a dynamic Python or NumPy scalar is a 0-d graph input of ``target``
     (``scalars.scalar_input``); then they are stacked.  Nested sequences holding traced values, frame
     Tensors and other items run natively."""
     from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
