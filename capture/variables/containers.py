@@ -670,7 +670,7 @@ class GeneratorVariable(IteratorVariable):
         returned, self.tx.result = self.tx.result, None
         if returned is None or returned.is_none():
             return StopIteration()
-        from .flow import ExceptionVariable   # (flow imports this module)
+        from .flow import ExceptionVariable   # lazy: flow imports this module
         return ExceptionVariable(StopIteration, [returned])
 
     def getattr(self, tx, name: str) -> Variable:

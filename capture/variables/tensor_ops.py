@@ -23,6 +23,7 @@ from ..errors import HINTS, Unsupported, UserCodeRaises
 from .base import (NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable,
                    scalar_tensor_entries)
 from .registry import HOOKS
+from .scalars import ScalarVariable, scalar_input
 
 __all__ = ["tensor_getattr", "tensor_getitem", "tensor_write", "TensorMethodVariable",
            "NDARRAY_METHODS"]
@@ -119,7 +120,8 @@ def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> 
     beyond the dtype's range, an overflow) runs natively.  Other values (a
     list, a frame Tensor) run natively too."""
     target = a.meta.dtype
-    from .containers import ListVariable, TupleVariable   # (containers imports this module)
+    # lazy: containers imports callables, which imports this module
+    from .containers import ListVariable, TupleVariable
     if isinstance(value, (ListVariable, TupleVariable)):
         value = _sequence_value(tx, value, target)
     if isinstance(value, TensorVariable):
@@ -205,8 +207,8 @@ def _sequence_value(tx, value: Variable, target: np.dtype) -> Variable:
     cast), a dynamic Python or NumPy scalar is a 0-d graph input of ``target``
     (``scalars.scalar_input``); then they are stacked.  Nested sequences holding traced values, frame
     Tensors and other items run natively."""
+    # lazy: containers imports callables, which imports this module
     from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
-    from .scalars import ScalarVariable, scalar_input
 
     def dynamic(item) -> bool:   # a Python or NumPy scalar that is a graph input (scalars.py)
         if not (isinstance(item, ScalarVariable) and item.dynamic):
@@ -356,6 +358,7 @@ def _array_of_sequence(tx, seq: Variable, opts: dict) -> Variable | None:
     constants are converted to it by NumPy at trace time, the traced items
     cast (NumPy's per-item conversion), then stacked.  None for anything else
     (nested sequences, frame Tensors, order= / ndmin=...)."""
+    # lazy: containers imports callables, which imports this module
     from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
     if not isinstance(seq, (ListVariable, TupleVariable)) or not seq.items:
         return None
