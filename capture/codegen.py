@@ -648,16 +648,16 @@ def _write_replay(tr: Translation, fn, rb: _Rebuilder, out_index: dict[int, int]
     for c in se.containers.values():
         lines += c.write_back(rb)
     for obj, name, value in se.attrs.values():
-        if value is DELETED:
-            lines.append(f"    __delattr({rb.source(obj)}, {name!r})")
+        if value is DELETED:   # (an attribute the call also set first may be new: absent is fine)
+            lines.append(f"    __discard_attr({rb.source(obj)}, {name!r})")
         else:
             lines.append(f"    __setattr({rb.source(obj)}, {name!r}, {rb.expr(value)})")
     writes_globals = False
     for f_globals, name, value in se.globals.values():  # (a frame's globals_ref: __G or pooled)
         writes_globals |= f_globals is fn.__globals__
         ref = FRAME_GLOBALS if f_globals is fn.__globals__ else pool.const(f_globals)
-        if value is DELETED:
-            lines.append(f"    del {ref}[{name!r}]")
+        if value is DELETED:   # (a global the call also set first may be new)
+            lines.append(f"    {ref}.pop({name!r}, None)")
         else:
             lines.append(f"    {ref}[{name!r}] = {rb.expr(value)}")
     for t, value in se.grads.values():  # validated at trace time, as Tensor.grad's setter does
@@ -741,7 +741,17 @@ def entry_helpers(run) -> dict:
             "__disjoint": disjoint, "__run": run, "__draws": host_draws,
             "__rng_state": _rng_state, "__rng_restore": _rng_restore,
             "__graph_raised": _graph_raised, "__fp_raise": _fp_raise,
-            "__attach": _attach_record}
+            "__attach": _attach_record, "__discard_attr": _discard_attr}
+
+
+def _discard_attr(obj, name: str) -> None:
+    """The replay of ``del obj.name``: the attribute is absent after the call,
+    whether it existed before it or the call set it first (``obj.tmp = v; del
+    obj.tmp`` on an object that never had ``tmp``)."""
+    try:
+        delattr(obj, name)
+    except AttributeError:
+        pass
 
 
 def _graph_raised(fn, err: Exception) -> None:

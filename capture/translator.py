@@ -318,10 +318,10 @@ class InstructionTranslator:
         raises, NumPy itself is asked on the meta arrays whether the call
         raises, to tell the function's own exception from a NumPy feature
         frame does not model."""
-        if _untrackable(self, args, kwargs) and self.tr.grad_enabled():
-            raise Unsupported("unsupported_object", "an op on an input tensor that requires grad "
-                                                    "but is not a leaf: eager extends its autograd "
-                                                    "record, which capture does not model")
+        # an input that requires grad but is not a leaf: eager extends its record,
+        # unless the op's results are integers or bools (argmax, a comparison),
+        # which never require grad (checked once the op ran)
+        untracked = _untrackable(self, args, kwargs) and self.tr.grad_enabled()
         passed: dict[int, Variable] = {}
         py_args = [a.to_python(passed) for a in args]
         py_kwargs = {k: v.to_python(passed) for k, v in kwargs.items()}
@@ -345,6 +345,10 @@ class InstructionTranslator:
                 raise Unsupported("unsupported_call", f"NumPy's {name}() here is not modelled by "
                                                       f"frame ({type(e).__name__}: {e})") from e
             raise UserCodeRaises(f"{name}() raises {type(e).__name__}: {e}") from e
+        if untracked and not _never_requires_grad(result):
+            raise Unsupported("unsupported_object", "an op on an input tensor that requires grad "
+                                                    "but is not a leaf: eager extends its autograd "
+                                                    "record, which capture does not model")
         return self.from_python(result, kind, passed, constant_ok=not passed)
 
     def _numpy_raises(self, fn, args, kwargs) -> bool:
@@ -364,11 +368,12 @@ class InstructionTranslator:
                 not all(is_constant_value(v) for v in kwargs.values()):
             raise Unsupported("unsupported_call", f"{getattr(fn, '__name__', fn)}() with non-constant arguments")
         try:
-            result = fn(*[constant_value(a) for a in args],
-                        **{k: constant_value(v) for k, v in kwargs.items()})
+            result, warned = fold_constants(fn, [constant_value(a) for a in args],
+                                            {k: constant_value(v) for k, v in kwargs.items()})
         except Exception as e:
             raise UserCodeRaises(f"{getattr(fn, '__name__', fn)}() raises "
                                  f"{type(e).__name__}: {e}", exc=e) from e
+        refuse_warned(fn, warned)
         return self.wrap_result(result)
 
     # -- operators ------------------------------------------------------------------------
@@ -388,9 +393,11 @@ class InstructionTranslator:
             return self.call_real(fn, [a, b], {}, numpy_semantics=True)
         if a.is_constant() and b.is_constant():
             try:
-                return self.wrap_result(fn(a.as_constant(), b.as_constant()))
+                result, warned = fold_constants(fn, [a.as_constant(), b.as_constant()], {})
             except Exception as e:
                 raise UserCodeRaises(f"{fn.__name__} raises {type(e).__name__}: {e}", exc=e) from e
+            refuse_warned(fn, warned)
+            return self.wrap_result(result)
         result = user_binary_op(self, fn, a, b)   # __add__, __eq__... of user classes, inlined
         if result is not None:
             return result
@@ -416,9 +423,11 @@ class InstructionTranslator:
             return self.call_real(fn, list(args), {}, numpy_semantics=True)
         if all(a.is_constant() for a in args):
             try:
-                return self.wrap_result(fn(*(a.as_constant() for a in args)))
+                result, warned = fold_constants(fn, [a.as_constant() for a in args], {})
             except Exception as e:
                 raise UserCodeRaises(f"{fn.__name__} raises {type(e).__name__}: {e}", exc=e) from e
+            refuse_warned(fn, warned)
+            return self.wrap_result(result)
         raise Unsupported("unsupported_object", f"{fn.__name__} on {args!r}")
 
     def inplace_op(self, fn, a: Variable, b: Variable) -> Variable:
@@ -615,6 +624,40 @@ class InstructionTranslator:
             src = GlobalSource(name, g.const(self.f_builtins), "B")
             return self.wrap(self.f_builtins[name], src)
         raise UserCodeRaises(f"name {name!r} is not defined")
+
+
+def fold_constants(fn, args: list, kwargs: dict):
+    """``fn(*args, **kwargs)`` on constants at trace time, and the first warning
+    it gave (None: none).  NumPy scalars warn (``np.int64(2**62) * 4``
+    overflows, ``np.log(0.0)``): such a warning is the user's line's, on every
+    call, so the caller refuses the fold (``refuse_warned``) and the code runs
+    natively.  Only calls on NumPy values are watched (Python's arithmetic
+    raises rather than warns)."""
+    if not any(isinstance(v, (np.generic, np.ndarray)) for v in (*args, *kwargs.values())) and \
+            not isinstance(fn, np.ufunc) and getattr(fn, "__module__", None) != "numpy":
+        return fn(*args, **kwargs), None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(*args, **kwargs)
+    return result, (caught[0] if caught else None)
+
+
+def refuse_warned(fn, warned) -> None:
+    if warned is not None:
+        name = getattr(fn, "__name__", repr(fn))
+        raise Unsupported("unsupported_call", f"{name}() on constants warns ({warned.category.__name__}: "
+                                              f"{warned.message}): the warning is the user's line's, "
+                                              f"at every call")
+
+
+def _never_requires_grad(result) -> bool:
+    """Are the tensors an op returned integers or bools (which eager never
+    marks as requiring grad: the op adds nothing to an autograd record)?"""
+    if isinstance(result, (tuple, list)):
+        return all(_never_requires_grad(r) for r in result)
+    if isinstance(result, Tensor):
+        return result.dtype.kind in "biu"
+    return False
 
 
 def _untrackable(tx, args, kwargs) -> bool:

@@ -14,7 +14,8 @@ import types
 
 from ..errors import HINTS, Unsupported, UserCodeRaises
 from .base import ConstantVariable, TensorVariable, Variable
-from .containers import (DictVariable, DictViewVariable, IteratorVariable, LazyIteratorVariable,
+from .containers import (DictVariable, DictViewVariable, GeneratorVariable, IteratorVariable,
+                         LazyIteratorVariable,
                          ListVariable, SetVariable, SliceVariable, TupleVariable, constant_value,
                          is_constant_value, unpack_constant_key)
 from .container_methods import extreme_item, sort_items
@@ -196,8 +197,8 @@ def _next(tx, args, kwargs):
     if item is None:
         if len(args) > 1:
             return args[1]
-        raise UserCodeRaises("next() on an exhausted iterator raises StopIteration",
-                             exc=StopIteration())
+        stop = it.stop_iteration() if isinstance(it, GeneratorVariable) else StopIteration()
+        raise UserCodeRaises("next() on an exhausted iterator raises StopIteration", exc=stop)
     return item
 
 
@@ -439,6 +440,25 @@ def _object_setattr(tx, args, kwargs):
     return ConstantVariable(None)
 
 
+def _process_independent(value) -> bool:
+    """Whether ``hash(value)`` is the same in every process (no ``str`` /
+    ``bytes``: their hashes are salted per process, and a persisted entry
+    would keep another process's value)."""
+    if value is None or type(value) in (bool, int, float, complex):
+        return True
+    return type(value) is tuple and all(_process_independent(v) for v in value)
+
+
+def _hash(tx, args, kwargs):
+    """``hash(x)`` of a constant number or tuple of numbers: run at trace time."""
+    if len(args) == 1 and not kwargs and is_constant_value(args[0]):
+        value = constant_value(args[0])
+        if _process_independent(value):
+            return ConstantVariable(hash(value))
+    raise Unsupported("unsupported_call", "hash() of anything but constant numbers and tuples of "
+                                          "them (a str's hash differs between processes)")
+
+
 # slot wrappers of ``object`` that capture models (``object.__init__``, ``super().__setattr__``)
 OBJECT_SLOTS = {object.__init__: _object_init, object.__setattr__: _object_setattr}
 
@@ -452,7 +472,7 @@ SUPPORTED_BUILTINS = {
     getattr: _getattr, hasattr: _hasattr, setattr: _setattr, sorted: _sorted, all: _all_any(all),
     any: _all_any(any),
     slice: _slice, callable: _callable, map: _map, filter: _filter, set: _set,
-    frozenset: _frozenset, vars: _vars, id: _id, complex: _scalar_conversion(complex), divmod: _scalar_conversion(divmod),
+    frozenset: _frozenset, vars: _vars, id: _id, hash: _hash, complex: _scalar_conversion(complex), divmod: _scalar_conversion(divmod),
     pow: _scalar_conversion(pow), chr: _scalar_conversion(chr), ord: _scalar_conversion(ord),
     issubclass: lambda tx, args, kwargs: ConstantVariable(
         isinstance_of(_classes(tx, args[0]), _classes(tx, args[1]))),

@@ -14,7 +14,7 @@ from frame.tensor import from_numpy, tensor
 
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import AttrSource, Source
-from .base import CONSTANT_TYPES, TENSOR, ConstantVariable, TensorVariable, Variable
+from .base import CONSTANT_TYPES, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 from .numpy_inplace import numpy_fill_diagonal
 from .numpy_layout import numpy_ascontiguousarray
 from .numpy_dtypes import DTYPE_INFO_CLASSES, DTYPE_QUERIES, dtype_query, real_array_itself
@@ -188,6 +188,9 @@ class NumpyFunctionVariable(CallableVariable):
             return numpy_fill_diagonal(tx, args, kwargs)
         if self.fn is np.ascontiguousarray and tx.contains_tensor(args, kwargs):
             return numpy_ascontiguousarray(tx, args, kwargs)  # the array itself when contiguous
+        if self.fn is np.isscalar and len(args) == 1 and not kwargs and \
+                isinstance(args[0], TensorVariable):   # a type query: a NumPy scalar, not an array
+            return ConstantVariable(args[0].kind == NPSCALAR)
         if tx.contains_tensor(args, kwargs):
             result = HOOKS.numpy_array_function(tx, self.fn, args, kwargs)
             if result is not None:
@@ -348,6 +351,10 @@ class BuiltinVariable(CallableVariable):
                 getattr(self.fn, name, None), (types.BuiltinMethodType, types.MethodDescriptorType,
                                                types.WrapperDescriptorType)):
             return BoundBuiltinMethod(self, name)   # int.from_bytes, float.fromhex: run on constants
+        if isinstance(self.fn, type) and self.fn.__module__ == "builtins" and not hasattr(self.fn, name):
+            # a builtin type's attributes cannot change: hasattr(float, "__dataclass_fields__")
+            message = f"type object {self.fn.__name__!r} has no attribute {name!r}"
+            raise UserCodeRaises(f"AttributeError: {message}", exc=AttributeError(message))
         return super().getattr(tx, name)
 
     def __repr__(self) -> str:

@@ -612,6 +612,7 @@ class GeneratorVariable(IteratorVariable):
         (None), the paused ``yield`` evaluating to ``sent`` or raising ``exc``
         (``.send``, ``.throw``).  An exception leaving its frame finishes it."""
         if self.finished:
+            self.tx.result = None   # its return value went with the StopIteration that ended it
             if exc is not None:
                 raise UserCodeRaises(f"the generator raises {exc.describe()}", exc=exc)
             return None
@@ -662,6 +663,16 @@ class GeneratorVariable(IteratorVariable):
     def throw(self, tx, exc: Variable):
         return self.resume(tx, None, exc)
 
+    def stop_iteration(self):
+        """The ``StopIteration`` ending a ``next()`` / ``send()`` of the finished
+        generator: its ``value`` is what the generator returned (once: later
+        calls raise a bare one, as CPython's do)."""
+        returned, self.tx.result = self.tx.result, None
+        if returned is None or returned.is_none():
+            return StopIteration()
+        from .flow import ExceptionVariable   # lazy: flow imports this module
+        return ExceptionVariable(StopIteration, [returned])
+
     def getattr(self, tx, name: str) -> Variable:
         if name in ("send", "__next__", "throw"):
             return GeneratorMethodVariable(self, name)
@@ -707,11 +718,8 @@ class GeneratorMethodVariable(Variable):
         else:
             item = self.gen.resume(tx, args[0] if args else ConstantVariable(None))
         if item is None:
-            returned = self.gen.tx.result
-            if returned is not None and not returned.is_none():
-                raise Unsupported("unsupported_object", "the value a generator returns "
-                                                        "(StopIteration.value)")
-            raise UserCodeRaises(f"generator.{self.name}: StopIteration", exc=StopIteration())
+            raise UserCodeRaises(f"generator.{self.name}: StopIteration",
+                                 exc=self.gen.stop_iteration())
         return item
 
     def __repr__(self) -> str:
@@ -734,6 +742,17 @@ class SliceVariable(Variable):
 
     def python_type(self) -> type:
         return slice
+
+    def getattr(self, tx, name: str) -> Variable:
+        """``s.start`` / ``s.stop`` / ``s.step`` (the parts); the methods of a
+        constant slice (``s.indices(n)``) run at trace time."""
+        parts = dict(zip(("start", "stop", "step"),
+                         self.parts if len(self.parts) > 1 else [ConstantVariable(None), *self.parts]))
+        if name in ("start", "stop", "step"):
+            return parts.get(name, ConstantVariable(None))
+        if self.is_constant():
+            return ConstantVariable(self.as_constant()).getattr(tx, name)
+        return super().getattr(tx, name)
 
     def to_python(self, passed: dict | None = None):
         if any(isinstance(p, TensorVariable) for p in self.parts):

@@ -147,6 +147,9 @@ class ExceptionVariable(Variable):
             return self.attrs[name]
         if name == "args":
             return TupleVariable(self.args)
+        if name == "value" and self.exc_type is StopIteration and not self.kwargs:
+            # StopIteration's own __init__: value is args[0] (a generator's return value)
+            return self.args[0] if self.args else ConstantVariable(None)
         if name == "__class__":
             return tx.wrap_static(self.exc_type)
         if name in ("__traceback__", "__context__", "__cause__", "__suppress_context__",

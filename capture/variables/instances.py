@@ -249,6 +249,15 @@ class UserObjectVariable(Variable):
         raise UserCodeRaises(f"AttributeError: {self.user_cls.__name__!r} object has no attribute "
                              f"{name!r} (it has __slots__)")
 
+    def enter_context(self, tx):
+        """``with obj:`` of a class whose ``__enter__`` and ``__exit__`` are
+        Python code: both inlined, as for an object of the frame
+        (``ObjectVariable.enter_context``)."""
+        enter, exit_ = self._dunder(tx, "__enter__"), self._dunder(tx, "__exit__")
+        if enter is None or exit_ is None:
+            return super().enter_context(tx)
+        return exit_, enter.call(tx, [], {})
+
     def length(self, tx) -> Variable:
         """``len(obj)``: a Python ``__len__``, inlined."""
         method = self._dunder(tx, "__len__")

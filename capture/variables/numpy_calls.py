@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 
 from ..errors import Unsupported, UserCodeRaises
-from .base import NDARRAY, NPSCALAR, TENSOR, TensorVariable, Variable, broadcasts_to
+from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable, broadcasts_to
 from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
 from .registry import HOOKS
 from .tensor_ops import NDARRAY_METHODS
@@ -177,6 +177,17 @@ def _slots(fn, args, kwargs) -> dict[str, tuple]:
     return slots
 
 
+def _default_typed_scalars(tx, call: _Call, slots) -> None:
+    """``np.where(mask, 1.0, -1.0)``: the condition takes no part in the
+    result's dtype, so two Python scalars are NumPy's default dtypes
+    (float64, int64...: ``np.asarray`` of each, promoted as NumPy promotes
+    them); frame would make them weak next to no typed array (float32)."""
+    values = [call.get(s) for s in slots]
+    if all(v.is_constant() and type(v.as_constant()) in (bool, int, float, complex) for v in values):
+        for slot, v in zip(slots, values):
+            call.put(slot, ConstantVariable(np.asarray(v.as_constant())[()]))
+
+
 def _split(fn, args, kwargs) -> tuple[_Call, dict[str, tuple], bool]:
     """The call with ``out``/``where`` taken out, its array_like slots, and
     whether ``where`` is a ufunc's (a mask for ``out``)."""
@@ -248,6 +259,10 @@ def _convert_operands(tx, call: _Call, array_slots: dict[str, tuple]) -> None:
 def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
     """``fn(*args, **kwargs)`` for a NumPy function or ufunc (or ``ufunc.reduce``)
     with traced arrays among the arguments, as NumPy runs it."""
+    if fn is np.lexsort and args and isinstance(args[0], ListVariable):
+        # NumPy reads a list of keys as a tuple of them (each key converted on
+        # its own), but only a tuple hands the call to the keys' __array_function__
+        args = [TupleVariable(list(args[0].items)), *args[1:]]
     call, array_slots, ufunc_where = _split(fn, args, kwargs)
     # NumPy hands the call to Tensor.__array_ufunc__/__array_function__ when a
     # Tensor is an input or the output (never for where=)
@@ -269,6 +284,8 @@ def numpy_call(tx, fn, args, kwargs, numpy_ref=None) -> Variable:
         HOOKS.check_inplace(tx, out, result)
         return tx.write_in_place(out, result)
     _convert_operands(tx, call, array_slots)
+    if fn is np.where and "x" in array_slots and "y" in array_slots:
+        _default_typed_scalars(tx, call, (array_slots["x"], array_slots["y"]))
     if out is None:
         if call.where is not None and not (
                 call.where.is_constant() and call.where.as_constant() is True):

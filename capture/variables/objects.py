@@ -20,7 +20,7 @@ from frame.tensor import Tensor
 from ..errors import Unsupported, UserCodeRaises
 from ..side_effects import DELETED
 from ..sources import AttrSource, ConstSource, Source
-from .base import ConstantVariable, Variable, refuse_tensor_index
+from .base import TENSOR, ConstantVariable, TensorVariable, Variable, refuse_tensor_index
 from .callables import BuiltinVariable, MethodVariable
 from .containers import DictVariable, NamedTupleVariable, is_namedtuple_class
 from .flow import (ExceptionVariable, initialised_exception_class, make_exception,
@@ -407,6 +407,15 @@ class ClassVariable(Variable):
             base = ConstSource(tx.tr.guards.const(self.cls), self.cls.__qualname__)
         return tx.wrap(getattr(self.cls, name), AttrSource(base, name))
 
+    def truth(self, tx) -> bool:
+        """A class is true unless its metaclass says otherwise (``__bool__`` or
+        ``__len__``: an enum); ``exc_type is not None and issubclass(...)`` in
+        an ``__exit__``."""
+        meta = type(self.cls)
+        if _class_lookup(meta, "__bool__") is _MISSING and _class_lookup(meta, "__len__") is _MISSING:
+            return True
+        return super().truth(tx)
+
     def iterate(self, tx) -> list[Variable]:
         if isinstance(self.cls, enum.EnumMeta):   # the members, in definition order
             return [tx.wrap_static(member) for member in self.cls]
@@ -439,6 +448,11 @@ class ClassVariable(Variable):
             return NamedTupleVariable(self.cls, [values[f] if f in values else tx.wrap_result(defaults[f])
                                                  for f in fields])
         mod = getattr(self.cls, "__module__", "") or ""
+        if isinstance(self.cls, type) and issubclass(self.cls, (np.number, np.bool_)) and \
+                len(args) == 1 and not kwargs and isinstance(args[0], TensorVariable) and \
+                args[0].kind != TENSOR:
+            # np.float32(x.sum()): NumPy converts an array or a NumPy scalar as astype does
+            return args[0].getattr(tx, "astype").call(tx, [ConstantVariable(np.dtype(self.cls))], {})
         if mod == "numpy" or mod.startswith("numpy."):
             return tx.call_constant(self.cls, args, kwargs)
         if self.cls is Tensor:

@@ -104,7 +104,7 @@ class ScalarVariable(ConstantVariable):
 
     def truth(self, tx) -> bool:
         if type(self.concrete) is bool or _is_numpy(self) or _too_deep(self):
-            return self.value
+            return bool(self.value)   # (a NumPy scalar's value is not a bool: bool(v) must be)
         return _derived(self, "__bool({})", "bool({})", [self], bool(self.concrete)).value
 
     def reconstruct(self, rb) -> str:

@@ -23,6 +23,7 @@ from ..errors import HINTS, Unsupported, UserCodeRaises
 from .base import (NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable,
                    scalar_tensor_entries)
 from .registry import HOOKS
+from .scalars import ScalarVariable, scalar_input
 
 __all__ = ["tensor_getattr", "tensor_getitem", "tensor_write", "TensorMethodVariable",
            "NDARRAY_METHODS"]
@@ -119,6 +120,10 @@ def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> 
     beyond the dtype's range, an overflow) runs natively.  Other values (a
     list, a frame Tensor) run natively too."""
     target = a.meta.dtype
+    # lazy: containers imports callables, which imports this module
+    from .containers import ListVariable, TupleVariable
+    if isinstance(value, (ListVariable, TupleVariable)):
+        value = _sequence_value(tx, value, target)
     if isinstance(value, TensorVariable):
         if value.kind == TENSOR:
             raise Unsupported("unsupported_call", "storing a frame Tensor into a NumPy array")
@@ -192,6 +197,61 @@ def _numpy_add_at(a, index, value):
     np.add.at(np.array(a, copy=True), index, value)
 
 
+def _sequence_value(tx, value: Variable, target: np.dtype) -> Variable:
+    """The array NumPy makes of a list or tuple stored into an array of
+    ``target`` (``traj[i] = (x, v)``): each item converted to ``target``
+    (``np.asarray(value, dtype=target)``).  Constant items are converted by
+    NumPy at trace time (one that raises or warns runs natively); traced
+    items (NumPy scalars and arrays, of one shape) must be of ``target``'s
+    kind (a float into a float array: NumPy's per-item conversion is the
+    cast), a dynamic Python or NumPy scalar is a 0-d graph input of ``target``
+    (``scalars.scalar_input``); then they are stacked.  Nested sequences holding traced values, frame
+    Tensors and other items run natively."""
+    # lazy: containers imports callables, which imports this module
+    from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
+
+    def dynamic(item) -> bool:   # a Python or NumPy scalar that is a graph input (scalars.py)
+        if not (isinstance(item, ScalarVariable) and item.dynamic):
+            return False
+        c = item.concrete
+        if type(c) is float or isinstance(c, np.floating):
+            return target.kind in "fc"
+        if type(c) is int:
+            return target.kind in "iufc"
+        return isinstance(c, np.integer) and np.can_cast(type(c), target, "safe")
+    if is_constant_value(value) and not any(dynamic(i) for i in value.items):
+        try:
+            with warnings.catch_warnings(), np.errstate(all="raise"):
+                warnings.simplefilter("error")
+                converted = np.asarray(constant_value(value), dtype=target)
+        except Exception as e:  # noqa: BLE001 - NumPy's error (or warning) comes natively
+            raise Unsupported("unsupported_call", f"item assignment of a sequence into a {target} "
+                                                  f"array ({type(e).__name__})") from e
+        return tx.wrap_result(converted)
+    items = []
+    for item in value.items:
+        if dynamic(item):   # converted by the entry (a value it cannot convert is a miss)
+            item = scalar_input(tx, item, target)
+        if isinstance(item, TensorVariable):
+            if item.kind == TENSOR or item.meta.dtype.kind != target.kind:
+                raise Unsupported("unsupported_call", f"item assignment of a sequence holding "
+                                                      f"{item!r} into a {target} array")
+            if item.meta.dtype != target:
+                item = _ndarray_method(tx, item, "astype", [ConstantVariable(target)], {})
+        elif is_constant_value(item) and isinstance(constant_value(item), (bool, int, float, complex,
+                                                                           np.generic)):
+            item = _sequence_value(tx, TupleVariable([item]), target)
+            item = HOOKS.numpy_call(tx, np.reshape, [item, ConstantVariable(())], {})
+        else:
+            raise Unsupported("unsupported_call", f"item assignment of a sequence holding {item!r} "
+                                                  f"into a {target} array")
+        items.append(item)
+    if len({tuple(i.meta.shape) for i in items}) != 1:
+        raise Unsupported("unsupported_call", "item assignment of a sequence of arrays of "
+                                              "different shapes")
+    return HOOKS.numpy_call(tx, np.stack, [ListVariable(items)], {})
+
+
 def _numpy_setitem(a, index, value):
     """NumPy's ``a[index] = value`` on a copy (meta arrays are read-only)."""
     a = np.array(a, copy=True)
@@ -241,6 +301,12 @@ def numpy_array_function(tx, fn, args, kwargs) -> Variable | None:
     given = {k: v if isinstance(v, Variable) else ConstantVariable(v)
              for k, v in bound.arguments.items()}
     a = given.pop("a") if "a" in given else given.pop("object")
+    if fn in (np.array, np.asarray) and not isinstance(a, TensorVariable) and \
+            all(v.is_constant() for v in given.values()):
+        return _array_of_sequence(tx, a, {k: v.as_constant() for k, v in given.items()})
+    if isinstance(a, TensorVariable) and a.kind == NPSCALAR and fn in (np.shape, np.ndim, np.size) \
+            and given.get("axis", ConstantVariable(None)).is_none():   # a NumPy scalar's
+        return tx.wrap_static({np.shape: (), np.ndim: 0, np.size: 1}[fn])
     if not isinstance(a, TensorVariable) or a.kind != NDARRAY or \
             not all(v.is_constant() for v in given.values()):
         return None
@@ -281,6 +347,63 @@ def numpy_array_function(tx, fn, args, kwargs) -> Variable | None:
     if copy is False:
         return None  # NumPy raises: a conversion needs a copy
     return _ndarray_method(tx, a, "astype", [ConstantVariable(dtype)], {})
+
+
+def _array_of_sequence(tx, seq: Variable, opts: dict) -> Variable | None:
+    """``np.array([a, b, a * b])`` / ``np.asarray((x, v), dtype=...)`` of a flat
+    list or tuple holding traced NumPy scalars or arrays (one shape) and
+    constants: NumPy itself, run on the items' meta arrays and the constants,
+    gives the result's dtype (its array coercion: a Python float makes
+    float64) or raises (then None: the caller's tables decide, a break); the
+    constants are converted to it by NumPy at trace time, the traced items
+    cast (NumPy's per-item conversion), then stacked.  None for anything else
+    (nested sequences, frame Tensors, order= / ndmin=...)."""
+    # lazy: containers imports callables, which imports this module
+    from .containers import ListVariable, TupleVariable, constant_value, is_constant_value
+    if not isinstance(seq, (ListVariable, TupleVariable)) or not seq.items:
+        return None
+    if opts.get("order") not in (None, "K", "A") or opts.get("subok") or opts.get("ndmin", 0) or \
+            opts.get("like") is not None or opts.get("device") not in (None, "cpu"):
+        return None
+    probes, traced = [], []
+    for item in seq.items:
+        if isinstance(item, TensorVariable):
+            if item.kind == TENSOR:
+                return None
+            probes.append(item.to_numpy())
+            traced.append(item)
+        elif is_constant_value(item) and isinstance(constant_value(item), (bool, int, float, complex,
+                                                                           np.generic)):
+            probes.append(constant_value(item))
+        else:
+            return None
+    shape = tuple(traced[0].meta.shape)
+    if any(tuple(t.meta.shape) != shape for t in traced) or (shape and len(traced) < len(probes)):
+        return None   # ragged: NumPy raises
+    try:
+        with warnings.catch_warnings(), np.errstate(all="raise"):
+            warnings.simplefilter("error")
+            target = np.array(probes, dtype=opts.get("dtype")).dtype
+    except Exception:  # noqa: BLE001 - NumPy's error comes natively
+        return None
+    if target.kind not in "biufc":
+        return None
+    items = []
+    for item in seq.items:
+        if isinstance(item, TensorVariable):
+            if item.meta.dtype != target:
+                item = _ndarray_method(tx, item, "astype", [ConstantVariable(target)], {})
+        else:
+            try:
+                with warnings.catch_warnings(), np.errstate(all="raise"):
+                    warnings.simplefilter("error")
+                    value = np.asarray(constant_value(item), dtype=target)
+            except Exception:  # noqa: BLE001 - NumPy's error (or warning) comes natively
+                return None
+            item = HOOKS.numpy_call(tx, np.reshape, [tx.wrap_result(value.reshape(1)),
+                                                     ConstantVariable(())], {})
+        items.append(item)
+    return HOOKS.numpy_call(tx, np.stack, [ListVariable(items)], {})
 
 
 def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:

@@ -247,7 +247,8 @@ def _run_printing(fn, args, kwargs):
 
 def _copy_inputs(args, kwargs, globals_to_check):
     values = [d.get(name, _ABSENT) for d, name in globals_to_check]
-    return copy.deepcopy((args, kwargs, values))
+    # (the marker of an absent global stays itself: a copy would be installed as its value)
+    return copy.deepcopy((args, kwargs, values), {id(_ABSENT): _ABSENT})
 
 
 def _install_globals(globals_to_check, values) -> None:

@@ -94,8 +94,6 @@ def overflowing(s, x):
     return s * s, x + 1
 
 
-@pytest.mark.xfail(strict=True, reason="a static NumPy scalar's arithmetic is folded at trace "
-                   "time: its warning comes once, at the trace (fixed on branch hu_fid4)")
 def test_scalar_overflow_warns_once_or_raises_as_numpy():
     """Scalar arithmetic of NumPy scalars is not recomputed by the entry: it
     would run twice (the guard, then the rebuild) and warn twice."""
