@@ -13,6 +13,7 @@ import types
 import numpy as np
 
 from ..errors import Unsupported, UserCodeRaises
+from ..rebuild import dict_iter_at
 from ..sources import AttrSource, ItemSource, Source, is_safe_key
 from .base import ConstantVariable, TensorVariable, Variable, refuse_tensor_index
 from .callables import BoundBuiltinMethod
@@ -424,12 +425,15 @@ class IteratorVariable(Variable):
     """An iterator over items known when it is made (tuples, ranges, strings,
     a tensor's first axis).  ``next(tx)`` returns the next item, or None when
     exhausted; ``iterate(tx)`` consumes the rest."""
-    __slots__ = ("items", "pos")
+    __slots__ = ("items", "pos", "remake")
 
-    def __init__(self, items=()):
+    def __init__(self, items=(), remake=None):
         super().__init__(None)
         self.items = list(items)
         self.pos = 0
+        # rb, position -> an expression of the real iterator positioned there
+        # (a range's: ``iter_at``), else ``iter(<the remaining items>)``
+        self.remake = remake
 
     def next(self, tx):
         if self.pos >= len(self.items):
@@ -458,6 +462,10 @@ class IteratorVariable(Variable):
     def reconstruct(self, rb) -> str:
         """``iter(<the remaining items>)`` (it lives on the stack at a graph break)."""
         name = rb.named(self)
+        if name is None and self.remake is not None:
+            expr = self.remake(rb, self.pos)
+            name = rb.new_name(self)
+            rb.emit(f"{name} = {expr}")
         if name is None:
             rest = self.items[self.pos:]
             if all(isinstance(i, ConstantVariable) for i in rest):
@@ -532,11 +540,27 @@ class DictIteratorVariable(IteratorVariable):
     def python_type(self) -> type:
         return type(iter({}))
 
-    # its state cannot be rebuilt in an entry
-    def rebuilt_from(self) -> tuple:
-        return ()
+    def rebuilt_from(self) -> list[Variable]:
+        return [self.d]
 
-    reconstruct = Variable.reconstruct
+    def reconstruct(self, rb) -> str:
+        """A real iterator over the dict that has yielded the same keys
+        (``rebuild.dict_iter_at``), when the trace's dict is still the one it
+        started on: same keys in the same order, and not an input dict the
+        entry writes back (its rewrite would move the iterator)."""
+        name = rb.named(self)
+        if name is not None:
+            return name
+        if len(self.d.items) != self.size or list(self.d.items) != self.items:
+            raise Unsupported("unsupported_object", "returning or storing an iterator over a dict "
+                                                    "that changed during the iteration")
+        if self.d.source is not None and self.d.mutated:
+            raise Unsupported("unsupported_object", "returning or storing an iterator over an "
+                                                    "argument dict the function mutates")
+        expr = f"{rb.const(dict_iter_at)}({rb.expr(self.d)}, {self.mode!r}, {self.pos})"
+        name = rb.new_name(self)
+        rb.emit(f"{name} = {expr}")
+        return name
 
 
 class DictViewVariable(Variable):
@@ -566,12 +590,16 @@ class LazyIteratorVariable(IteratorVariable):
     """An iterator computed on demand: ``gen(tx)`` returns the next Variable or
     None.  ``enumerate``, ``zip`` and ``map`` over other iterators stay lazy,
     so side effects interleave as in CPython."""
-    __slots__ = ("gen", "kind")
+    __slots__ = ("gen", "kind", "parts")
 
-    def __init__(self, gen, kind: type):
-        super().__init__()
+    def __init__(self, gen, kind: type, remake=None, parts=()):
+        super().__init__(remake=remake)
         self.gen = gen        # callable tx -> next Variable or None
         self.kind = kind
+        # ``remake(rb)``: an expression of the real iterator in the trace's state
+        # (``zip(<its iterators>)``...), from the Variables ``parts``; None: its
+        # state cannot be rebuilt in an entry
+        self.parts = list(parts)
 
     def next(self, tx):
         return self.gen(tx)
@@ -579,11 +607,18 @@ class LazyIteratorVariable(IteratorVariable):
     def python_type(self) -> type:
         return self.kind
 
-    # its state cannot be rebuilt in an entry
-    def rebuilt_from(self) -> tuple:
-        return ()
+    def rebuilt_from(self) -> list[Variable]:
+        return self.parts if self.remake is not None else []
 
-    reconstruct = Variable.reconstruct
+    def reconstruct(self, rb) -> str:
+        if self.remake is None:
+            return Variable.reconstruct(self, rb)
+        name = rb.named(self)
+        if name is None:
+            expr = self.remake(rb)
+            name = rb.new_name(self)
+            rb.emit(f"{name} = {expr}")
+        return name
 
 
 class GeneratorVariable(IteratorVariable):
