@@ -364,3 +364,34 @@ def test_loop_whose_body_breaks_on_its_last_or_only_row(n):
                 hits.append(i)
         return hits
     _calls(f, (np.ones((n, 2)),), (-np.ones((n, 2)),))
+
+
+def test_numpy_scalars_carried_by_a_loop_do_not_recompile_per_value():
+    # lo, hi, flo are NumPy floats the loop carries from one iteration to the
+    # next: after their first value guard fails they are graph inputs of the
+    # continuations (dynamic), which are then reused for every iteration
+    def bisect(coeffs, lo, hi, tol=1e-6):
+        def p(x):
+            acc = 0.0
+            for c in coeffs:
+                acc = acc * x + c
+            return acc
+        flo = p(lo)
+        n = 0
+        while hi - lo > tol:
+            mid = 0.5 * (lo + hi)
+            fm = p(mid)
+            if np.sign(fm) == np.sign(flo):
+                lo, flo = mid, fm
+            else:
+                hi = mid
+            n += 1
+        return 0.5 * (lo + hi), n
+    coeffs = np.array([1.0, -6.0, 11.0, -6.0])   # roots 1, 2, 3
+    jitted = _calls(bisect, (coeffs, 2.5, 4.0), (coeffs, 1.5, 2.2), (coeffs, 0.2, 1.6),
+                    (coeffs, 2.7, 3.9))
+    before = frame.stats().translations
+    for lo, hi in ((2.6, 3.7), (0.5, 1.3), (1.7, 2.4), (2.1, 3.3)):
+        assert_same(bisect(coeffs, lo, hi), jitted(coeffs, lo, hi), backend=resolved_backend())
+    assert frame.stats().translations == before
+    assert not jitted._frame_cache.entries[0].native
