@@ -268,12 +268,19 @@ class ListVariable(_Sequence):
 
 class DictVariable(Variable):
     """A dict whose keys are Python constants (strings, ints, tuples of them)."""
-    __slots__ = ("items", "mutated")
+    __slots__ = ("items", "mutated", "entry_keys")
 
     def __init__(self, items: dict, source: Source | None = None):
         super().__init__(source)
         self.items = dict(items)  # constant key -> Variable
         self.mutated = False
+        self.entry_keys = None    # an argument dict's keys at entry (guarded), in order
+
+    def keys_unchanged(self) -> bool:
+        """Does this argument dict still have the keys it had at entry, in
+        order?  Then its write-back assigns the values key by key (the dict's
+        table, and an iterator over it, stay as they are)."""
+        return self.entry_keys is not None and tuple(self.items) == self.entry_keys
 
     def python_type(self) -> type:
         return dict
@@ -313,6 +320,9 @@ class DictVariable(Variable):
         return True
 
     def write_back(self, rb) -> list[str]:
+        if self.keys_unchanged():
+            return [f"    {rb.source(self)}[{rb.constant(k)}] = {rb.expr(v)}"
+                    for k, v in self.items.items()]
         items = ", ".join(f"{rb.constant(k)}: {rb.expr(v)}" for k, v in self.items.items())
         return [f"    {rb.source(self)}.clear()", f"    {rb.source(self)}.update({{{items}}})"]
 
@@ -546,15 +556,16 @@ class DictIteratorVariable(IteratorVariable):
     def reconstruct(self, rb) -> str:
         """A real iterator over the dict that has yielded the same keys
         (``rebuild.dict_iter_at``), when the trace's dict is still the one it
-        started on: same keys in the same order, and not an input dict the
-        entry writes back (its rewrite would move the iterator)."""
+        started on: same keys in the same order, and not an argument dict
+        whose keys the entry rewrites (``clear`` and ``update`` would move the
+        iterator; values assigned key by key do not)."""
         name = rb.named(self)
         if name is not None:
             return name
         if len(self.d.items) != self.size or list(self.d.items) != self.items:
             raise Unsupported("unsupported_object", "returning or storing an iterator over a dict "
                                                     "that changed during the iteration")
-        if self.d.source is not None and self.d.mutated:
+        if self.d.source is not None and self.d.mutated and not self.d.keys_unchanged():
             raise Unsupported("unsupported_object", "returning or storing an iterator over an "
                                                     "argument dict the function mutates")
         expr = f"{rb.const(dict_iter_at)}({rb.expr(self.d)}, {self.mode!r}, {self.pos})"
@@ -841,7 +852,9 @@ def _wrap_dict(tr, value, source: Source) -> Variable | None:
     if not all(is_safe_key(k) for k in value):
         raise Unsupported("unsupported_object", "dict with keys that are not str/int/tuple")
     tr.guards.dict_keys(source, value)
-    return DictVariable({k: tr.wrap(v, ItemSource(source, k)) for k, v in value.items()}, source)
+    var = DictVariable({k: tr.wrap(v, ItemSource(source, k)) for k, v in value.items()}, source)
+    var.entry_keys = tuple(value)
+    return var
 
 
 @wrap_rule(66)

@@ -238,6 +238,38 @@ def test_dict_items_keys_values_and_reversed_list_resume():
     del rng
 
 
+def test_argument_dict_updated_in_a_loop_over_its_items():
+    # the values are assigned key by key after the graph: the rebuilt iterator
+    # over the caller's dict stays where it is
+    def normalize(weights):
+        dropped = []
+        for name, w in weights.items():
+            if w.sum() > 0:
+                weights[name] = w / w.sum()
+            else:
+                dropped.append(name)
+        return dropped
+    def data(seed):
+        r = np.random.default_rng(seed)
+        return ({"a": r.normal(size=3), "b": r.normal(size=3), "c": r.normal(size=3)},)
+    _calls(normalize, data(11), data(12), data(13))
+    _assert_breaks(_explain(normalize, *data(11)))
+
+
+def test_an_iterator_in_a_local_and_on_the_stack_is_one_object():
+    def f(X):
+        it = iter(X)
+        first = []
+        for row in it:
+            if row.sum() > 0:
+                first.append(row)
+                break
+        return first, [r * 2 for r in it]    # the rest of the same iterator
+    X = np.array([[-1.0, 0.0], [2.0, 1.0], [3.0, 3.0], [4.0, -9.0]])
+    _calls(f, (X,), (-X,))
+    _assert_breaks(_explain(f, X))
+
+
 def test_zip_of_enumerate_and_range_resume():
     def f(X, labels):
         acc = np.zeros(X.shape[1])
