@@ -71,11 +71,12 @@ class ObjectVariable(Variable):
 
     def get_iter(self, tx) -> Variable:
         """``iter(obj)`` of a class whose ``__iter__`` is Python code: inlined.
-        A builtin iterator (one rebuilt at a graph break, handed to a resume
-        function) is its own iterator."""
+        A builtin iterator handed to a resume function (one rebuilt at a graph
+        break) is its own iterator: a loop over it advances it natively
+        (``next``)."""
         if isinstance(_class_lookup(type(self.obj), "__iter__"), types.FunctionType):
             return self.getattr(tx, "__iter__").call(tx, [], {})
-        if type(self.obj) in _BUILTIN_ITERATORS:
+        if type(self.obj) in _BUILTIN_ITERATORS and tx.tr.is_resume:
             return self
         return super().get_iter(tx)
 
