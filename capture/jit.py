@@ -560,31 +560,14 @@ def _dynamic_scalars(cache: CodeCache, failing, entry: CacheEntry, fn, args, kwa
     off.  Returns how the user names them ("" when nothing changed).  A
     scalar whose value decides control flow, a shape or an index keeps its
     value guard in the new translation too."""
-    if failing is None or not config.dynamic_scalars:
+    if failing is None or failing.kind is not GuardKind.SCALAR_VALUE or not config.dynamic_scalars:
         return ""
-    if failing.kind is GuardKind.SCALAR_VALUE:
-        new = frozenset(s for g in entry.failing_guards(fn, args, kwargs)
-                        if g.kind is GuardKind.SCALAR_VALUE for s in g.sources[1:])
-    elif failing.kind is GuardKind.CONSTANT and original_code(fn.__code__) is not fn.__code__:
-        # a resume function's parameter (or cell parameter's contents) guarded by
-        # value: a NumPy integer or float becomes a graph input (variables/base.py,
-        # _numpy_scalar_input)
-        new = frozenset(g.sources[0] for g in entry.failing_guards(fn, args, kwargs)
-                        if g.kind is GuardKind.CONSTANT and _parameter_or_cell(g.sources[0]))
-    else:
-        return ""
-    new -= cache.dynamic
+    new = frozenset(s for g in entry.failing_guards(fn, args, kwargs)
+                    if g.kind is GuardKind.SCALAR_VALUE for s in g.sources[1:]) - cache.dynamic
     if not new:
         return ""
     cache.dynamic = cache.dynamic | new
     return ", ".join(sorted(user_text(s) for s in new))
-
-
-def _parameter_or_cell(source) -> bool:
-    """A parameter of the function, or the contents of one that is a real cell."""
-    if isinstance(source, AttrSource) and source.name == "cell_contents":
-        source = source.base
-    return isinstance(source, LocalSource)
 
 
 def _first_native_call(cache: CodeCache, entry: CacheEntry, fn, args, kwargs, options):

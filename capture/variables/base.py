@@ -266,8 +266,6 @@ def _wrap_constant(tr, value, source: Source) -> Variable | None:
     """NumPy scalars and Python scalars (guarded by value), ranges, slices,
     Ellipsis and NotImplemented (guarded equal to a pooled copy)."""
     t = type(value)
-    if isinstance(value, (np.integer, np.floating)) and tr.is_resume and source in tr.dynamic:
-        return _numpy_scalar_input(tr, value, source)
     if isinstance(value, np.generic) or t in (int, float, bool, str, bytes, complex, type(None)):
         tr.guards.constant(source, value)
         return ConstantVariable(value, source)
@@ -275,20 +273,6 @@ def _wrap_constant(tr, value, source: Source) -> Variable | None:
         tr.guards.pooled_equal(source, value)
         return ConstantVariable(value, source)
     return None
-
-
-def _numpy_scalar_input(tr, value, source: Source) -> "TensorVariable":
-    """A NumPy integer or float handed to a resume function whose value guard
-    failed before (``tr.dynamic``, capture/jit.py): a 0-d graph input of its
-    dtype (guarded by type), so that a loop carrying it from one iteration to
-    the next (``lo, hi = mid, hi``) reuses its continuations instead of
-    recompiling them for each value.  Returned or live at a break, it is the
-    object itself."""
-    tr.guards.type_is(source, value)
-    array = np.asarray(value)
-    meta = tr.tracer.input_for(array, source.text())
-    tr.scalar_input_by_value[id(tr.tracer.values[id(meta)])] = (source, array.dtype)
-    return TensorVariable(meta, NPSCALAR, source)
 
 
 @wrap_rule(72, static=True)

@@ -698,12 +698,13 @@ def newton_with_tolerance(f, fprime, x0, tol=1e-10, max_iter=50):
     raise RuntimeError(f"Newton's method did not converge in {max_iter} iterations (x={x:.4f})")
 
 
-# the local closure p is live at the breaks (a real function over real cells);
-# the loop's NumPy floats become graph inputs of the continuations (dynamic).
-# 3.13's bytecode of the loop gives two more continuations.
+# the local closure p is live at the breaks (a real function over real cells).
+# np.sign(fm) reads the NumPy floats fm and flo by value: the continuations
+# recompile per value until the recompile limit, then run natively (3.13's
+# bytecode of the loop reaches it sooner)
 @case(lambda: (np.array([1.0, -6.0, 11.0, -6.0]), 2.5, 4.0),
-      graphs=8 if sys.version_info < (3, 13) else 10,
-      breaks=('the truth value of a tensor',) * (8 if sys.version_info < (3, 13) else 10))
+      graphs=18 if sys.version_info < (3, 13) else 10,
+      breaks=('the truth value of a tensor',) * (18 if sys.version_info < (3, 13) else 10))
 def bisection_on_polynomial(coeffs, lo, hi, tol=1e-8):
     def p(x):
         acc = 0.0
@@ -1716,7 +1717,7 @@ def viterbi_decoding(log_A, log_B, log_pi, obs):
 
 # the zip over the rows is live at the break in the inner loop and rebuilt
 @case(lambda: (*_binary_data(n=16, d=2, seed=7), 10),
-      graphs=9 if sys.version_info < (3, 13) else 8, breaks=('the truth value of a tensor',) * 5)
+      graphs=10, breaks=('the truth value of a tensor',) * 5)
 def perceptron_until_no_mistakes(X, y, max_epochs):
     w = np.zeros(X.shape[1])
     b = 0.0

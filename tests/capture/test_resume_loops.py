@@ -49,6 +49,11 @@ def _explain(fn, *args):
     return out
 
 
+def _limits_reached() -> int:
+    """How many codes reached the recompile limit in this process so far."""
+    return frame.stats().graph_breaks.get("recompile_limit", 0)
+
+
 def _assert_breaks(out, reason=_TRUTH, graphs_at_least=1):
     assert out.graph_count >= graphs_at_least, str(out)
     assert out.graph_break_count >= 1, str(out)
@@ -79,8 +84,21 @@ def _separable(n, seed):
 
 
 def test_perceptron_zip_over_rows_resumes():
-    _calls(perceptron, (*_separable(8, 0), 6), (*_separable(8, 1), 6), (*_separable(8, 2), 1))
+    limits = _limits_reached()
+    jitted = _calls(perceptron, (*_separable(8, 0), 6), (*_separable(8, 1), 6),
+                    (*_separable(8, 2), 1))
     _assert_breaks(_explain(perceptron, *_separable(8, 0), 6))
+    # a break per row and epoch: once each path was seen (a few calls), its
+    # continuations are reused, not translated again per row or per call
+    for seed in range(3, 7):
+        X, y = _separable(8, seed)
+        assert_same(perceptron(X, y, 6), jitted(X, y, 6), backend=resolved_backend())
+    before = frame.stats().translations
+    for seed in range(7, 11):
+        X, y = _separable(8, seed)
+        assert_same(perceptron(X, y, 6), jitted(X, y, 6), backend=resolved_backend())
+    assert frame.stats().translations == before
+    assert _limits_reached() == limits
 
 
 def closure(coeffs, lo):
@@ -113,13 +131,14 @@ def test_closure_is_not_recompiled_per_call():
         return p(-x)
     rng = np.random.default_rng(3)
     jitted = frame.jit(f)
-    before = frame.stats().translations
+    before, limits = frame.stats().translations, _limits_reached()
     for i in range(6):
         coeffs, x = rng.normal(size=(2, 3)), rng.normal(size=3)
         assert_same(f(coeffs, x), jitted(coeffs, x), backend=resolved_backend())
     # f, and at most one resume function per branch
     assert frame.stats().translations - before <= 3
     assert not jitted._frame_cache.entries[0].native
+    assert _limits_reached() == limits
 
 
 # -- loops -----------------------------------------------------------------------------------------
@@ -372,6 +391,7 @@ def test_a_break_per_iteration_reuses_its_resume_functions():
         return acc
     rng = np.random.default_rng(10)
     jitted = frame.jit(f)
+    limits = _limits_reached()
     w = rng.normal(size=3)
     X = rng.normal(size=(100, 3))
     assert_same(f(X, w), jitted(X, w), backend=resolved_backend())
@@ -381,6 +401,7 @@ def test_a_break_per_iteration_reuses_its_resume_functions():
         assert_same(f(X, w), jitted(X, w), backend=resolved_backend())
     assert frame.stats().translations == after_first
     assert not jitted._frame_cache.entries[0].native
+    assert _limits_reached() == limits    # reused, not given up on
     # f and a few continuations, not one per iteration
     out = _explain(f, X, w)
     assert out.graph_break_count <= 4, str(out)
@@ -398,10 +419,11 @@ def test_loop_whose_body_breaks_on_its_last_or_only_row(n):
     _calls(f, (np.ones((n, 2)),), (-np.ones((n, 2)),))
 
 
-def test_numpy_scalars_carried_by_a_loop_do_not_recompile_per_value():
+def test_a_loop_carrying_numpy_scalars_stays_bounded():
     # lo, hi, flo are NumPy floats the loop carries from one iteration to the
-    # next: after their first value guard fails they are graph inputs of the
-    # continuations (dynamic), which are then reused for every iteration
+    # next, with its local closure p live at each break; np.sign reads them by
+    # value, so a continuation recompiles per value up to the recompile limit
+    # and then runs natively: bounded, and the same results
     def bisect(coeffs, lo, hi, tol=1e-6):
         def p(x):
             acc = 0.0
