@@ -457,7 +457,7 @@ def greedy_decoding(transition, bos=0, eos=5, max_len=6):
 # int(tok) breaks in the inner loop over an ndarray (its iterator is rebuilt at the
 # break: capture/rebuild.py); each iteration's continuation is compiled
 @case(lambda: (np.log(np.random.default_rng(17).dirichlet(np.ones(4), size=4)),),
-      graphs=15, breaks=('int() of a tensor reads its value',) * 5)
+      graphs=14, breaks=("int() of a tensor reads its value",) * 5)
 def beam_search_small(log_trans, beam=2, steps=3, start=0):
     beams = [([start], 0.0)]
     for _ in range(steps):
