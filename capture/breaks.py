@@ -68,6 +68,8 @@ class BreakPoint:
         self.code = tx.code
 
     def cell_values(self) -> dict[str, Variable]:
+        """The values the trace gave the frame's cell variables (the ones it
+        read or assigned)."""
         out = {}
         for name in self.code.co_cellvars:
             cell = self.tx.cells.get(name)
@@ -271,10 +273,12 @@ def _tail_expr(rb, brk: BreakPoint, fn, backend, target, items, consts) -> str:
     # (a continuation inside a try or with block is fine: the resume function
     # keeps the exception table, and the stack below is the handler's)
     layout = tuple(not isinstance(v, NullVariable) for v in items)
-    cells = brk.cell_values()
     live = live_locals(code, target.index)
     names = tuple(sorted(n for n in brk.locals if n in live and n not in code.co_cellvars))
-    names += tuple(sorted(cells))
+    # every cell variable, as a real cell: the one a function made before the
+    # break closes over (resume.py)
+    cells = tuple(sorted(code.co_cellvars))
+    names += cells
     if not all(n.isidentifier() for n in names):
         raise Unsupported("unsupported_object", "a local whose name is not an identifier")
     stack_names = [f"_resume_stack{i}_" for i in range(sum(layout))]
@@ -289,7 +293,8 @@ def _tail_expr(rb, brk: BreakPoint, fn, backend, target, items, consts) -> str:
     args = [i.text if isinstance(i, _Raw) else rb.expr(i) for i in items
             if not isinstance(i, NullVariable)]
     stack_shown(rcode, _stack_descriptions(brk, items, stack_names))
-    args += [rb.expr(brk.locals[n]) if n not in cells else rb.expr(cells[n]) for n in names]
+    args += [rb.expr(brk.locals[n]) if n not in cells else rb.cell(brk.tx.cells[n])
+             for n in names]
     # the globals and closure of the function this call runs (one entry serves
     # every function of the code object)
     rf = f"__resume_fn({rb.pool.const(rcode)}, __fn)"

@@ -59,7 +59,8 @@ from .errors import Unsupported
 from .guards import Guard, GuardSet
 from .resume import original_code
 from .side_effects import DELETED
-from .sources import CLOSURE, FRAME_GLOBALS, FunctionSource, LocalSource
+from .rebuild import new_cell
+from .sources import CLOSURE, FRAME_GLOBALS, AttrSource, ClosureSource, FunctionSource, LocalSource
 from .translation import Cell
 from .translator import Translation
 from .variables.base import NDARRAY, NPSCALAR, TENSOR, TensorVariable, Variable
@@ -386,6 +387,42 @@ class _Rebuilder:
         """A line of the prelude, run after the graph, before the replay."""
         self.prelude.append("    " + line)
 
+    def cell(self, cell: Cell) -> str:
+        """An expression of the real cell for ``cell`` (a function the frame
+        made closes over it; a resume function gets its cell variables so):
+        the frame's own real cell where it has one (a resume function's cell
+        parameter), a function's real closure cell through its source, else a
+        new cell holding the trace's value (made empty first: its value may be
+        a function closing over it)."""
+        if cell.real is not None:
+            if cell.cell_source is not None:
+                self.frame_reads |= cell.cell_source.frame_reads()
+                return cell.cell_source.expr()
+            src = cell.source
+            if isinstance(src, ClosureSource):
+                self.frame_reads |= src.frame_reads()
+                return f"{CLOSURE}[{src.index}]"
+            if isinstance(src, AttrSource) and src.name == "cell_contents":
+                self.frame_reads |= src.base.frame_reads()
+                return src.base.expr()
+            raise Unsupported("unsupported_object", "returning or storing a function whose closure "
+                                                    "cell capture cannot find at run time")
+        name = self.temps.get(id(cell))
+        if name is None:
+            name = self.temps[id(cell)] = f"__c{len(self.temps)}"
+            self.emit(f"{name} = {self.const(new_cell)}()")
+            if cell.value is not None:
+                self.emit(f"{name}.cell_contents = {self.expr(cell.value)}")
+        return name
+
+    def globals_of(self, fn) -> str:
+        """An expression of the globals dict of ``fn`` (a function the trace
+        made): the called function's (``__G``) when they are the same dict."""
+        if fn.__globals__ is self.tr.fn.__globals__:
+            self.frame_reads |= frozenset({FRAME_GLOBALS})
+            return FRAME_GLOBALS
+        return self.const(fn.__globals__)
+
 
 def remade_from_parent(var: TensorVariable, needed: set[int]) -> bool:
     """A view is remade from its parent at run time (sharing memory as in
@@ -480,6 +517,8 @@ def _collect_needed(tr: Translation, result: Variable | None, brk) -> list[Tenso
         _collect_tensors(v, needed, seen)
     for _, v in se.grads.values():
         _collect_tensors(v, needed, seen)
+    for cell in se.cells.values():
+        _collect_tensors(cell.value, needed, seen)
     leaving = escaping_tracked(tr, needed)
     if leaving is not None and not tr.backward_done and brk is not None:
         # eager hands out a tensor with an autograd record (backward through it
@@ -662,6 +701,8 @@ def _write_replay(tr: Translation, fn, rb: _Rebuilder, out_index: dict[int, int]
             lines.append(f"    {ref}[{name!r}] = {rb.expr(value)}")
     for t, value in se.grads.values():  # validated at trace time, as Tensor.grad's setter does
         lines.append(f"    {rb.source(t)}._grad = {rb.expr(value)}")
+    for cell in se.cells.values():   # the frame's real cells it assigned (resume.py)
+        lines.append(f"    {rb.cell(cell)}.cell_contents = {rb.expr(cell.value)}")
     if brk is not None:
         end, consts = break_lines(rb, brk, fn, requested_backend)
     else:

@@ -172,7 +172,8 @@ def export(fn, *example_args, path: str | os.PathLike) -> str:
     se = tr.side_effects
     written = [what for what, table in (("tensors in place", se.tensors), ("containers", se.containers),
                                         ("attributes", se.attrs), ("globals", se.globals),
-                                        ("gradients", se.grads)) if table]
+                                        ("gradients", se.grads), ("closure cells", se.cells))
+               if table]
     if written:
         raise ExportError(f"frame.export({name}): the function writes {', '.join(written)}; an "
                           f"exported model computes its outputs from its inputs and cannot have "

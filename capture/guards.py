@@ -241,6 +241,16 @@ class GuardSet:
         self._add(GuardKind.CODE, (fn_source,), f"{fn_source.expr()}.__code__ is {self.const(code)}",
                   f"{fn_source.text()}.__code__ unchanged")
 
+    def made_function(self, fn_source: Source, fn) -> None:
+        """The object at ``fn_source`` is a function of ``fn``'s code and
+        globals: a function the frame made (``def`` or ``lambda`` in its body)
+        handed to its resume function is a new object at each call."""
+        e = fn_source.expr()
+        self._add(GuardKind.CODE, (fn_source,),
+                  f"__type({e}) is {self.const(type(fn))} and {e}.__code__ is "
+                  f"{self.const(fn.__code__)} and {e}.__globals__ is {self.const(fn.__globals__)}",
+                  f"{fn_source.text()}: a function of code {fn.__code__.co_qualname}")
+
     def defaults(self, fn_source: Source, fn) -> None:
         """The function's ``__defaults__`` and ``__kwdefaults__`` are the very
         objects the trace read (when it has them)."""

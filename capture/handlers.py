@@ -169,10 +169,12 @@ def LOAD_DEREF(tx, instr):
 @handler("STORE_DEREF")
 def STORE_DEREF(tx, instr):
     cell = tx.cells.get(instr.argval)
-    if cell is None or cell.real is not None:
+    if cell is None or not cell.writable:
         raise Unsupported("side_effect", f"assignment to the closure variable {instr.argval!r} of "
                                          f"an enclosing function")
     cell.value = tx.pop()
+    if cell.real is not None:   # a real cell of the frame: its contents are written back
+        tx.tr.side_effects.cells[id(cell)] = cell
 
 
 @handler("LOAD_CLOSURE")
@@ -605,6 +607,7 @@ def _make_function(tx, code: types.CodeType, flags: int, extras: dict) -> UserFu
     closure = extras.get(0x08)
     if closure is not None:
         var.closure = [c.as_constant() for c in closure.items]
+    var.annotated = 0x04 in extras
     return var
 
 
@@ -630,7 +633,9 @@ def SET_FUNCTION_ATTRIBUTE(tx, instr):
         fn.made_defaults = (value.items, fn.made_defaults[1])
     elif flag == 0x02:
         fn.made_defaults = (fn.made_defaults[0], dict(value.items))
-    tx.push(fn)  # annotations (0x04) are irrelevant to the computation
+    elif flag == 0x04:   # irrelevant to the computation, but not rebuilt (reconstruct)
+        fn.annotated = True
+    tx.push(fn)
 
 
 # -- control flow ----------------------------------------------------------------------------------------

@@ -36,8 +36,8 @@ from .errors import USER_RAISES, BreakReason, GraphBreakError, Unsupported, User
 from .explain import note_break, note_eager, note_translation
 from .instructions import decode
 from .guards import GuardKind
-from .resume import SUSPENDING_FLAGS, Tail, original_code, stack_shown
-from .sources import ClosureSource, LocalSource, user_text
+from .resume import SUSPENDING_FLAGS, Tail, cell_parameters, original_code, stack_shown
+from .sources import AttrSource, ClosureSource, LocalSource, user_text
 from .tracing import record_break, record_translation
 from .translator import Cell, InstructionTranslator, Translation
 
@@ -712,8 +712,11 @@ def _start(fn, arguments: dict, dynamic: frozenset = frozenset()):
         signature_source(code, fn, tr.guards)  # rejects reserved parameter names early
         f_locals = {}
         shown = stack_shown(code)   # a resume function's stack values, as the user knows them
+        real_cells = cell_parameters(code)   # a resume function's cells, passed as real cells
+        tr.is_resume = original_code(code) is not code
         for name, value in arguments.items():
-            f_locals[name] = tr.wrap(value, LocalSource(name, shown.get(name)))
+            if name not in real_cells:
+                f_locals[name] = tr.wrap(value, LocalSource(name, shown.get(name)))
     except Unsupported as e:
         if e.location is None:
             e.location = _where(fn)
@@ -723,7 +726,12 @@ def _start(fn, arguments: dict, dynamic: frozenset = frozenset()):
     for i, (name, real) in enumerate(zip(code.co_freevars, fn.__closure__ or ())):
         cells[name] = Cell(real=real, source=ClosureSource(i, name))
     for name in code.co_cellvars:
-        if name in f_locals:  # a parameter captured by an inner function
+        if name in real_cells:   # read through the real cell, written back when assigned
+            real = arguments[name]
+            cells[name] = Cell(real=real, source=AttrSource(LocalSource(name), "cell_contents"),
+                               cell_source=LocalSource(name))
+            tr.own_cells[id(real)] = cells[name]
+        elif name in f_locals:  # a parameter captured by an inner function
             cells[name].value = f_locals[name]
     return tr, InstructionTranslator(tr, code, fn.__globals__, f_locals, cells)
 

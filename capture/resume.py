@@ -3,7 +3,7 @@
 A resume function for (code, offset) is the original code object with a new
 prologue, built with the ``bytecode`` package::
 
-    MAKE_CELL c...; COPY_FREE_VARS n      # cells, as the original prologue does
+    COPY_FREE_VARS n                      # free variables, as the original prologue does
     RESUME 0
     LOAD_FAST _resume_stack0_; PUSH_NULL; ...     # the live CPython stack at ``offset``
     JUMP_FORWARD <label at offset>
@@ -18,8 +18,15 @@ each split pair as the one original instruction.
 
 Its parameters are the stack values (``_resume_stack<i>_``; NULL slots are pushed,
 not passed) followed by the live locals under their own names, so the code
-after the label finds them where it expects them.  Codes are cached per
-(code, offset, stack layout, live locals).
+after the label finds them where it expects them, then every cell variable
+of the code as a real cell object: the prologue has no ``MAKE_CELL``, so the
+slot holds the cell passed (as ``COPY_FREE_VARS`` puts a closure's cells in
+theirs).  The functions the frame made before the break (``def``, ``lambda``)
+close over those very cells, so a ``nonlocal`` write on either side is seen
+by the other, as in the plain frame (``cell_parameters``; ``locals()`` still
+shows the contents: the original ``MAKE_CELL`` instructions precede the
+continuation in the code).  Codes are cached per (code, offset, stack
+layout, live locals).
 
 ``live_locals`` is a backward data-flow over the normalised instructions: a
 local is live at an instruction when some path from it reads the local before
@@ -41,7 +48,7 @@ import weakref
 from .instructions import decode
 
 __all__ = ["Tail", "SUSPENDING_FLAGS", "live_locals", "resume_code", "resume_function", "canonical",
-           "stack_shown",
+           "stack_shown", "cell_parameters",
            "is_resume_stack", "original_code"]
 
 # generator, coroutine and async generator code: calling it returns its frame
@@ -187,7 +194,7 @@ def canonical(code: types.CodeType, offset: int) -> tuple[types.CodeType, int]:
 
 def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) -> types.CodeType:
     # lazy: bytecode (~20 ms to import) is needed only to build resume functions
-    from bytecode import Bytecode, CellVar, Instr, Label, SetLineno, TryBegin
+    from bytecode import Bytecode, Instr, Label, SetLineno, TryBegin
 
     starts = _starts(code)
     try:
@@ -222,9 +229,10 @@ def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) 
         raise ValueError(f"{code.co_qualname}: instruction count mismatch ({k} != {len(starts)})")
 
     stack_names = list(stack_names)
-    prologue = []
-    for name in bc.cellvars:
-        prologue.append(Instr("MAKE_CELL", CellVar(name)))
+    missing = set(bc.cellvars) - set(local_names)
+    if missing:
+        raise ValueError(f"the cell variables {sorted(missing)} are not passed")
+    prologue = []   # (no MAKE_CELL: the cell variables are passed as real cells)
     if bc.freevars:
         prologue.append(Instr("COPY_FREE_VARS", len(bc.freevars)))
     prologue.append(Instr("RESUME", 0))
@@ -257,6 +265,14 @@ def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) 
         i += 2 if two else 1
     _ORIGIN[result] = (weakref.ref(code), offsets)
     return result
+
+
+def cell_parameters(code: types.CodeType) -> frozenset:
+    """The parameters of resume code ``code`` that are real cells (its cell
+    variables; none for a code that is not a resume code)."""
+    if code not in _ORIGIN:
+        return frozenset()
+    return frozenset(code.co_cellvars)
 
 
 def resume_function(code: types.CodeType, fn: types.FunctionType) -> types.FunctionType:

@@ -33,6 +33,9 @@ class SideEffects:
         self.globals: dict[tuple[int, str], tuple[dict, str, Variable]] = {}
         # ``.grad`` of input tensors: id(tensor variable) -> (tensor variable, new value)
         self.grads: dict[int, tuple[TensorVariable, Variable]] = {}
+        # real cells of the frame assigned (``nonlocal``, or the frame's own
+        # ``STORE_DEREF``): id(Cell) -> Cell; its final ``value`` is written back
+        self.cells: dict[int, object] = {}
 
     def tensor_written(self, t: TensorVariable) -> None:
         if t.source is not None:
@@ -58,4 +61,5 @@ class SideEffects:
         self.globals[(id(f_globals), name)] = (f_globals, name, value)
 
     def __bool__(self) -> bool:
-        return bool(self.tensors or self.containers or self.attrs or self.globals or self.grads)
+        return bool(self.tensors or self.containers or self.attrs or self.globals or self.grads
+                    or self.cells)

@@ -38,13 +38,25 @@ ITEM_WRITES_PER_ARRAY = 64
 
 class Cell:
     """A closure cell during simulation: symbolic contents, or a real cell read
-    through its source."""
-    __slots__ = ("value", "real", "source")
+    through its source.  ``cell_source`` (with ``real``): where the entry finds
+    the real cell object itself; set for a cell variable of the translated
+    frame handed to its resume function as a real cell (``resume.py``), which
+    the trace may write (``nonlocal``): the entry writes the final contents
+    back (``SideEffects.cells``)."""
+    __slots__ = ("value", "real", "source", "cell_source")
 
-    def __init__(self, value: Variable | None = None, real=None, source: Source | None = None):
+    def __init__(self, value: Variable | None = None, real=None, source: Source | None = None,
+                 cell_source: Source | None = None):
         self.value = value
         self.real = real
         self.source = source
+        self.cell_source = cell_source
+
+    @property
+    def writable(self) -> bool:
+        """Can the trace assign it (``STORE_DEREF``)?  A cell of a frame it
+        simulates, not a real cell of an enclosing function it cannot rewrite."""
+        return self.real is None or self.cell_source is not None
 
 
 class Translation:
@@ -60,6 +72,10 @@ class Translation:
         self.guards = GuardSet()
         self.side_effects = SideEffects()
         self.wrapped: dict[int, Variable] = {}
+        # id(real cell) -> the Cell of the top frame's cell variable it is (a resume
+        # function's cell parameters): a called function closing over it shares it
+        self.own_cells: dict[int, Cell] = {}
+        self.is_resume = False   # ``fn`` is a resume function (capture/resume.py)
         self._objects: dict[int, object] = {}   # id(Variable made by wrap) -> its object
         self._wrapping: set[int] = set()   # containers being wrapped (a cycle is refused)
         self.keepalive: list = []

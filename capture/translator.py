@@ -581,7 +581,15 @@ class InstructionTranslator:
             for i, (name, real) in enumerate(zip(code.co_freevars, closure)):
                 src = (AttrSource(ItemSource(AttrSource(base, "__closure__"), i), "cell_contents")
                        if base is not None else None)
-                cells[name] = Cell(real=real, source=src)
+                own = self.tr.own_cells.get(id(real)) if base is not None else None
+                if own is not None:
+                    # the frame's own cell (a function it made before a break closes
+                    # over it, resume.py): one Cell, so a write on either side is seen
+                    self.tr.guards.alias(ItemSource(AttrSource(base, "__closure__"), i),
+                                         own.cell_source)
+                    cells[name] = own
+                else:
+                    cells[name] = Cell(real=real, source=src)
         return cells
 
     def load_cell(self, name: str) -> Variable:

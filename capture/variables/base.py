@@ -33,6 +33,7 @@ from frame.dtypes import DType, from_numpy
 from frame.tensor import Tensor
 
 from ..errors import Unsupported, UserCodeRaises
+from ..rebuild import iter_at, tensor_rows
 from ..sources import DataSource, Source
 from ..tracer import TracedTensor
 from .registry import HOOKS, wrap_rule
@@ -243,6 +244,13 @@ class ConstantVariable(Variable):
             return [ConstantVariable(v) for v in self.value]
         return super().iterate(tx)
 
+    def get_iter(self, tx) -> "Variable":
+        if type(self.value) is range:   # rebuilt at a break as a range_iterator
+            value = self.value
+            return HOOKS.IteratorVariable(
+                self.iterate(tx), lambda rb, pos: f"{rb.const(iter_at)}({rb.const(value)}, {pos})")
+        return super().get_iter(tx)
+
     def to_python(self, passed: dict | None = None):
         return self.value
 
@@ -416,7 +424,14 @@ class TensorVariable(Variable):
                 return None
             position[0] += 1
             return HOOKS.tensor_getitem(tx, self, ConstantVariable(position[0] - 1))
-        return HOOKS.LazyIteratorVariable(row, type(iter(())))
+
+        def remake(rb):
+            # the real iterator at the same row: NumPy's (its rows are views of
+            # the array), or the rest of a Tensor's generator over its rows
+            if self.kind == TENSOR:
+                return f"{rb.const(tensor_rows)}({rb.expr(self)}, {position[0]}, {length})"
+            return f"{rb.const(iter_at)}({rb.expr(self)}, {position[0]})"
+        return HOOKS.LazyIteratorVariable(row, type(iter(())), remake, [self])
 
     def __repr__(self) -> str:
         return f"Tensor({self.kind} {self.meta.dtype}{list(self.shape)})"

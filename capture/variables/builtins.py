@@ -13,6 +13,7 @@ import operator
 import types
 
 from ..errors import HINTS, Unsupported, UserCodeRaises
+from ..rebuild import iter_at
 from .base import ConstantVariable, TensorVariable, Variable
 from .containers import (DictVariable, DictViewVariable, GeneratorVariable, IteratorVariable,
                          LazyIteratorVariable,
@@ -123,7 +124,10 @@ def _enumerate(tx, args, kwargs):
             return None
         count[0] += 1
         return TupleVariable([ConstantVariable(count[0] - 1), item])
-    return LazyIteratorVariable(gen, enumerate)
+
+    def remake(rb):
+        return f"{rb.const(enumerate)}({rb.expr(it)}, {rb.constant(count[0])})"
+    return LazyIteratorVariable(gen, enumerate, remake, [it])
 
 
 def _zip(tx, args, kwargs):
@@ -140,7 +144,11 @@ def _zip(tx, args, kwargs):
                 return None
             row.append(item)
         return TupleVariable(row)
-    return LazyIteratorVariable(gen, zip)
+
+    def remake(rb):   # the iterators have been advanced exactly as CPython's zip does
+        inner = "".join(rb.expr(it) + ", " for it in its)
+        return f"{rb.const(zip)}({inner}{'strict=True' if strict else ''})"
+    return LazyIteratorVariable(gen, zip, remake, its)
 
 
 def _map(tx, args, kwargs):
@@ -156,7 +164,11 @@ def _map(tx, args, kwargs):
                 return None
             row.append(item)
         return fn.call(tx, row, {})
-    return LazyIteratorVariable(gen, map)
+
+    def remake(rb):
+        inner = "".join(", " + rb.expr(it) for it in its)
+        return f"{rb.const(map)}({rb.expr(fn)}{inner})"
+    return LazyIteratorVariable(gen, map, remake, [fn, *its])
 
 
 def _filter(tx, args, kwargs):
@@ -171,7 +183,10 @@ def _filter(tx, args, kwargs):
             test = item if keep_truthy else fn.call(tx, [item], {})
             if tx.truth(test):
                 return item
-    return LazyIteratorVariable(gen, filter)
+
+    def remake(rb):
+        return f"{rb.const(filter)}({rb.expr(fn)}, {rb.expr(it)})"
+    return LazyIteratorVariable(gen, filter, remake, [fn, it])
 
 
 def _reversed(tx, args, kwargs):
@@ -181,7 +196,18 @@ def _reversed(tx, args, kwargs):
             hasattr(t, "__reversed__") or (hasattr(t, "__getitem__") and hasattr(t, "__len__"))):
         message = f"'{t.__name__}' object is not reversible"   # a set, a generator...
         raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
-    return IteratorVariable(list(reversed(_items(tx, x))))
+    items = list(reversed(_items(tx, x)))
+    if isinstance(x, ListVariable):
+        # CPython's reversed(lst) reads the list when asked (list_reverseiterator)
+        size = len(x.items)
+
+        def remake(rb, pos):
+            if len(x.items) != size:
+                raise Unsupported("unsupported_object", "returning or storing reversed() of a "
+                                                        "list whose length changed")
+            return f"{rb.const(iter_at)}({rb.const(reversed)}({rb.expr(x)}), {size - 1 - pos})"
+        return IteratorVariable(items, remake)
+    return IteratorVariable(items)
 
 
 def _iter(tx, args, kwargs):

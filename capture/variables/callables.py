@@ -13,7 +13,8 @@ from frame._numpy_interop import FUNCTION_OPS, UFUNC_OPS
 from frame.tensor import from_numpy, tensor
 
 from ..errors import Unsupported, UserCodeRaises
-from ..sources import AttrSource, Source
+from ..rebuild import make_function
+from ..sources import AttrSource, LocalSource, Source
 from .base import CONSTANT_TYPES, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 from .numpy_inplace import numpy_fill_diagonal
 from .numpy_layout import numpy_ascontiguousarray
@@ -41,8 +42,13 @@ def is_frame_api(fn) -> bool:
 
 
 class UserFunctionVariable(Variable):
-    """A Python function: calls are inlined (simulated in a nested translator)."""
-    __slots__ = ("fn", "closure", "made_defaults")
+    """A Python function: calls are inlined (simulated in a nested translator).
+
+    ``by_code``: a function made by the frame and handed to its resume function
+    (a new object at each call), guarded by its code and globals, not by
+    identity (``_wrap_made_function``): what the trace reads of it besides its
+    code, defaults and closure cells is refused."""
+    __slots__ = ("fn", "closure", "made_defaults", "by_code", "annotated")
 
     def __init__(self, fn: types.FunctionType, source: Source | None = None, closure=None):
         super().__init__(source)
@@ -50,6 +56,8 @@ class UserFunctionVariable(Variable):
         # for functions made during the trace: their cells and default Variables
         self.closure = closure
         self.made_defaults = None
+        self.by_code = False
+        self.annotated = False   # made with annotations (which the trace does not keep)
 
     def python_type(self) -> type:
         return types.FunctionType
@@ -70,9 +78,44 @@ class UserFunctionVariable(Variable):
         return None
 
     def getattr(self, tx, name: str) -> Variable:
-        if name in ("__name__", "__qualname__", "__module__", "__doc__"):
+        if name in ("__name__", "__qualname__", "__module__", "__doc__") and not self.by_code:
             return ConstantVariable(getattr(self.fn, name))
         return super().getattr(tx, name)
+
+    def rebuilt_from(self) -> list[Variable]:
+        if self.source is not None:
+            return []
+        defaults, kwdefaults = self.made_defaults or ([], {})
+        cells = [c.value for c in self.closure or () if c.real is None and c.value is not None]
+        return [*defaults, *kwdefaults.values(), *cells]
+
+    def reconstruct(self, rb) -> str:
+        """A function the frame made (``MAKE_FUNCTION``), live at a graph break:
+        a real function of the same code, defaults and globals whose closure
+        holds real cells (``rb.cell``: the frame's cells are the very cells the
+        resume function gets, so ``nonlocal`` writes are shared)."""
+        if self.source is not None or self.made_defaults is None:
+            return super().reconstruct(rb)
+        if self.annotated:
+            raise Unsupported("unsupported_object", f"returning or storing {self!r}, made with "
+                                                    f"annotations")
+        name = rb.named(self)
+        if name is not None:
+            return name
+        defaults, kwdefaults = self.made_defaults
+        d = "(" + "".join(rb.expr(v) + ", " for v in defaults) + ")" if defaults else "None"
+        kw = ("{" + ", ".join(f"{k!r}: {rb.expr(v)}" for k, v in kwdefaults.items()) + "}"
+              if kwdefaults else "None")
+        closure = ("(" + "".join(rb.cell(c) + ", " for c in self.closure) + ")"
+                   if self.closure else "None")
+        name = rb.named(self)   # (a cell of its closure may hold the function itself)
+        if name is not None:
+            return name
+        made = (f"{rb.const(make_function)}({rb.const(self.fn.__code__)}, "
+                f"{rb.globals_of(self.fn)}, {d}, {kw}, {closure})")
+        name = rb.new_name(self)
+        rb.emit(f"{name} = {made}")
+        return name
 
     def __repr__(self) -> str:
         return f"Function({self.fn.__qualname__})"
@@ -441,6 +484,20 @@ def _wrap_frame_api(tr, value, source: Source | None) -> Variable | None:
     if isinstance(value, types.FunctionType) and is_frame_api(value):
         return FrameApiVariable(value, source)
     return None
+
+
+@wrap_rule(81)
+def _wrap_made_function(tr, value, source: Source | None) -> Variable | None:
+    """A function the frame made before a graph break, a parameter of its
+    resume function: a new object at each call, guarded by its code and
+    globals (its defaults and cells are guarded where the trace reads them)."""
+    if not (tr.is_resume and isinstance(source, LocalSource) and type(value) is types.FunctionType
+            and "<locals>" in value.__qualname__ and not is_frame_api(value)):
+        return None
+    tr.guards.made_function(source, value)
+    var = UserFunctionVariable(value, source)
+    var.by_code = True
+    return var
 
 
 @wrap_rule(82, static=True)

@@ -13,6 +13,7 @@ import types
 import numpy as np
 
 from ..errors import Unsupported, UserCodeRaises
+from ..rebuild import dict_iter_at
 from ..sources import AttrSource, ItemSource, Source, is_safe_key
 from .base import ConstantVariable, TensorVariable, Variable, refuse_tensor_index
 from .callables import BoundBuiltinMethod
@@ -267,12 +268,19 @@ class ListVariable(_Sequence):
 
 class DictVariable(Variable):
     """A dict whose keys are Python constants (strings, ints, tuples of them)."""
-    __slots__ = ("items", "mutated")
+    __slots__ = ("items", "mutated", "entry_keys")
 
     def __init__(self, items: dict, source: Source | None = None):
         super().__init__(source)
         self.items = dict(items)  # constant key -> Variable
         self.mutated = False
+        self.entry_keys = None    # an argument dict's keys at entry (guarded), in order
+
+    def keys_unchanged(self) -> bool:
+        """Does this argument dict still have the keys it had at entry, in
+        order?  Then its write-back assigns the values key by key (the dict's
+        table, and an iterator over it, stay as they are)."""
+        return self.entry_keys is not None and tuple(self.items) == self.entry_keys
 
     def python_type(self) -> type:
         return dict
@@ -312,6 +320,9 @@ class DictVariable(Variable):
         return True
 
     def write_back(self, rb) -> list[str]:
+        if self.keys_unchanged():
+            return [f"    {rb.source(self)}[{rb.constant(k)}] = {rb.expr(v)}"
+                    for k, v in self.items.items()]
         items = ", ".join(f"{rb.constant(k)}: {rb.expr(v)}" for k, v in self.items.items())
         return [f"    {rb.source(self)}.clear()", f"    {rb.source(self)}.update({{{items}}})"]
 
@@ -424,12 +435,15 @@ class IteratorVariable(Variable):
     """An iterator over items known when it is made (tuples, ranges, strings,
     a tensor's first axis).  ``next(tx)`` returns the next item, or None when
     exhausted; ``iterate(tx)`` consumes the rest."""
-    __slots__ = ("items", "pos")
+    __slots__ = ("items", "pos", "remake")
 
-    def __init__(self, items=()):
+    def __init__(self, items=(), remake=None):
         super().__init__(None)
         self.items = list(items)
         self.pos = 0
+        # rb, position -> an expression of the real iterator positioned there
+        # (a range's: ``iter_at``), else ``iter(<the remaining items>)``
+        self.remake = remake
 
     def next(self, tx):
         if self.pos >= len(self.items):
@@ -458,6 +472,10 @@ class IteratorVariable(Variable):
     def reconstruct(self, rb) -> str:
         """``iter(<the remaining items>)`` (it lives on the stack at a graph break)."""
         name = rb.named(self)
+        if name is None and self.remake is not None:
+            expr = self.remake(rb, self.pos)
+            name = rb.new_name(self)
+            rb.emit(f"{name} = {expr}")
         if name is None:
             rest = self.items[self.pos:]
             if all(isinstance(i, ConstantVariable) for i in rest):
@@ -532,11 +550,28 @@ class DictIteratorVariable(IteratorVariable):
     def python_type(self) -> type:
         return type(iter({}))
 
-    # its state cannot be rebuilt in an entry
-    def rebuilt_from(self) -> tuple:
-        return ()
+    def rebuilt_from(self) -> list[Variable]:
+        return [self.d]
 
-    reconstruct = Variable.reconstruct
+    def reconstruct(self, rb) -> str:
+        """A real iterator over the dict that has yielded the same keys
+        (``rebuild.dict_iter_at``), when the trace's dict is still the one it
+        started on: same keys in the same order, and not an argument dict
+        whose keys the entry rewrites (``clear`` and ``update`` would move the
+        iterator; values assigned key by key do not)."""
+        name = rb.named(self)
+        if name is not None:
+            return name
+        if len(self.d.items) != self.size or list(self.d.items) != self.items:
+            raise Unsupported("unsupported_object", "returning or storing an iterator over a dict "
+                                                    "that changed during the iteration")
+        if self.d.source is not None and self.d.mutated and not self.d.keys_unchanged():
+            raise Unsupported("unsupported_object", "returning or storing an iterator over an "
+                                                    "argument dict the function mutates")
+        expr = f"{rb.const(dict_iter_at)}({rb.expr(self.d)}, {self.mode!r}, {self.pos})"
+        name = rb.new_name(self)
+        rb.emit(f"{name} = {expr}")
+        return name
 
 
 class DictViewVariable(Variable):
@@ -566,12 +601,16 @@ class LazyIteratorVariable(IteratorVariable):
     """An iterator computed on demand: ``gen(tx)`` returns the next Variable or
     None.  ``enumerate``, ``zip`` and ``map`` over other iterators stay lazy,
     so side effects interleave as in CPython."""
-    __slots__ = ("gen", "kind")
+    __slots__ = ("gen", "kind", "parts")
 
-    def __init__(self, gen, kind: type):
-        super().__init__()
+    def __init__(self, gen, kind: type, remake=None, parts=()):
+        super().__init__(remake=remake)
         self.gen = gen        # callable tx -> next Variable or None
         self.kind = kind
+        # ``remake(rb)``: an expression of the real iterator in the trace's state
+        # (``zip(<its iterators>)``...), from the Variables ``parts``; None: its
+        # state cannot be rebuilt in an entry
+        self.parts = list(parts)
 
     def next(self, tx):
         return self.gen(tx)
@@ -579,11 +618,18 @@ class LazyIteratorVariable(IteratorVariable):
     def python_type(self) -> type:
         return self.kind
 
-    # its state cannot be rebuilt in an entry
-    def rebuilt_from(self) -> tuple:
-        return ()
+    def rebuilt_from(self) -> list[Variable]:
+        return self.parts if self.remake is not None else []
 
-    reconstruct = Variable.reconstruct
+    def reconstruct(self, rb) -> str:
+        if self.remake is None:
+            return Variable.reconstruct(self, rb)
+        name = rb.named(self)
+        if name is None:
+            expr = self.remake(rb)
+            name = rb.new_name(self)
+            rb.emit(f"{name} = {expr}")
+        return name
 
 
 class GeneratorVariable(IteratorVariable):
@@ -806,7 +852,9 @@ def _wrap_dict(tr, value, source: Source) -> Variable | None:
     if not all(is_safe_key(k) for k in value):
         raise Unsupported("unsupported_object", "dict with keys that are not str/int/tuple")
     tr.guards.dict_keys(source, value)
-    return DictVariable({k: tr.wrap(v, ItemSource(source, k)) for k, v in value.items()}, source)
+    var = DictVariable({k: tr.wrap(v, ItemSource(source, k)) for k, v in value.items()}, source)
+    var.entry_keys = tuple(value)
+    return var
 
 
 @wrap_rule(66)

@@ -42,6 +42,13 @@ def _class_lookup(cls: type, name: str):
     return _MISSING
 
 
+# builtin iterator types (``iter(it) is it``)
+_BUILTIN_ITERATORS = frozenset(type(i) for i in (
+    iter([]), iter(()), iter(range(0)), iter(range(1 << 64)), iter(""), iter({}), iter({}.values()),
+    iter({}.items()), iter(set()), reversed([]), reversed(range(0)), iter(np.zeros(0)), zip(),
+    enumerate(()), map(abs, ()), filter(None, ()), (_ for _ in ())))
+
+
 class ObjectVariable(Variable):
     """An existing Python object (it always has a source)."""
     __slots__ = ("obj",)
@@ -63,9 +70,14 @@ class ObjectVariable(Variable):
         raise Unsupported("unsupported_object", f"truth value of a {cls.__name__} with __bool__/__len__")
 
     def get_iter(self, tx) -> Variable:
-        """``iter(obj)`` of a class whose ``__iter__`` is Python code: inlined."""
+        """``iter(obj)`` of a class whose ``__iter__`` is Python code: inlined.
+        A builtin iterator handed to a resume function (one rebuilt at a graph
+        break) is its own iterator: a loop over it advances it natively
+        (``next``)."""
         if isinstance(_class_lookup(type(self.obj), "__iter__"), types.FunctionType):
             return self.getattr(tx, "__iter__").call(tx, [], {})
+        if type(self.obj) in _BUILTIN_ITERATORS and tx.tr.is_resume:
+            return self
         return super().get_iter(tx)
 
     def contains(self, tx, item: Variable) -> bool:

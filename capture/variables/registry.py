@@ -46,6 +46,7 @@ where its objects must be recognised):
                                       owner guarded, not identity)
 78    callables.NumpyFunctionVariable a NumPy function or ufunc (static)
 80    callables.FrameApiVariable      a frame API function (static)
+81    callables.UserFunctionVariable  a function the frame made, a resume function's parameter (by code)
 82    callables.UserFunctionVariable  a Python function (static)
 84    callables.BuiltinVariable       a builtin (static)
 86    base.ConstantVariable (static)  numpy.dtype

@@ -201,14 +201,32 @@ def test_make_function_with_defaults_and_kwdefaults():
     assert_same_as_eager(f, tensor(), 3.0)
 
 
-def test_returning_a_closure_runs_natively():
+def test_returning_a_closure():
+    # the function made in the call is rebuilt as a real function whose cell
+    # holds the argument itself (capture/rebuild.py)
     def f(x):
         def g(y):
             return y + x
         return g
     fn = frame.jit(f, backend="cpu")
-    g = fn(tensor())
-    assert callable(g)
+    x = tensor()
+    g = fn(x)
+    assert g.__code__ is f(x).__code__ and g.__qualname__ == f(x).__qualname__
+    assert g.__closure__[0].cell_contents is x
+    assert np.array_equal(g(2.0).numpy(), f(x)(2.0).numpy())
+    assert not fn._frame_cache.entries[0].native
+
+
+def test_returning_an_annotated_closure_runs_natively():
+    # annotations are not traced: the function cannot be rebuilt faithfully
+    def f(x):
+        def g(y: float) -> float:
+            return y + x
+        return g
+    fn = frame.jit(f, backend="cpu")
+    x = tensor()
+    g = fn(x)
+    assert g.__annotations__ == f(x).__annotations__ and g.__annotations__
     assert fn._frame_cache.entries[0].native
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -453,8 +454,10 @@ def greedy_decoding(transition, bos=0, eos=5, max_len=6):
     return seq, logp_total
 
 
+# int(tok) breaks in the inner loop over an ndarray (its iterator is rebuilt at the
+# break: capture/rebuild.py); each iteration's continuation is compiled
 @case(lambda: (np.log(np.random.default_rng(17).dirichlet(np.ones(4), size=4)),),
-      graphs=0, breaks='int() of a tensor reads its value')
+      graphs=14, breaks=("int() of a tensor reads its value",) * 5)
 def beam_search_small(log_trans, beam=2, steps=3, start=0):
     beams = [([start], 0.0)]
     for _ in range(steps):
@@ -597,8 +600,10 @@ def roc_auc_by_sorting(y, scores):
     return auc, auc_rank, fpr, tpr
 
 
+# the zip of the two arrays is live at the break and rebuilt; the continuations
+# compare NumPy ints (constants) and compute nothing in a graph
 @case(lambda: (np.array([1, 0, 1, 1, 0, 1]), np.array([1, 0, 0, 1, 1, 1])),
-      graphs=0, breaks='the truth value of a tensor')
+      graphs=1, breaks='the truth value of a tensor')
 def confusion_counts_with_loops(y_true, y_pred):
     counts = {"tp": 0, "fp": 0, "tn": 0, "fn": 0}
     for t, p in zip(y_true, y_pred):
@@ -693,7 +698,13 @@ def newton_with_tolerance(f, fprime, x0, tol=1e-10, max_iter=50):
     raise RuntimeError(f"Newton's method did not converge in {max_iter} iterations (x={x:.4f})")
 
 
-@case(lambda: (np.array([1.0, -6.0, 11.0, -6.0]), 2.5, 4.0), graphs=0, breaks='the truth value of a tensor')
+# the local closure p is live at the breaks (a real function over real cells).
+# np.sign(fm) reads the NumPy floats fm and flo by value: the continuations
+# recompile per value until the recompile limit, then run natively (3.13's
+# bytecode of the loop reaches it sooner)
+@case(lambda: (np.array([1.0, -6.0, 11.0, -6.0]), 2.5, 4.0),
+      graphs=18 if sys.version_info < (3, 13) else 10,
+      breaks=('the truth value of a tensor',) * (18 if sys.version_info < (3, 13) else 10))
 def bisection_on_polynomial(coeffs, lo, hi, tol=1e-8):
     def p(x):
         acc = 0.0
@@ -1704,7 +1715,9 @@ def viterbi_decoding(log_A, log_B, log_pi, obs):
     return path[::-1], delta[-1].max()
 
 
-@case(lambda: (*_binary_data(n=16, d=2, seed=7), 10), graphs=0, breaks='the truth value of a tensor')
+# the zip over the rows is live at the break in the inner loop and rebuilt
+@case(lambda: (*_binary_data(n=16, d=2, seed=7), 10),
+      graphs=10, breaks=('the truth value of a tensor',) * 5)
 def perceptron_until_no_mistakes(X, y, max_epochs):
     w = np.zeros(X.shape[1])
     b = 0.0
@@ -1859,7 +1872,10 @@ def _multitask_steps():
             (net, opt, x, targets, {"cls": 0.0, "reg": 1.0})]
 
 
-@case(steps=_multitask_steps, graphs=0, breaks=".item() reads the tensor's values")
+# 3.11: the dict comprehension is a function; its break resumes (the dict's items
+# iterator is rebuilt) and the rest is compiled.  3.12+ inlines it inside a try block
+@case(steps=_multitask_steps, graphs=1 if sys.version_info < (3, 12) else 0,
+      breaks=".item() reads the tensor's values")
 def multitask_heads_weighted_loss(net, opt, x, targets, weights):
     opt.zero_grad()
     outputs = net(x)

@@ -412,7 +412,7 @@ def stack_call_args(x):
     return frame.maximum(x + 1, x * (print("arg") or 2))
 
 
-@case(0, [U], t(), 2.0)
+@case(2, [U], t(), 2.0)
 def closure_read(x, k):
     def scale(v):
         return v * k
