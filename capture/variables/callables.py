@@ -20,6 +20,7 @@ from .numpy_inplace import numpy_fill_diagonal
 from .numpy_layout import numpy_ascontiguousarray
 from .numpy_dtypes import DTYPE_INFO_CLASSES, DTYPE_QUERIES, dtype_query, real_array_itself
 from .registry import HOOKS, wrap_rule
+from .scalars import numpy_scalar_operand
 from .tensor_ops import construct_tensor, from_numpy_view
 
 __all__ = ["UserFunctionVariable", "FrameApiVariable", "NumpyFunctionVariable", "BuiltinVariable",
@@ -234,6 +235,8 @@ class NumpyFunctionVariable(CallableVariable):
         if self.fn is np.isscalar and len(args) == 1 and not kwargs and \
                 isinstance(args[0], TensorVariable):   # a type query: a NumPy scalar, not an array
             return ConstantVariable(args[0].kind == NPSCALAR)
+        if isinstance(self.fn, np.ufunc) and self.fn in ufuncs:
+            args = [numpy_scalar_operand(tx, a) for a in args]   # dynamic NumPy float scalars
         if tx.contains_tensor(args, kwargs):
             result = HOOKS.numpy_array_function(tx, self.fn, args, kwargs)
             if result is not None:

@@ -33,8 +33,8 @@ kind too, in part: wrapping guards their type; returned, stored or live at a
 break they pass through without a value guard; a dynamic one meeting a tensor
 is a 0-d graph input of its own dtype (NumPy scalars are strongly typed:
 ``float32 array * np.float64(s)`` is float64), and so is a dynamic float one
-in arithmetic with other scalars (``total / n``: the graph computes it, the
-result a NumPy scalar).  Everything else reads the value (a guard), as
+in arithmetic with other scalars (``total / n``) or as a ufunc's operand
+(``np.sign(fm)``): the graph computes it, the result a NumPy scalar.  Everything else reads the value (a guard), as
 before: arithmetic between them is not recomputed by the entry, because
 NumPy's scalar arithmetic warns (``overflow encountered in scalar multiply``)
 and the entry would evaluate it twice (its guard, then the rebuild).  An accumulator passed from one resume function to the next used to
@@ -57,6 +57,7 @@ from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, V
 from .registry import wrap_rule
 
 __all__ = ["ScalarVariable", "scalar_binary_op", "scalar_unary_op", "scalar_builtin_call",
+           "numpy_scalar_operand",
            "SCALAR_TYPES"]
 
 SCALAR_TYPES = (int, float)
@@ -205,6 +206,15 @@ def scalar_binary_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
     op = _BINARY.get(fn) or _COMPARE[fn]
     like = a if isinstance(a, ScalarVariable) else b
     return _derived(like, f"({{}} {op} {{}})", f"({{}} {op} {{}})", [a, b], concrete)
+
+
+def numpy_scalar_operand(tx, v: Variable) -> Variable:
+    """``v``, or for a dynamic NumPy float scalar a 0-d graph input of its dtype
+    (a NumPy scalar): the operand of a ufunc (``np.sign(fm)`` in a bisection
+    loop read the value, a recompile per value up to the limit)."""
+    if isinstance(v, ScalarVariable) and v.dynamic and isinstance(v.concrete, np.floating):
+        return TensorVariable(scalar_input(tx, v, v.concrete.dtype).meta, NPSCALAR)
+    return v
 
 
 def _numpy_scalar_op(tx, fn, a: Variable, b: Variable) -> Variable | None:

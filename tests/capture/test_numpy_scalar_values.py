@@ -124,3 +124,19 @@ def _no_warning():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield caught
+
+
+def ufuncs_of_a_scalar(x, s):
+    return np.sqrt(s) * x, np.sign(s - 2.5), np.exp(s) + 1.0
+
+
+def test_a_dynamic_numpy_float_is_a_ufunc_operand():
+    """``np.sign(fm)`` of a dynamic NumPy float is computed by the graph (a NumPy
+    scalar result), not read by value: one recompile, then none."""
+    jitted = frame.jit(ufuncs_of_a_scalar)
+    for s in (np.float64(2.0), np.float64(3.0), np.float64(4.0), np.float64(0.5)):
+        x = np.arange(3.0)
+        got, want = jitted(x, s), ufuncs_of_a_scalar(x, s)
+        assert [type(v) for v in got] == [type(v) for v in want]
+        assert all(np.allclose(g, w) for g, w in zip(got, want))
+    assert frame.stats().recompiles == 1, frame.stats().recompile_reasons
