@@ -1,9 +1,13 @@
-"""Fixtures for the capture tests: fresh code caches per test, and a compile counter."""
+"""Fixtures for the capture tests: fresh code caches per test, a compile
+counter, and fresh statistics with frame's log quiet."""
 from __future__ import annotations
+
+import logging
 
 import pytest
 
 import capture
+import frame
 
 from .helpers import CompileCounter
 
@@ -23,3 +27,15 @@ def compile_counter() -> CompileCounter:
     counter = CompileCounter()
     counter.reset()
     return counter
+
+
+@pytest.fixture
+def quiet_fresh_stats():
+    """``frame.stats()`` zeroed, and frame's WARN lines (breaks, recompile
+    limits) silenced for the test: tests that count recompiles."""
+    logger = logging.getLogger("frame")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    frame.reset_stats()
+    yield
+    logger.setLevel(level)

@@ -12,7 +12,6 @@ recompile the resume function at every iteration (its value guard)."""
 from __future__ import annotations
 
 import contextlib
-import logging
 import math
 import warnings
 
@@ -24,13 +23,7 @@ import frame
 from .helpers import assert_same_as_eager
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    level = logging.getLogger("frame").level
-    logging.getLogger("frame").setLevel(logging.ERROR)
-    frame.reset_stats()
-    yield
-    logging.getLogger("frame").setLevel(level)
+pytestmark = pytest.mark.usefixtures("quiet_fresh_stats")
 
 
 def accumulate_with_a_break(xs, w):

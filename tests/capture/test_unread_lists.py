@@ -9,7 +9,6 @@ replayed with ``extend``; the first read (``len``, indexing, iteration, ``in``,
 passing it on) wraps its items with the usual type-and-length guard."""
 from __future__ import annotations
 
-import logging
 
 import numpy as np
 import pytest
@@ -20,13 +19,7 @@ import frame
 from .helpers import assert_same_as_eager
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    level = logging.getLogger("frame").level
-    logging.getLogger("frame").setLevel(logging.ERROR)
-    frame.reset_stats()
-    yield
-    logging.getLogger("frame").setLevel(level)
+pytestmark = pytest.mark.usefixtures("quiet_fresh_stats")
 
 
 def train_with_history(x, w, n):
