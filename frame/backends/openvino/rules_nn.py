@@ -218,7 +218,17 @@ def _rfft(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
 
 @lowering("irfft", complex64=True)
 def _irfft(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
-    # IRDFT crops or zero-pads the bins to n // 2 + 1 and ignores the imaginary
-    # parts NumPy ignores (measured equal to numpy.fft.irfft)
+    # IRDFT crops the bins to n // 2 + 1 and ignores the imaginary parts NumPy
+    # ignores (measured equal to numpy.fft.irfft).  Fewer bins are zero-padded
+    # here: IRDFT's own padding read memory it had not written (measured,
+    # OpenVINO 2026.4, irfft of 4 bins with n=10: 2 of 60 fresh compiles gave
+    # 1e30 or wrong values)
+    x = ins[0]
     t = node.inputs[0].type
-    return [out(ops.irdft(ins[0], cx.ints([t.rank - 1]), cx.ints([_length(node)])))]
+    n, bins = _length(node), t.shape[-1]
+    if n // 2 + 1 > bins:
+        zeros = [0] * (t.rank + 1)   # the (real, imaginary) pairs are a trailing axis
+        after = zeros[:]
+        after[t.rank - 1] = n // 2 + 1 - bins
+        x = out(ops.pad(x, cx.ints(zeros), cx.ints(after), "constant", cx.f32(0.0)))
+    return [out(ops.irdft(x, cx.ints([t.rank - 1]), cx.ints([n])))]
