@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-
 import frame
 from frame.ir import GraphBuilder
 from frame.runtime import compile as rc
