@@ -67,9 +67,11 @@ name (``frame.jit`` without ``backend=``, no ``FRAME_BACKEND``: capture passes
 ``pgo=True`` to ``runtime.compile``) is not swapped by call count alone: once
 the slow tier is ready (state ``trial``), its next calls are interleaved
 between the candidates -- the fast tier's executable and the slow tier's --
-in blocks of ``PGO_BLOCK`` (3) calls per candidate, and timed
-(``time.perf_counter``, module attribute ``clock``); the first call of each
-block is not timed (the other tier's thread pool may still be spinning), nor
+in blocks of ``PGO_BLOCK`` (5) calls per candidate, and timed
+(``time.perf_counter``, module attribute ``clock``); the first
+``PGO_UNTIMED`` (2) calls of each block are not timed (the other tier's
+thread pool may still be spinning, and a tier takes more than one call to get
+back to its steady time), nor
 is the first block of each (a new executable's first calls set it up: OpenVINO
 allocates its buffers and primitives, and the tanh-GELU 1024x1024 graph's
 first timed trial calls took 1.2-2.8x its steady time), until
@@ -180,12 +182,17 @@ TRIAL, PGO_FAST = "trial", "pgo_fast"  # PGO: measuring the tiers; the fast tier
 clock: Callable[[], float] = time.perf_counter
 
 # PGO trial calls run in blocks of this many calls per tier, the tiers
-# alternating; the first call of a block is not timed.  Measured on 2 cores:
-# alternating call by call, each tier's calls ran while the other's thread pool
-# (OpenBLAS after the cpu tier, OpenVINO's after OpenVINO) was still spinning:
-# the MLP train step's graph measured 25 ms on OpenVINO in the trial against
-# 14 ms in runs of 20 calls; the first call after a change of tier absorbs that.
-PGO_BLOCK = 3
+# alternating; the first PGO_UNTIMED calls of a block are not timed.  Measured
+# on 2 cores: alternating call by call, each tier's calls ran while the other's
+# thread pool (OpenBLAS after the cpu tier, OpenVINO's after OpenVINO) was
+# still spinning: the MLP train step's graph measured 25 ms on OpenVINO in the
+# trial against 14 ms in runs of 20 calls.  And a tier needs more than one call
+# to recover: after three cpu-tier calls, the MLP step's OpenVINO calls took
+# 2.33, 1.72, 1.52, 1.47 ms against 1.47 steady (medians of 25, 2026-12-02);
+# with blocks of 3 (calls 2 and 3 timed) a fresh process measured OpenVINO at
+# 2.2 ms, kept the cpu tier (1.9 ms) and ran 43% slower than OpenVINO pinned.
+PGO_BLOCK = 5
+PGO_UNTIMED = 2
 
 # A trial whose medians are closer to the decision line than their noise is
 # extended, up to this many times ``pgo_trial_calls`` timed calls per tier; a
@@ -387,8 +394,8 @@ class TieredExecutable(Executable):
         t0 = clock()
         out = exe.run(inputs)
         elapsed = clock() - t0
-        if n % PGO_BLOCK == 0 or n < 2 * PGO_BLOCK:
-            return out  # the first call after a change of tier, or the warm-up blocks: not timed
+        if n % PGO_BLOCK < PGO_UNTIMED or n < 2 * PGO_BLOCK:
+            return out  # the first calls after a change of tier, or the warm-up blocks: not timed
         record.count("pgo_trials")
         with self._lock:
             if self.state != TRIAL:

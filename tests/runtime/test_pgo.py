@@ -28,7 +28,10 @@ from tests.runtime import pgo_backends as pb
 from tests.runtime.test_tiered import graph, inputs
 
 ROOT = str(pathlib.Path(__file__).resolve().parents[2])
-TRIALS = 4  # timed calls per tier: two blocks of tiered.PGO_BLOCK (3) calls, 2 timed each, after an untimed warm-up block
+# timed calls per tier: two blocks of tiered.PGO_BLOCK (5) calls, the first PGO_UNTIMED (2) of
+# each not timed, after an untimed warm-up block
+TIMED = tiered.PGO_BLOCK - tiered.PGO_UNTIMED
+TRIALS = 2 * TIMED
 
 
 @pytest.fixture
@@ -113,15 +116,15 @@ def test_trials_interleave_the_tiers(pgo):
     exe = rc.compile(g, "pgoslow", pgo=True)
     exe.run(inputs())                      # the fast tier; requests the slow compile
     assert exe.wait(30) == tiered.TRIAL
-    assert tiered.PGO_BLOCK == 3
+    block, blocks = tiered.PGO_BLOCK, 1 + TRIALS // TIMED
     order = []
-    for i in range(18):  # a warm-up block per tier, then two timed blocks each
+    for i in range(2 * block * blocks):  # a warm-up block per tier, then two timed blocks each
         before = (pb.FAST.runs(), pb.SLOW.runs())
         exe.run(inputs(seed=i))
         order.append("fast" if pb.FAST.runs() > before[0] else "slow")
-    assert order == (["fast"] * 3 + ["slow"] * 3) * 3
+    assert order == (["fast"] * block + ["slow"] * block) * blocks
     assert exe.wait_decided(0)
-    assert stats().extra["pgo_trials"] == 2 * TRIALS  # 2 of 3 calls in each timed block
+    assert stats().extra["pgo_trials"] == 2 * TRIALS  # TIMED of the calls of each timed block
 
 
 @pytest.mark.parametrize("fast_cost, kept", [(0.97e-3, "pgoslow"),   # 3% faster: not enough
@@ -180,7 +183,8 @@ def test_a_trial_that_stays_noisy_is_decided_for_this_process_only(pgo):
     extended trial the medians decide with the hysteresis (the slow tier, the
     backend asked for, is kept), the decision is marked noisy and counted, and
     not stored: the next process measures again."""
-    pb.FAST.reset(lambda n: (0.6e-3, 1.4e-3)[n % 2])
+    # every timed block (3 consecutive calls) holds one of each: the median sits on 1 ms
+    pb.FAST.reset(lambda n: (0.6e-3, 1.0e-3, 1.4e-3)[n % 3])
     pb.SLOW.reset(1e-3)
     g = graph(0.125)
     with frame.config.override(cache=True):
@@ -362,11 +366,11 @@ def test_results_stay_equal_to_eager_through_the_trials_on_the_real_tiers(monkey
     try:
         # backend=None: the jit's default (FRAME_TEST_SETTING=cpu pins frame.config.backend)
         with frame.config.override(tiered=True, pgo=True, cache=False, hot_threshold=1,
-                                   tier_quiet_s=0.0, pgo_trial_calls=2, backend=None):
+                                   tier_quiet_s=0.0, pgo_trial_calls=TIMED, backend=None):
             jitted = frame.jit(f)
             jitted(*args[0])
             assert tiered.scheduler.idle(120)
-            for i in range(16):
+            for i in range(4 * tiered.PGO_BLOCK + 4):   # warm-up blocks, one timed block each
                 x, y = args[i % len(args)]
                 np.testing.assert_allclose(jitted(x, y).numpy(), f(x, y).numpy(),
                                            rtol=2e-6, atol=1e-6)
@@ -375,7 +379,7 @@ def test_results_stay_equal_to_eager_through_the_trials_on_the_real_tiers(monkey
         if env_backend is not None:
             os.environ["FRAME_BACKEND"] = env_backend
     s = stats()
-    assert s.extra["pgo_decisions"] == 1 and s.extra["pgo_trials"] == 2 * 2
+    assert s.extra["pgo_decisions"] == 1 and s.extra["pgo_trials"] == 2 * TIMED
     (text,) = s.tier_decisions.values()
     assert "PGO measured" in text
     assert out.tier_decisions == [text] and out.pgo_counters["pgo_decisions"] == 1
@@ -477,7 +481,7 @@ def test_the_jit_default_decision_survives_a_process_restart(tmp_path):
     """End to end with the real tiers: the first process measures (whichever tier
     wins on this machine), the second starts on the stored winner, no trials."""
     env = dict(os.environ, PYTHONPATH=ROOT, FRAME_CACHE="1", FRAME_TIERED="1", FRAME_PGO="1",
-               FRAME_PGO_TRIAL_CALLS="2", FRAME_HOT_THRESHOLD="1", FRAME_TIER_QUIET_S="0",
+               FRAME_PGO_TRIAL_CALLS=str(TIMED), FRAME_HOT_THRESHOLD="1", FRAME_TIER_QUIET_S="0",
                FRAME_CACHE_DIR=str(tmp_path))
     env.pop("FRAME_BACKEND", None)
     runs = []
@@ -487,7 +491,7 @@ def test_the_jit_default_decision_survives_a_process_restart(tmp_path):
         assert proc.returncode == 0, proc.stderr
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     first, second = runs
-    assert first["extra"]["pgo_decisions"] == 1 and first["extra"]["pgo_trials"] == 2 * 2
+    assert first["extra"]["pgo_decisions"] == 1 and first["extra"]["pgo_trials"] == 2 * TIMED
     assert first["decisions"][0] in ("cpu", "openvino")
     assert second["extra"].get("pgo_trials", 0) == 0 and second["extra"]["pgo_stored"] == 1
     assert second["decisions"] == first["decisions"]
