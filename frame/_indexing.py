@@ -273,16 +273,11 @@ def setitem(tensor, index, value):
     A boolean mask (``t[t < 0] = 0``) takes one value, written by ``where``.
     ``Tensor.__setitem__`` writes this result in place.
     """
-    dtype = tensor.dtype
-    if type(value) in (bool, int, float, complex):
-        _, v = operands(tensor, value)  # the scalar as NumPy would hold it next to tensor
-    else:
-        v = value
-    v = astype(v, dtype) if as_array(v).dtype != dtype.np else v
+    v = _in_dtype_of(tensor, value)
     mask = _bool_mask(index)
     if mask is not None:
         return _masked_setitem(tensor, mask, v)
-    positions = getitem(reshape(arange(tensor.size), tensor.shape), index)
+    positions = _positions(tensor, index)
     shape = positions.shape
     vshape = as_array(v).shape
     if len(vshape) > len(shape) and all(d == 1 for d in vshape[:len(vshape) - len(shape)]):
@@ -306,15 +301,10 @@ def add_at(tensor, index, value):
     rounded).  A boolean mask is refused (``where(mask, t + v, t)`` would add,
     and may warn, at every element).
     """
-    dtype = tensor.dtype
-    if type(value) in (bool, int, float, complex):
-        _, v = operands(tensor, value)
-    else:
-        v = value
-    v = astype(v, dtype) if as_array(v).dtype != dtype.np else v
+    v = _in_dtype_of(tensor, value)
     if _bool_mask(index) is not None:   # where(mask, t + v, t) would add at every element
         raise _bool_mask_error("numpy.add.at with a boolean mask")
-    positions = getitem(reshape(arange(tensor.size), tensor.shape), index)
+    positions = _positions(tensor, index)
     shape = positions.shape
     if as_array(v).shape != shape:
         v = broadcast_to(v, shape)
@@ -322,6 +312,19 @@ def add_at(tensor, index, value):
                                   as_array(reshape(positions, (positions.size,))),
                                   as_array(reshape(v, (positions.size,)))), {"axis": 0})
     return reshape(flat, tensor.shape)
+
+
+def _in_dtype_of(tensor, value):
+    """``value`` cast to ``tensor``'s dtype; a Python scalar as NumPy would hold
+    it next to ``tensor`` first (its full precision, NEP 50)."""
+    v = operands(tensor, value)[1] if type(value) in (bool, int, float, complex) else value
+    return astype(v, tensor.dtype) if as_array(v).dtype != tensor.dtype.np else v
+
+
+def _positions(tensor, index):
+    """The flat positions of the elements ``tensor[index]`` selects, in its shape
+    (the same indexing ops as ``getitem``, so the same indices and errors)."""
+    return getitem(reshape(arange(tensor.size), tensor.shape), index)
 
 
 def _bool_mask(index: Any):

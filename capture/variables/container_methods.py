@@ -65,12 +65,9 @@ def extreme_item(tx, items: list[Variable], key: Variable, fn) -> Variable:
 
 
 def _list_method(tx, lst: ListVariable, name: str, args, kwargs) -> Variable:
-    if name in ("append", "extend") and len(args) == 1 and not kwargs and lst.unread:
-        new = [args[0]] if name == "append" else args[0].iterate(tx)
-        if not lst.extend_unread(tx, new):   # lst.extend(lst) read it
-            tx.mutate(lst)
-            lst.items.extend(new)
-        return ConstantVariable(None)   # the list's items are not read (ListVariable)
+    if name in ("append", "extend"):   # the list's items are not read (ListVariable)
+        lst.extend(tx, [args[0]] if name == "append" else args[0].iterate(tx))
+        return ConstantVariable(None)
     items = lst.items
     if name == "sort":
         if args or set(kwargs) - {"key", "reverse"}:
@@ -92,11 +89,7 @@ def _list_method(tx, lst: ListVariable, name: str, args, kwargs) -> Variable:
     if name == "copy":
         return ListVariable(list(items))
     tx.mutate(lst)
-    if name == "append":
-        items.append(args[0])
-    elif name == "extend":
-        items.extend(args[0].iterate(tx))
-    elif name == "insert":
+    if name == "insert":
         items.insert(_const(args[0]), args[1])
     elif name == "pop":
         if not items:

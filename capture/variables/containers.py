@@ -185,20 +185,14 @@ class ListVariable(_Sequence):
             self._items[:0] = _wrap_items(tr, value, self.source)
         return self._items
 
-    @property
-    def unread(self) -> bool:
-        return self._unread is not None
-
-    def extend_unread(self, tx, new: list[Variable]) -> bool:
-        """``lst.extend(new)`` without reading ``lst``: True when it is unread."""
-        if self._unread is None:
-            return False
+    def extend(self, tx, new: list[Variable]) -> None:
+        """``lst.extend(new)``, ``append``, ``+=``: unread, the items stay unread
+        (the appended ones are all ``_items`` holds until the first read)."""
         tx.mutate(self)
         self._items.extend(new)
-        return True
 
     def rebuilt_from(self) -> list[Variable]:
-        return self._items if self._unread is not None else self.items   # unread: the appended
+        return self._items   # unread: only the appended ones (the rest stay the list's own)
 
     # ``children()`` (_Sequence) reads the items: who asks looks for tensors or objects
     # among them (contains_tensor, _contains)
@@ -227,10 +221,7 @@ class ListVariable(_Sequence):
 
     def inplace_op(self, tx, fn, other: Variable) -> Variable:
         if fn is operator.add:
-            new = other.iterate(tx)
-            if not self.extend_unread(tx, new):
-                tx.mutate(self)
-                self.items.extend(new)
+            self.extend(tx, other.iterate(tx))
             return self
         return super().inplace_op(tx, fn, other)
 

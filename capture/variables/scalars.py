@@ -212,9 +212,13 @@ def numpy_scalar_operand(tx, v: Variable) -> Variable:
     """``v``, or for a dynamic NumPy float scalar a 0-d graph input of its dtype
     (a NumPy scalar): the operand of a ufunc (``np.sign(fm)`` in a bisection
     loop read the value, a recompile per value up to the limit)."""
-    if isinstance(v, ScalarVariable) and v.dynamic and isinstance(v.concrete, np.floating):
+    if _dynamic_float(v):
         return TensorVariable(scalar_input(tx, v, v.concrete.dtype).meta, NPSCALAR)
     return v
+
+
+def _dynamic_float(v: Variable) -> bool:
+    return isinstance(v, ScalarVariable) and v.dynamic and isinstance(v.concrete, np.floating)
 
 
 def _numpy_scalar_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
@@ -226,14 +230,9 @@ def _numpy_scalar_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
     not in an array's)."""
     if fn not in _BINARY:
         return None
-    operands = []
-    for v in (a, b):
-        if isinstance(v, ScalarVariable) and isinstance(v.concrete, np.generic):
-            if not (v.dynamic and isinstance(v.concrete, np.floating)):
-                return None
-            v = TensorVariable(scalar_input(tx, v, v.concrete.dtype).meta, NPSCALAR)
-        operands.append(v)
-    return tx.binary_op(fn, *operands)
+    if any(_is_numpy(v) and not _dynamic_float(v) for v in (a, b)):
+        return None
+    return tx.binary_op(fn, *(numpy_scalar_operand(tx, v) for v in (a, b)))
 
 
 def scalar_unary_op(tx, fn, x: Variable) -> Variable | None:

@@ -50,8 +50,6 @@ _INPUTS = {
 @pytest.mark.parametrize("input_dtype", list(_INPUTS))
 def test_python_type_as_dtype(entry, python_type, input_dtype):
     fn = ENTRY_POINTS[entry]
-    if python_type is complex and entry in ("sum_dtype", "np_sum_dtype", "cumsum_dtype"):
-        pytest.skip("complex reductions: frame's complex dtypes exist for the fft ops only")
     x = _INPUTS[input_dtype].copy()
     assert_same_as_eager(fn, x, python_type, captured=None)
 
