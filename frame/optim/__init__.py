@@ -1,4 +1,4 @@
-"""frame.optim: SGD (with momentum) and Adam.
+"""frame.optim: SGD (with momentum) and Adam, with PyTorch's parameter groups.
 
 Updates are written with frame ops and in-place tensor updates
 (``p -= lr * g``), so inside a jitted training step capture traces them like
@@ -23,56 +23,140 @@ __all__ = ["Optimizer", "SGD", "Adam"]
 
 
 class Optimizer:
-    def __init__(self, params: Iterable[Tensor], lr: float):
-        self.params = list(params)
-        if not self.params:
+    """The base of frame's optimizers, shaped like PyTorch's.
+
+    ``params`` is an iterable of Tensors or of *parameter groups*: dicts with
+    a ``"params"`` entry and optional per-group hyperparameters, the others
+    taken from the optimizer's defaults.  ``param_groups`` is that list of
+    dicts; a learning-rate schedule writes ``group["lr"]`` (or ``opt.lr``,
+    which sets every group's).  Per-parameter state (momentum buffers, Adam's
+    moments) lives in lists aligned with ``params``, the parameters of all
+    groups in order.
+    """
+
+    def __init__(self, params: Iterable, defaults: dict):
+        self.defaults = dict(defaults)
+        self.param_groups: list[dict] = []
+        groups = list(params) if not isinstance(params, Tensor) else [params]
+        if not groups:
             raise FrameValueError("optimizer got an empty parameter list")
-        for p in self.params:
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, group: dict) -> None:
+        """Add a group of parameters with its own hyperparameters (the
+        optimizer's defaults fill the ones it leaves out), as PyTorch's."""
+        if not isinstance(group, dict) or "params" not in group:
+            raise FrameTypeError("a parameter group must be a dict with a 'params' entry, "
+                                 f"got {type(group).__name__}")
+        unknown = set(group) - set(self.defaults) - {"params"}
+        if unknown:
+            raise FrameValueError(f"{type(self).__name__} has no hyperparameter "
+                                  f"{', '.join(sorted(map(repr, unknown)))}")
+        params = group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        if not params:
+            raise FrameValueError("optimizer got an empty parameter list")
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        for p in params:
             if not isinstance(p, Tensor):
                 raise FrameTypeError(f"optimizer parameters must be Tensors, got {type(p).__name__}")
-        if lr <= 0:
-            raise FrameValueError(f"learning rate must be positive, got {lr}")
-        self.lr = float(lr)
+            if id(p) in seen:
+                raise FrameValueError("a parameter appears in more than one parameter group")
+            seen.add(id(p))
+        group = {**self.defaults, **group, "params": params}
+        for key, value in group.items():
+            if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+                group[key] = float(value)
+        self._check(group)
+        self.param_groups.append(group)
+        self._extend_state(len(params))
 
-    def zero_grad(self) -> None:
-        """Set every parameter's gradient to None (as PyTorch's default)."""
-        for p in self.params:
-            p.grad = None
+    def _check(self, group: dict) -> None:
+        if not group["lr"] > 0:
+            raise FrameValueError(f"learning rate must be positive, got {group['lr']}")
+        if group.get("weight_decay", 0.0) < 0:
+            raise FrameValueError(f"weight_decay must be >= 0, got {group['weight_decay']}")
+
+    def _extend_state(self, n: int) -> None:
+        """Make room for the state of ``n`` more parameters."""
+
+    @property
+    def params(self) -> list[Tensor]:
+        """The parameters of all groups, in order."""
+        return [p for group in self.param_groups for p in group["params"]]
+
+    @property
+    def lr(self) -> float:
+        """The first group's learning rate; setting it sets every group's."""
+        return self.param_groups[0]["lr"]
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        if not value > 0:
+            raise FrameValueError(f"learning rate must be positive, got {value}")
+        for group in self.param_groups:
+            group["lr"] = float(value)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drop every parameter's gradient (``set_to_none=True``, PyTorch's
+        default) or fill it with zeros."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if set_to_none or p.grad is None:
+                    p.grad = None
+                else:
+                    p.grad = p.grad * 0
 
     def step(self) -> None:  # pragma: no cover - abstract
         raise FrameTypeError(f"{type(self).__name__} does not implement step()")
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent, with optional momentum (PyTorch's form:
-    ``buf = momentum * buf + g; p -= lr * buf``).
+    """Stochastic gradient descent, with optional momentum and L2 weight decay
+    (PyTorch's form: ``g += weight_decay * p; buf = momentum * buf + g;
+    p -= lr * buf``).
 
     >>> opt = frame.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)  # doctest: +SKIP
     """
 
-    def __init__(self, params, lr: float, momentum: float = 0.0):
-        super().__init__(params, lr)
-        if momentum < 0:
-            raise FrameValueError(f"momentum must be >= 0, got {momentum}")
-        self.momentum = float(momentum)
-        self.buffers: list = [None] * len(self.params)
+    def __init__(self, params, lr: float, momentum: float = 0.0, weight_decay: float = 0.0):
+        self.buffers: list = []
+        super().__init__(params, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay})
+
+    def _check(self, group: dict) -> None:
+        super()._check(group)
+        if group["momentum"] < 0:
+            raise FrameValueError(f"momentum must be >= 0, got {group['momentum']}")
+
+    def _extend_state(self, n: int) -> None:
+        self.buffers += [None] * n
 
     def step(self) -> None:
         with no_grad():
-            for i, p in enumerate(self.params):
-                g = p.grad
-                if g is None:
-                    continue
-                if self.momentum:
-                    buf = self.buffers[i]
-                    buf = g if buf is None else buf * self.momentum + g
-                    self.buffers[i] = buf
-                    g = buf
-                p -= g * self.lr
+            i = 0
+            for group in self.param_groups:
+                lr, momentum, decay = group["lr"], group["momentum"], group["weight_decay"]
+                for p in group["params"]:
+                    g = p.grad
+                    if g is not None:
+                        if decay:
+                            g = g + p * decay
+                        if momentum:
+                            buf = self.buffers[i]
+                            buf = g if buf is None else buf * momentum + g
+                            self.buffers[i] = buf
+                            g = buf
+                        p -= g * lr
+                    i += 1
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba), bias-corrected, as PyTorch's default Adam.
+    """Adam (Kingma & Ba), bias-corrected, as PyTorch's default Adam
+    (``weight_decay`` adds ``weight_decay * p`` to the gradient, PyTorch's
+    L2 form, not AdamW's decoupled decay).
 
     The step count is a float64 0-d tensor updated in place (``steps`` reads it
     as an int), so that a jitted training step does not specialise on it: the
@@ -81,15 +165,22 @@ class Adam(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8):
-        super().__init__(params, lr)
-        b1, b2 = betas
-        if not (0 <= b1 < 1 and 0 <= b2 < 1):
-            raise FrameValueError(f"betas must be in [0, 1), got {betas}")
-        self.beta1, self.beta2, self.eps = float(b1), float(b2), float(eps)
+                 eps: float = 1e-8, weight_decay: float = 0.0):
+        self.m: list = []
+        self.v: list = []
         self.step_count = Tensor(np.zeros((), dtype=np.float64))
-        self.m: list = [None] * len(self.params)
-        self.v: list = [None] * len(self.params)
+        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
+                                  "weight_decay": weight_decay})
+
+    def _check(self, group: dict) -> None:
+        super()._check(group)
+        b1, b2 = group["betas"]
+        if not (0 <= b1 < 1 and 0 <= b2 < 1):
+            raise FrameValueError(f"betas must be in [0, 1), got {group['betas']}")
+
+    def _extend_state(self, n: int) -> None:
+        self.m += [None] * n
+        self.v += [None] * n
 
     @property
     def steps(self) -> int:
@@ -99,14 +190,19 @@ class Adam(Optimizer):
     def step(self) -> None:
         with no_grad():
             self.step_count += 1.0
-            c1 = 1.0 - self.beta1 ** self.step_count   # float64 0-d tensors
-            c2 = 1.0 - self.beta2 ** self.step_count
-            for i, p in enumerate(self.params):
-                g = p.grad
-                if g is None:
-                    continue
-                m = g * (1.0 - self.beta1) if self.m[i] is None else self.m[i] * self.beta1 + g * (1.0 - self.beta1)
-                v = (g * g) * (1.0 - self.beta2) if self.v[i] is None else self.v[i] * self.beta2 + (g * g) * (1.0 - self.beta2)
-                self.m[i], self.v[i] = m, v
-                pc1, pc2 = astype(c1, p.dtype), astype(c2, p.dtype)
-                p -= (m / pc1) / ((v / pc2).sqrt() + self.eps) * self.lr
+            i = 0
+            for group in self.param_groups:
+                lr, (b1, b2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+                c1 = 1.0 - b1 ** self.step_count   # float64 0-d tensors
+                c2 = 1.0 - b2 ** self.step_count
+                for p in group["params"]:
+                    g = p.grad
+                    if g is not None:
+                        if decay:
+                            g = g + p * decay
+                        m = g * (1.0 - b1) if self.m[i] is None else self.m[i] * b1 + g * (1.0 - b1)
+                        v = (g * g) * (1.0 - b2) if self.v[i] is None else self.v[i] * b2 + (g * g) * (1.0 - b2)
+                        self.m[i], self.v[i] = m, v
+                        pc1, pc2 = astype(c1, p.dtype), astype(c2, p.dtype)
+                        p -= (m / pc1) / ((v / pc2).sqrt() + eps) * lr
+                    i += 1
