@@ -96,7 +96,7 @@ class GradModeVariable(Variable):
 
     def enter(self, tx) -> Variable:
         """``BEFORE_WITH``: the ``__exit__`` to call, with the mode it restores."""
-        exit_var = GradModeExitVariable(tx.tr.grad_mode)
+        exit_var = GradModeExitVariable(tx.tr.grad_mode, self.enabled)
         tx.tr.grad_mode = self.enabled
         return exit_var
 
@@ -108,13 +108,27 @@ class GradModeVariable(Variable):
 
 
 class GradModeExitVariable(Variable):
-    """The bound ``__exit__`` of a grad-mode block (normal exit: three Nones)."""
-    __slots__ = ("restore", "done")
+    """The bound ``__exit__`` of a grad-mode block (normal exit: three Nones).
+    Live at a graph break inside the block, it is a real block entered again
+    by the entry (``reconstruct``)."""
+    __slots__ = ("restore", "inside", "done")
+    reenters_at_break = True      # breaks.check_with_blocks: a break may be placed inside
 
-    def __init__(self, restore: bool | None):
+    def __init__(self, restore: bool | None, inside: bool):
         super().__init__(None)
         self.restore = restore
+        self.inside = inside      # the mode the block sets
         self.done = False
+
+    def reconstruct(self, rb) -> str:
+        """At a break inside the block: the bound ``__exit__`` of a real
+        ``no_grad()``/``enable_grad()`` the entry enters (the native
+        instruction runs in the block's mode; the resume function's block end
+        restores the mode the caller had)."""
+        if self.done:
+            raise Unsupported("unsupported_object", "returning or storing the __exit__ of a "
+                                                    "grad-mode block that has ended")
+        return rb.reenter(self, f"{rb.const(reenter_grad_mode)}({self.inside!r})")
 
     def call(self, tx, args, kwargs):
         """Normal exit (three Nones) or an exception leaving the block
@@ -128,6 +142,14 @@ class GradModeExitVariable(Variable):
 
     def __repr__(self) -> str:
         return "GradModeExit"
+
+
+def reenter_grad_mode(enabled: bool):
+    """Enter a real grad-mode block (an entry at a break inside one): its
+    bound ``__exit__``."""
+    manager = tape.enable_grad() if enabled else tape.no_grad()
+    manager.__enter__()
+    return manager.__exit__
 
 
 class GradModeClassVariable(ClassVariable):

@@ -32,6 +32,7 @@ import weakref
 
 from .errors import Unsupported
 from .handlers import ON_BREAK
+from .instructions import with_blocks
 from .library import library_dirs
 from .resume import (SUSPENDING_FLAGS, Tail, is_resume_stack, live_locals, resume_code,
                      resume_function, stack_shown)
@@ -51,9 +52,23 @@ def can_break_at(code: types.CodeType, instr) -> str | None:
         return f"{instr.opname} cannot run natively in an entry"
     if instr.part != 0:
         return f"{instr.opname} is inside an instruction group"
-    if instr.handler is not None:
+    if instr.handler is not None and with_blocks(code, instr) is None:
         return "inside a try block"
     return None
+
+
+def check_with_blocks(brk: "BreakPoint") -> None:
+    """A break inside ``with`` blocks: each block's ``__exit__`` on the stack
+    must be one the entry can enter again (frame's grad-mode blocks: their
+    Variables say ``reenters_at_break``); other managers' blocks (a user
+    class's ``__enter__`` would run twice, ``suppress`` may swallow what the
+    native instruction raises) get no break."""
+    for h in with_blocks(brk.code, brk.instr) or ():
+        exit_ = brk.stack[h.depth - 1] if 0 < h.depth <= len(brk.stack) else None
+        if not getattr(exit_, "reenters_at_break", False):
+            raise Unsupported("unsupported_object",
+                              f"inside a with block of {exit_!r} (a break inside a with block is "
+                              f"placed only in frame.no_grad() and frame.enable_grad() blocks)")
 
 
 class BreakPoint:
@@ -203,6 +218,7 @@ def break_lines(rb, brk: BreakPoint, fn, backend) -> tuple[list[str], dict]:
     declared = ON_BREAK.get(brk.instr.opname)
     if declared is None:  # pragma: no cover - can_break_at keeps this from happening
         raise Unsupported("unsupported_opcode", f"{brk.instr.opname} cannot run natively in an entry")
+    check_with_blocks(brk)
     end = BreakEnd(rb, brk, fn, backend)
     declared(end, brk.instr)
     return end.finish(), end.consts

@@ -315,6 +315,10 @@ class _Rebuilder:
         self.used_outputs: set[int] = set()   # output positions the result or replay read
         self.sources: dict[str, str] = {}
         self.frame_reads: frozenset = frozenset()   # Source.frame_reads of the sources read
+        self.at_break = False            # building a graph-break entry
+        # the real ``__exit__`` of the blocks the entry entered again at a break
+        # (``reenter``), outer first: called when the rest of the entry raises
+        self.entered: list[str] = []
 
     def source(self, var: Variable) -> str:
         if isinstance(var.source, LocalSource):
@@ -386,6 +390,23 @@ class _Rebuilder:
     def emit(self, line: str) -> None:
         """A line of the prelude, run after the graph, before the replay."""
         self.prelude.append("    " + line)
+
+    def reenter(self, var: Variable, enter_expr: str) -> str:
+        """The real ``__exit__`` of a ``with`` block the break is inside
+        (``breaks.check_with_blocks``): ``enter_expr`` enters a real manager in the
+        state the trace is in and gives its bound ``__exit__``, which the
+        resume function calls where the block ends.  Entered in the prelude,
+        outer blocks first (the stack's order), so that the native instruction
+        runs in the block's state; if the rest of the entry raises, the entry
+        calls them itself, inner first, as the blocks would."""
+        if not self.at_break:
+            raise Unsupported("unsupported_object", f"returning or storing {var!r}")
+        name = self.named(var)
+        if name is None:
+            name = self.new_name(var)
+            self.emit(f"{name} = {enter_expr}")
+            self.entered.append(name)
+        return name
 
     def cell(self, cell: Cell) -> str:
         """An expression of the real cell for ``cell`` (a function the frame
@@ -473,6 +494,7 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     outputs, out_index = _choose_outputs(tr, needed, plan.saved if plan is not None else ())
     graph = tr.tracer.graph
     rb = _Rebuilder(tr, tr.guards, out_index, {id(v) for v in needed})
+    rb.at_break = brk is not None
     replay = _write_replay(tr, fn, rb, out_index, result, brk, requested_backend)
     if plan is not None:
         _attach_line(tr, rb, plan, out_index)
@@ -761,18 +783,42 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
         body += _outputs_not_inputs(graph, outputs, rb.used_outputs)
     body += replay.written
     body += rb.prelude
-    body += replay.lines
+    tail = replay.end
+    if rb.entered:
+        # the break is inside with blocks the prelude entered again: should the
+        # replay or the native instruction raise, their __exit__ runs first
+        body.append("    try:")
+        body += [_indent(line) for line in replay.lines]
+        tail = [_indent(line) for line in replay.end]
+        tail += ["    except BaseException as __e:",
+                 f"        __exit_blocks(({''.join(n + ', ' for n in rb.entered)}), __e)",
+                 "        raise"]
+    else:
+        body += replay.lines
     before_end = len(body)
-    body += replay.end
+    body += tail
     head = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
     head += _frame_lines(pool.frame_reads() | rb.frame_reads
                          | (frozenset({FRAME_GLOBALS}) if replay.writes_globals else frozenset()))
     at = {}   # source line -> user line
     if brk is not None and brk.instr.lineno is not None:
         first = "\n".join(head + body[:before_end]).count("\n") + 2   # (an item may span lines)
-        count = "\n".join(replay.end).count("\n") + 1
+        count = "\n".join(replay.end).count("\n") + 1   # (the except lines are the entry's)
         at = {first + i: brk.instr.lineno for i in range(count)}
     return "\n".join(head + body) + "\n", at
+
+
+def _indent(line: str) -> str:
+    """A line of the entry (an item may span lines) one block deeper."""
+    return "    " + line.replace("\n", "\n    ")
+
+
+def _exit_blocks(exits, exc: BaseException) -> None:
+    """The rest of a break entry raised ``exc`` inside with blocks it had
+    entered again (``_Rebuilder.reenter``): leave them, inner first, as the
+    blocks would (the managers entered so never suppress)."""
+    for exit_ in reversed(exits):
+        exit_(type(exc), exc, exc.__traceback__)
 
 
 def entry_helpers(run) -> dict:
@@ -782,7 +828,8 @@ def entry_helpers(run) -> dict:
             "__disjoint": disjoint, "__run": run, "__draws": host_draws,
             "__rng_state": _rng_state, "__rng_restore": _rng_restore,
             "__graph_raised": _graph_raised, "__fp_raise": _fp_raise,
-            "__attach": _attach_record, "__discard_attr": _discard_attr}
+            "__attach": _attach_record, "__discard_attr": _discard_attr,
+            "__exit_blocks": _exit_blocks}
 
 
 def _discard_attr(obj, name: str) -> None:

@@ -142,6 +142,7 @@ __all__ = [
     "UnsupportedBytecode",
     "decode",
     "format_decoded",
+    "with_blocks",
 ]
 
 
@@ -708,6 +709,32 @@ def decode(code: types.CodeType) -> Decoded:
         while len(_decoded) > _DECODED_KEPT:
             _decoded.popitem(last=False)
     return decoded
+
+
+
+def with_blocks(code: types.CodeType, instr) -> list | None:
+    """The exception handlers around ``instr`` when all of them are ``with``
+    blocks' (innermost first; ``[]`` when there is none), else None (a ``try``
+    is among them).  A with block's handler starts ``PUSH_EXC_INFO;
+    WITH_EXCEPT_START``; the handler of those instructions is the block's
+    re-raise (``COPY 3; POP_EXCEPT; RERAISE 1``), and the handler of that is
+    the one around the ``with`` statement.  At the break the stack holds each
+    block's ``__exit__`` just below the handler's depth (``breaks.py`` asks
+    whether the entry can enter that block again)."""
+    instrs = decode(code).instructions
+    found = []
+    h = instr.handler
+    while h is not None and len(found) < len(instrs):   # (nesting is finite)
+        start = instrs[h.target]
+        if start.opname != "PUSH_EXC_INFO" or h.target + 1 >= len(instrs) \
+                or instrs[h.target + 1].opname != "WITH_EXCEPT_START" or start.handler is None:
+            return None
+        reraise = instrs[start.handler.target]
+        if reraise.opname != "COPY":
+            return None
+        found.append(h)
+        h = reraise.handler
+    return found
 
 
 def _forget(key: int, ref: weakref.ref) -> None:

@@ -202,7 +202,10 @@ def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) 
     except ValueError:
         raise ValueError(f"{code.co_qualname}: no instruction starts at offset {offset}") from None
 
-    bc = Bytecode.from_code(code)
+    # the handlers' depths of the original: a continuation inside a try or with
+    # block jumps past the block's TryBegin, which the flow analysis of
+    # ``to_code`` then never reaches (it would write no depth for it)
+    bc = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
     label = Label()
     body = []
     k = 0
@@ -254,7 +257,14 @@ def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) 
     out.flags = out.flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
     out.name = code.co_name
     out.qualname = f"{code.co_qualname}.<resume@{offset}>"
-    result = out.to_code()
+    # No flow analysis: a continuation inside a try or with block jumps past the
+    # block's TryBegin, which the bytecode package's analysis would then never
+    # reach (no depth for the block's handler, its pushes left out of the stack
+    # size: a handler running on a stack too small corrupts memory; or a
+    # negative size on a path through the handler).  The resume code's stack at
+    # every instruction is the original's there: the original's handler depths
+    # (kept by ``from_code`` above) and stack size are right for it.
+    result = out.to_code(stacksize=code.co_stacksize, compute_exception_stack_depths=False)
     got = _starts(result)
     if len(got) != len(prologue) + len(starts) + sum(split):
         raise ValueError(f"{code.co_qualname}: the resume code has {len(got)} instructions, "
