@@ -18,14 +18,17 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..functions._core import apply1, as_array, bind_schema, schema_attrs
-from ..functions.elementwise import gelu, relu
+from ..functions.elementwise import gelu, relu, sigmoid, tanh
 from ..functions.nn import log_softmax, softmax
 from ..errors import FrameTypeError, FrameValueError
-from ..functions import add, full, matmul, mul, transpose, where
+from ..functions import (abs, add, arange, exp, full, log, matmul, maximum, mean, minimum, mul, neg,
+                         sub, sum, transpose, where)
 from ..functions.random import draw
 
-__all__ = ["relu", "gelu", "softmax", "log_softmax", "linear", "cross_entropy", "mse_loss",
-           "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "embedding", "dropout"]
+__all__ = ["relu", "gelu", "sigmoid", "tanh", "leaky_relu", "silu", "softplus", "softmax",
+           "log_softmax", "linear", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
+           "binary_cross_entropy_with_logits", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm",
+           "embedding", "dropout"]
 
 IntOrPair = Any  # an int or a sequence of two ints
 
@@ -96,7 +99,43 @@ def linear(x, weight, bias=None):
     return add(out, bias)
 
 
+# --------------------------------------------------------------------------- activations
+
+def leaky_relu(x, negative_slope: float = 0.01):
+    """``x`` where positive, ``negative_slope * x`` elsewhere (PyTorch's default slope)."""
+    _check_float_arg("leaky_relu", as_array(x), "the input")
+    return where(x >= 0, x, mul(x, float(negative_slope)))
+
+
+def silu(x):
+    """``x * sigmoid(x)`` (swish)."""
+    _check_float_arg("silu", as_array(x), "the input")
+    return mul(x, sigmoid(x))
+
+
+def softplus(x, beta: float = 1.0, threshold: float = 20.0):
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x >
+    threshold`` (PyTorch's form; the exponential is taken of the clipped value,
+    so the unused branch never overflows)."""
+    _check_float_arg("softplus", as_array(x), "the input")
+    if not beta > 0:
+        raise FrameValueError(f"softplus: beta must be positive, got {beta!r}")
+    bx = mul(x, float(beta))
+    soft = mul(np.log1p(exp(minimum(bx, float(threshold)))), 1.0 / float(beta))
+    return where(bx > float(threshold), x, soft)
+
+
 # --------------------------------------------------------------------------- losses
+
+def _reduce(op: str, loss, reduction: str):
+    if reduction == "mean":
+        return mean(loss)
+    if reduction == "sum":
+        return sum(loss)
+    if reduction == "none":
+        return loss
+    raise FrameValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
 
 @bind_schema("cross_entropy")
 def cross_entropy(logits, int_labels, reduction: str = "mean"):
@@ -108,6 +147,47 @@ def cross_entropy(logits, int_labels, reduction: str = "mean"):
     """
     arrays = (as_array(logits), as_array(int_labels))
     return apply1("cross_entropy", arrays, schema_attrs("cross_entropy", reduction=reduction))
+
+
+def nll_loss(log_probs, int_labels, reduction: str = "mean"):
+    """Negative log-likelihood of ``log_probs [N, C]`` (log-probabilities, e.g.
+    ``log_softmax``'s) at class indices ``int_labels [N]``: ``cross_entropy`` is
+    ``nll_loss(log_softmax(logits), labels)``.  A label outside ``[0, C)`` is an
+    index error."""
+    la, ya = as_array(log_probs), as_array(int_labels)
+    _check_float_arg("nll_loss", la, "log_probs")
+    if la.ndim != 2 or ya.shape != la.shape[:1] or ya.dtype.kind not in "iu":
+        raise FrameValueError(f"nll_loss: expected log_probs [N, C] and integer labels [N], got "
+                              f"{list(la.shape)} and {ya.dtype}{list(ya.shape)}")
+    picked = log_probs[arange(la.shape[0]), int_labels]
+    return _reduce("nll_loss", neg(picked), reduction)
+
+
+def l1_loss(a, b, reduction: str = "mean"):
+    """Mean absolute error between two same-shape float tensors."""
+    aa, ba = as_array(a), as_array(b)
+    if aa.shape != ba.shape:
+        raise FrameValueError(f"l1_loss: shapes must match, got {list(aa.shape)} and {list(ba.shape)}")
+    _check_float_arg("l1_loss", aa, "the input")
+    return _reduce("l1_loss", abs(sub(a, b)), reduction)
+
+
+def binary_cross_entropy_with_logits(logits, targets, reduction: str = "mean", pos_weight=None):
+    """Sigmoid cross-entropy of ``logits`` against ``targets`` in ``[0, 1]`` (same
+    shape), in the stable form ``max(x, 0) - x * t + log(1 + exp(-|x|))``;
+    ``pos_weight`` weighs the positive term as PyTorch's does."""
+    xa, ta = as_array(logits), as_array(targets)
+    if xa.shape != ta.shape:
+        raise FrameValueError(f"binary_cross_entropy_with_logits: shapes must match, got "
+                              f"{list(xa.shape)} and {list(ta.shape)}")
+    _check_float_arg("binary_cross_entropy_with_logits", xa, "logits")
+    tail = np.log1p(exp(neg(abs(logits))))                  # log(1 + e^-|x|)
+    if pos_weight is None:
+        loss = add(sub(maximum(logits, 0.0), mul(logits, targets)), tail)
+    else:   # (1 - t) x + w log(1 + e^-x), w = 1 + (pos_weight - 1) t
+        weight = add(mul(targets, sub(pos_weight, 1.0)), 1.0)
+        loss = add(mul(sub(1.0, targets), logits), mul(weight, add(maximum(neg(logits), 0.0), tail)))
+    return _reduce("binary_cross_entropy_with_logits", loss, reduction)
 
 
 @bind_schema("mse_loss")

@@ -1,5 +1,8 @@
-"""Layers: Linear, Conv2d, ReLU, Softmax, Dropout, Sequential, ModuleList,
-ModuleDict, LayerNorm.
+"""Layers: Linear, Conv2d, Embedding, activations (ReLU, LeakyReLU, GELU, SiLU,
+Sigmoid, Tanh, Softmax), pooling (MaxPool2d, AvgPool2d), Flatten, Identity,
+Dropout, LayerNorm, the containers (Sequential, ModuleList, ModuleDict) and the
+losses as modules (CrossEntropyLoss, NLLLoss, MSELoss, L1Loss,
+BCEWithLogitsLoss), as PyTorch names them.
 
 Initialisation follows PyTorch's defaults (uniform in +-1/sqrt(fan_in) for
 weights and biases), drawn from frame's generator (``frame.manual_seed``).
@@ -13,8 +16,10 @@ from ..errors import FrameTypeError, FrameValueError
 from . import functional as F
 from .module import Module, Parameter
 
-__all__ = ["Linear", "Conv2d", "ReLU", "Softmax", "Dropout", "Sequential", "ModuleList",
-           "ModuleDict", "LayerNorm"]
+__all__ = ["Linear", "Conv2d", "Embedding", "ReLU", "LeakyReLU", "GELU", "SiLU", "Sigmoid", "Tanh",
+           "Softmax", "LogSoftmax", "MaxPool2d", "AvgPool2d", "Flatten", "Identity", "Dropout",
+           "Sequential", "ModuleList", "ModuleDict", "LayerNorm", "CrossEntropyLoss", "NLLLoss",
+           "MSELoss", "L1Loss", "BCEWithLogitsLoss"]
 
 
 def _uniform(shape, bound: float) -> Parameter:
@@ -76,6 +81,97 @@ class ReLU(Module):
         return F.relu(x)
 
 
+class LeakyReLU(Module):
+    def __init__(self, negative_slope: float = 0.01):
+        super().__init__()
+        self.negative_slope = float(negative_slope)
+
+    def forward(self, x):
+        return F.leaky_relu(x, self.negative_slope)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}"
+
+
+class GELU(Module):
+    """``gelu``; ``approximate="tanh"`` is the tanh form, as PyTorch's."""
+
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise FrameValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(Module):
+    def forward(self, x):
+        return F.silu(x)
+
+
+class Sigmoid(Module):
+    def forward(self, x):
+        return F.sigmoid(x)
+
+
+class Tanh(Module):
+    def forward(self, x):
+        return F.tanh(x)
+
+
+class Identity(Module):
+    """Returns its input (a placeholder layer)."""
+
+    def forward(self, x):
+        return x
+
+
+class Flatten(Module):
+    """Merge dims ``start_dim..end_dim`` into one (PyTorch's defaults: all but the batch dim)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x):
+        shape = tuple(x.shape)
+        n = len(shape)
+        start = self.start_dim + n if self.start_dim < 0 else self.start_dim
+        end = self.end_dim + n if self.end_dim < 0 else self.end_dim
+        if not 0 <= start <= end < n:
+            raise FrameValueError(f"Flatten: dims {self.start_dim}..{self.end_dim} do not fit a "
+                                  f"{n}-D input of shape {list(shape)}")
+        merged = 1
+        for d in shape[start:end + 1]:
+            merged *= d
+        return x.reshape(shape[:start] + (merged,) + shape[end + 1:])
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class MaxPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+
+    def forward(self, x):
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(MaxPool2d):
+    def forward(self, x):
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
 class Softmax(Module):
     """``softmax`` over ``axis`` (``dim`` is accepted as PyTorch's name for it)."""
 
@@ -88,6 +184,13 @@ class Softmax(Module):
 
     def extra_repr(self) -> str:
         return f"axis={self.axis}"
+
+
+class LogSoftmax(Softmax):
+    """``log_softmax`` over ``axis``."""
+
+    def forward(self, x):
+        return F.log_softmax(x, axis=self.axis)
 
 
 class Dropout(Module):
@@ -112,6 +215,28 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
+
+
+class Embedding(Module):
+    """A table of ``num_embeddings`` vectors of size ``embedding_dim``, looked up
+    by integer tensors (``F.embedding``); initialised from N(0, 1), as PyTorch's."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int):
+        super().__init__()
+        if num_embeddings <= 0 or embedding_dim <= 0:
+            raise FrameValueError(f"Embedding: sizes must be positive, got {num_embeddings}, "
+                                  f"{embedding_dim}")
+        import numpy as np
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        with _lock:
+            data = generator().standard_normal((num_embeddings, embedding_dim)).astype(np.float32)
+        self.weight = Parameter(data)
+
+    def forward(self, indices):
+        return F.embedding(indices, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
 
 
 class Sequential(Module):
@@ -273,3 +398,49 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}"
+
+
+class _Loss(Module):
+    _fn = None
+
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        if reduction not in ("mean", "sum", "none"):
+            raise FrameValueError(f"{type(self).__name__}: reduction must be 'mean', 'sum' or "
+                                  f"'none', got {reduction!r}")
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return type(self)._fn(input, target, reduction=self.reduction)
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}"
+
+
+class CrossEntropyLoss(_Loss):
+    """``F.cross_entropy(logits, labels)`` as a module."""
+    _fn = staticmethod(F.cross_entropy)
+
+
+class NLLLoss(_Loss):
+    _fn = staticmethod(F.nll_loss)
+
+
+class MSELoss(_Loss):
+    _fn = staticmethod(F.mse_loss)
+
+
+class L1Loss(_Loss):
+    _fn = staticmethod(F.l1_loss)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """``F.binary_cross_entropy_with_logits`` as a module (``pos_weight`` optional)."""
+
+    def __init__(self, reduction: str = "mean", pos_weight=None):
+        super().__init__(reduction)
+        self.pos_weight = pos_weight
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
