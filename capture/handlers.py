@@ -439,23 +439,28 @@ def BUILD_STRING(tx, instr):
     tx.push(ConstantVariable("".join(p.as_constant() for p in parts)))
 
 
+# The list, set or dict these add to is usually built by the frame, but a resume
+# function that continues inside a comprehension gets it as a real object of the
+# caller (a stack parameter): the additions are then its side effects, recorded
+# through the container's own methods.
+
 @handler("LIST_APPEND")
 def LIST_APPEND(tx, instr):
     value = tx.pop()
-    tx.stack[-instr.arg].items.append(value)
+    tx.stack[-instr.arg].extend(tx, [value])
 
 
 @handler("LIST_EXTEND")
 def LIST_EXTEND(tx, instr):
     value = tx.pop()
-    tx.stack[-instr.arg].items.extend(value.iterate(tx))
+    tx.stack[-instr.arg].extend(tx, list(value.iterate(tx)))
 
 
 @handler("MAP_ADD")
 def MAP_ADD(tx, instr):
     value = tx.pop()
     key = tx.pop()
-    tx.stack[-instr.arg].items[unpack_constant_key(key)] = value
+    tx.stack[-instr.arg].setitem(tx, key, value)
 
 
 @handler("DICT_UPDATE", "DICT_MERGE")

@@ -714,8 +714,9 @@ def decode(code: types.CodeType) -> Decoded:
 
 def with_blocks(code: types.CodeType, instr) -> list | None:
     """The exception handlers around ``instr`` when all of them are ``with``
-    blocks' (innermost first; ``[]`` when there is none), else None (a ``try``
-    is among them).  A with block's handler starts ``PUSH_EXC_INFO;
+    blocks' or inlined comprehensions' (the ``with`` blocks' handlers,
+    innermost first; ``[]`` when there is none), else None (a ``try`` is among
+    them).  A with block's handler starts ``PUSH_EXC_INFO;
     WITH_EXCEPT_START``; the handler of those instructions is the block's
     re-raise (``COPY 3; POP_EXCEPT; RERAISE 1``), and the handler of that is
     the one around the ``with`` statement.  At the break the stack holds each
@@ -724,8 +725,17 @@ def with_blocks(code: types.CodeType, instr) -> list | None:
     instrs = decode(code).instructions
     found = []
     h = instr.handler
-    while h is not None and len(found) < len(instrs):   # (nesting is finite)
+    for _ in range(len(instrs)):   # (nesting is finite)
+        if h is None:
+            break
         start = instrs[h.target]
+        if _comprehension_cleanup(instrs, h.target):
+            # 3.12+: an inlined comprehension's handler puts the outer value of
+            # its variable back and re-raises: nothing to do for an exception
+            # leaving the frame.  Its instructions are covered by the handler
+            # around the comprehension.
+            h = start.handler
+            continue
         if start.opname != "PUSH_EXC_INFO" or h.target + 1 >= len(instrs) \
                 or instrs[h.target + 1].opname != "WITH_EXCEPT_START" or start.handler is None:
             return None
@@ -735,6 +745,19 @@ def with_blocks(code: types.CodeType, instr) -> list | None:
         found.append(h)
         h = reraise.handler
     return found
+
+
+def _comprehension_cleanup(instrs, i: int) -> bool:
+    """``SWAP 2; POP_TOP; SWAP n; STORE_FAST <var>...; RERAISE 0`` at ``i``:
+    the exception handler of a 3.12+ inlined comprehension (one store per
+    variable of the comprehension)."""
+    ops = [ins.opname for ins in instrs[i:i + 3]]
+    if ops != ["SWAP", "POP_TOP", "SWAP"]:
+        return False
+    k = i + 3
+    while k < len(instrs) and instrs[k].opname == "STORE_FAST":
+        k += 1
+    return k > i + 3 and k < len(instrs) and instrs[k].opname == "RERAISE"
 
 
 def _forget(key: int, ref: weakref.ref) -> None:

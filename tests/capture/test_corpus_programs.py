@@ -1874,9 +1874,11 @@ def _multitask_steps():
 
 
 # 3.11: the dict comprehension is a function; its break resumes (the dict's items
-# iterator is rebuilt) and the rest is compiled.  3.12+ inlines it inside a try block
-@case(steps=_multitask_steps, graphs=1 if sys.version_info < (3, 12) else 0,
-      breaks=".item() reads the tensor's values")
+# iterator is rebuilt) and the rest is compiled.  3.12+ inlines it: the break is
+# placed inside it too (its exception handler only puts the variables back): one
+# break per item of the loop, which is the function's own
+@case(steps=_multitask_steps, graphs=1,
+      breaks=(".item() reads the tensor's values",) * (1 if sys.version_info < (3, 12) else 2))
 def multitask_heads_weighted_loss(net, opt, x, targets, weights):
     opt.zero_grad()
     outputs = net(x)
