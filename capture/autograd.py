@@ -112,7 +112,6 @@ class GradModeExitVariable(Variable):
     Live at a graph break inside the block, it is a real block entered again
     by the entry (``reconstruct``)."""
     __slots__ = ("restore", "inside", "done")
-    reenters_at_break = True      # breaks.check_with_blocks: a break may be placed inside
 
     def __init__(self, restore: bool | None, inside: bool):
         super().__init__(None)

@@ -32,10 +32,10 @@ import weakref
 
 from .errors import Unsupported
 from .handlers import ON_BREAK
-from .instructions import with_blocks
+from .instructions import inside_handler
 from .library import library_dirs
 from .resume import (SUSPENDING_FLAGS, Tail, is_resume_stack, live_locals, resume_code,
-                     resume_function, stack_shown)
+                     resume_function, resume_offset, stack_shown)
 from .sources import user_text
 from .variables.base import NullVariable, Variable
 from .variables.callables import BuiltinVariable
@@ -52,23 +52,9 @@ def can_break_at(code: types.CodeType, instr) -> str | None:
         return f"{instr.opname} cannot run natively in an entry"
     if instr.part != 0:
         return f"{instr.opname} is inside an instruction group"
-    if instr.handler is not None and with_blocks(code, instr) is None:
-        return "inside a try block"
+    if inside_handler(code, instr):
+        return "inside an except, finally or with-exit block (the exception it handles is the frame's)"
     return None
-
-
-def check_with_blocks(brk: "BreakPoint") -> None:
-    """A break inside ``with`` blocks: each block's ``__exit__`` on the stack
-    must be one the entry can enter again (frame's grad-mode blocks: their
-    Variables say ``reenters_at_break``); other managers' blocks (a user
-    class's ``__enter__`` would run twice, ``suppress`` may swallow what the
-    native instruction raises) get no break."""
-    for h in with_blocks(brk.code, brk.instr) or ():
-        exit_ = brk.stack[h.depth - 1] if 0 < h.depth <= len(brk.stack) else None
-        if not getattr(exit_, "reenters_at_break", False):
-            raise Unsupported("unsupported_object",
-                              f"inside a with block of {exit_!r} (a break inside a with block is "
-                              f"placed only in frame.no_grad() and frame.enable_grad() blocks)")
 
 
 class BreakPoint:
@@ -106,6 +92,17 @@ class _Raw:
 
     def __init__(self, text: str):
         self.text = text
+
+
+class _Lasti(_Raw):
+    """The offset an exception handler with ``lasti`` gets below the exception
+    (``RERAISE`` puts the frame back there, so the exception table finds the
+    handlers around the raising instruction): the break instruction's, in code
+    units of the resume code (``_tail_expr`` fills it in)."""
+    __slots__ = ()
+
+    def __init__(self):
+        super().__init__("")
 
 
 class BreakEnd:
@@ -209,7 +206,30 @@ class BreakEnd:
     def finish(self) -> list[str]:
         if not self.ended:
             raise Unsupported("capture_error", "the break declaration has no unconditional continuation")
-        return self.lines
+        return self.handled(self.lines)
+
+    def handled(self, lines: list[str]) -> list[str]:
+        """Inside a ``try`` or ``with`` block, what the native instruction (or
+        the truth test of its result) raises goes to the block's handler, as in
+        the plain frame: the entry catches it and continues in a resume
+        function at the handler, with the stack cut to the handler's depth,
+        the offset when it asks for one, and the exception."""
+        h = self.brk.instr.handler
+        if h is None:
+            return lines
+        target = self.brk.tx.instructions[h.target]
+        if h.depth > len(self.brk.stack):
+            raise Unsupported("capture_error", "an exception handler deeper than the stack")
+        pushed = ([_Lasti()] if h.lasti else []) + [_Raw("__e")]
+        try:
+            tail = _tail_expr(self.rb, self.brk, self.fn, self.backend, target,
+                              self.brk.stack[:h.depth] + pushed, self.consts)
+        except Unsupported as e:
+            raise Unsupported(e.kind, f"{e.reason} (live in the exception handler around the "
+                                      f"break)") from e
+        body = ["    try:"] + ["    " + line.replace("\n", "\n    ") for line in lines]
+        body += ["    except BaseException as __e:", "        return " + tail]
+        return body
 
 
 def break_lines(rb, brk: BreakPoint, fn, backend) -> tuple[list[str], dict]:
@@ -218,7 +238,6 @@ def break_lines(rb, brk: BreakPoint, fn, backend) -> tuple[list[str], dict]:
     declared = ON_BREAK.get(brk.instr.opname)
     if declared is None:  # pragma: no cover - can_break_at keeps this from happening
         raise Unsupported("unsupported_opcode", f"{brk.instr.opname} cannot run natively in an entry")
-    check_with_blocks(brk)
     end = BreakEnd(rb, brk, fn, backend)
     declared(end, brk.instr)
     return end.finish(), end.consts
@@ -306,6 +325,9 @@ def _tail_expr(rb, brk: BreakPoint, fn, backend, target, items, consts) -> str:
         rcode = resume_code(code, target.offset, layout, names, stack_names)
     except ValueError as err:
         raise Unsupported("capture_error", f"building the resume function: {err}") from err
+    for i in items:
+        if isinstance(i, _Lasti):
+            i.text = str(resume_offset(rcode, code, brk.instr.offset) // 2)
     args = [i.text if isinstance(i, _Raw) else rb.expr(i) for i in items
             if not isinstance(i, NullVariable)]
     stack_shown(rcode, _stack_descriptions(brk, items, stack_names))

@@ -316,9 +316,6 @@ class _Rebuilder:
         self.sources: dict[str, str] = {}
         self.frame_reads: frozenset = frozenset()   # Source.frame_reads of the sources read
         self.at_break = False            # building a graph-break entry
-        # the real ``__exit__`` of the blocks the entry entered again at a break
-        # (``reenter``), outer first: called when the rest of the entry raises
-        self.entered: list[str] = []
 
     def source(self, var: Variable) -> str:
         if isinstance(var.source, LocalSource):
@@ -392,20 +389,19 @@ class _Rebuilder:
         self.prelude.append("    " + line)
 
     def reenter(self, var: Variable, enter_expr: str) -> str:
-        """The real ``__exit__`` of a ``with`` block the break is inside
-        (``breaks.check_with_blocks``): ``enter_expr`` enters a real manager in the
-        state the trace is in and gives its bound ``__exit__``, which the
-        resume function calls where the block ends.  Entered in the prelude,
+        """The real ``__exit__`` of a block of a manager the trace modelled
+        (grad mode), live at a break inside the block: ``enter_expr`` enters a
+        real manager in the state the trace is in and gives its bound
+        ``__exit__``, for the resume function (the block's end, or its
+        exception handler, calls it).  Entered in the prelude after the graph,
         outer blocks first (the stack's order), so that the native instruction
-        runs in the block's state; if the rest of the entry raises, the entry
-        calls them itself, inner first, as the blocks would."""
+        runs in the block's state and each manager saves the state around it."""
         if not self.at_break:
             raise Unsupported("unsupported_object", f"returning or storing {var!r}")
         name = self.named(var)
         if name is None:
             name = self.new_name(var)
             self.emit(f"{name} = {enter_expr}")
-            self.entered.append(name)
         return name
 
     def cell(self, cell: Cell) -> str:
@@ -783,42 +779,18 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
         body += _outputs_not_inputs(graph, outputs, rb.used_outputs)
     body += replay.written
     body += rb.prelude
-    tail = replay.end
-    if rb.entered:
-        # the break is inside with blocks the prelude entered again: should the
-        # replay or the native instruction raise, their __exit__ runs first
-        body.append("    try:")
-        body += [_indent(line) for line in replay.lines]
-        tail = [_indent(line) for line in replay.end]
-        tail += ["    except BaseException as __e:",
-                 f"        __exit_blocks(({''.join(n + ', ' for n in rb.entered)}), __e)",
-                 "        raise"]
-    else:
-        body += replay.lines
+    body += replay.lines
     before_end = len(body)
-    body += tail
+    body += replay.end
     head = [f"def __entry(__fn, {params}):" if params else "def __entry(__fn):"]
     head += _frame_lines(pool.frame_reads() | rb.frame_reads
                          | (frozenset({FRAME_GLOBALS}) if replay.writes_globals else frozenset()))
     at = {}   # source line -> user line
     if brk is not None and brk.instr.lineno is not None:
         first = "\n".join(head + body[:before_end]).count("\n") + 2   # (an item may span lines)
-        count = "\n".join(replay.end).count("\n") + 1   # (the except lines are the entry's)
+        count = "\n".join(replay.end).count("\n") + 1
         at = {first + i: brk.instr.lineno for i in range(count)}
     return "\n".join(head + body) + "\n", at
-
-
-def _indent(line: str) -> str:
-    """A line of the entry (an item may span lines) one block deeper."""
-    return "    " + line.replace("\n", "\n    ")
-
-
-def _exit_blocks(exits, exc: BaseException) -> None:
-    """The rest of a break entry raised ``exc`` inside with blocks it had
-    entered again (``_Rebuilder.reenter``): leave them, inner first, as the
-    blocks would (the managers entered so never suppress)."""
-    for exit_ in reversed(exits):
-        exit_(type(exc), exc, exc.__traceback__)
 
 
 def entry_helpers(run) -> dict:
@@ -828,8 +800,7 @@ def entry_helpers(run) -> dict:
             "__disjoint": disjoint, "__run": run, "__draws": host_draws,
             "__rng_state": _rng_state, "__rng_restore": _rng_restore,
             "__graph_raised": _graph_raised, "__fp_raise": _fp_raise,
-            "__attach": _attach_record, "__discard_attr": _discard_attr,
-            "__exit_blocks": _exit_blocks}
+            "__attach": _attach_record, "__discard_attr": _discard_attr}
 
 
 def _discard_attr(obj, name: str) -> None:

@@ -142,7 +142,7 @@ __all__ = [
     "UnsupportedBytecode",
     "decode",
     "format_decoded",
-    "with_blocks",
+    "inside_handler",
 ]
 
 
@@ -712,52 +712,19 @@ def decode(code: types.CodeType) -> Decoded:
 
 
 
-def with_blocks(code: types.CodeType, instr) -> list | None:
-    """The exception handlers around ``instr`` when all of them are ``with``
-    blocks' or inlined comprehensions' (the ``with`` blocks' handlers,
-    innermost first; ``[]`` when there is none), else None (a ``try`` is among
-    them).  A with block's handler starts ``PUSH_EXC_INFO;
-    WITH_EXCEPT_START``; the handler of those instructions is the block's
-    re-raise (``COPY 3; POP_EXCEPT; RERAISE 1``), and the handler of that is
-    the one around the ``with`` statement.  At the break the stack holds each
-    block's ``__exit__`` just below the handler's depth (``breaks.py`` asks
-    whether the entry can enter that block again)."""
-    instrs = decode(code).instructions
-    found = []
+def inside_handler(code: types.CodeType, instr) -> bool:
+    """Is ``instr`` part of an exception handler's body (an ``except`` or
+    ``finally`` block run for an exception, a ``with`` block's exit for one)?
+    There the exception being handled is the frame's state (``PUSH_EXC_INFO``
+    saved the one before on the stack), which a resume function, a new frame,
+    would not have.  Such code is covered by the handler that puts that state
+    back: ``COPY 3; POP_EXCEPT; RERAISE 1``."""
     h = instr.handler
-    for _ in range(len(instrs)):   # (nesting is finite)
-        if h is None:
-            break
-        start = instrs[h.target]
-        if _comprehension_cleanup(instrs, h.target):
-            # 3.12+: an inlined comprehension's handler puts the outer value of
-            # its variable back and re-raises: nothing to do for an exception
-            # leaving the frame.  Its instructions are covered by the handler
-            # around the comprehension.
-            h = start.handler
-            continue
-        if start.opname != "PUSH_EXC_INFO" or h.target + 1 >= len(instrs) \
-                or instrs[h.target + 1].opname != "WITH_EXCEPT_START" or start.handler is None:
-            return None
-        reraise = instrs[start.handler.target]
-        if reraise.opname != "COPY":
-            return None
-        found.append(h)
-        h = reraise.handler
-    return found
-
-
-def _comprehension_cleanup(instrs, i: int) -> bool:
-    """``SWAP 2; POP_TOP; SWAP n; STORE_FAST <var>...; RERAISE 0`` at ``i``:
-    the exception handler of a 3.12+ inlined comprehension (one store per
-    variable of the comprehension)."""
-    ops = [ins.opname for ins in instrs[i:i + 3]]
-    if ops != ["SWAP", "POP_TOP", "SWAP"]:
+    if h is None:
         return False
-    k = i + 3
-    while k < len(instrs) and instrs[k].opname == "STORE_FAST":
-        k += 1
-    return k > i + 3 and k < len(instrs) and instrs[k].opname == "RERAISE"
+    instrs = decode(code).instructions
+    return h.target + 1 < len(instrs) and instrs[h.target].opname == "COPY" \
+        and instrs[h.target + 1].opname == "POP_EXCEPT"
 
 
 def _forget(key: int, ref: weakref.ref) -> None:

@@ -48,7 +48,7 @@ import weakref
 from .instructions import decode
 
 __all__ = ["Tail", "SUSPENDING_FLAGS", "live_locals", "resume_code", "resume_function", "canonical",
-           "stack_shown", "cell_parameters",
+           "resume_offset", "stack_shown", "cell_parameters",
            "is_resume_stack", "original_code"]
 
 # generator, coroutine and async generator code: calling it returns its frame
@@ -275,6 +275,17 @@ def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) 
         i += 2 if two else 1
     _ORIGIN[result] = (weakref.ref(code), offsets)
     return result
+
+
+def resume_offset(rcode: types.CodeType, code: types.CodeType, offset: int) -> int:
+    """The byte offset in resume code ``rcode`` of the instruction at ``offset``
+    of ``code`` (the original, or a resume code of it): the resume code holds
+    the whole original instruction list."""
+    original = canonical(code, offset)[1]
+    for at, mapped in _ORIGIN[rcode][1].items():
+        if mapped == original:
+            return at
+    raise ValueError(f"no instruction of {rcode.co_qualname} stands for offset {offset}")
 
 
 def cell_parameters(code: types.CodeType) -> frozenset:

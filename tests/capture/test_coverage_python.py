@@ -187,9 +187,7 @@ def ctx_rlock_between_ops(x):
     return y - 1
 
 
-@case(lambda: (tensor(),), graphs=1, breaks=("a lock", "__exit__"),
-      xfail="a break inside a with block (the inner lock) is not placed: the resume function "
-            "of the outer block runs natively")
+@case(lambda: (tensor(),), graphs=1, breaks=("a lock", "a lock", "__exit__", "__exit__"))
 def ctx_rlock_nested(x):
     with _RLOCK:
         with _RLOCK:

@@ -705,7 +705,7 @@ def test_one_warning_per_break_site_and_counts_by_kind(caplog, compile_counter):
 
 # -- where no break is placed --------------------------------------------------------------------
 
-def test_break_inside_try_runs_natively():
+def test_break_inside_try_resumes():
     def fn(x):
         try:
             y = x + 1
@@ -713,8 +713,20 @@ def test_break_inside_try_runs_natively():
         except ValueError:
             y = x
         return y * 2
+    j = assert_same_as_eager(fn, t(), captured=None)
+    assert last_entry(j).breaks and not last_entry(j).native   # (tests/capture/test_try_block_breaks.py)
+
+
+def test_break_inside_an_except_block_runs_natively():
+    def fn(x):
+        try:
+            raise ValueError("v")
+        except ValueError:
+            y = x + 1
+            print("handling", type(sys.exc_info()[1]).__name__)
+        return y * 2
     j = assert_same_as_eager(fn, t(), captured=False)
-    assert "try" in last_entry(j).reason.reason
+    assert "inside an except, finally or with-exit block" in last_entry(j).reason.reason
 
 
 def test_full_graph_still_raises():
