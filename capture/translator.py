@@ -542,7 +542,8 @@ class InstructionTranslator:
         child = InstructionTranslator(self.tr, code, fn.__globals__, f_locals, cells,
                                       self.depth + 1, self)
         if code.co_flags & inspect.CO_GENERATOR:
-            return GeneratorVariable(child)  # runs lazily, one yield per next()
+            # runs lazily, one yield per next()
+            return GeneratorVariable(child, (fn_var, list(args), dict(kwargs)))
         return child.run()
 
     def _defaults(self, fn_var: UserFunctionVariable):

@@ -631,14 +631,17 @@ class GeneratorVariable(IteratorVariable):
     ``with``) runs its handler natively when it is closed (garbage collected),
     which the trace does not model: a translation that ends with such a
     generator is refused (``check_closed``)."""
-    __slots__ = ("tx", "started", "finished", "paused_in_try")
+    __slots__ = ("tx", "started", "finished", "paused_in_try", "made_by")
 
-    def __init__(self, child_tx):
+    def __init__(self, child_tx, made_by=None):
         super().__init__()
         self.tx = child_tx
         self.started = False
         self.finished = False
         self.paused_in_try = False
+        # (the generator function's Variable, positional and keyword arguments): an
+        # unstarted generator is rebuilt by calling the function again
+        self.made_by = made_by
         child_tx.tr.generators.append(self)
 
     def next(self, tx):
@@ -727,11 +730,26 @@ class GeneratorVariable(IteratorVariable):
     def python_type(self) -> type:
         return types.GeneratorType
 
-    # its state cannot be rebuilt in an entry
-    def rebuilt_from(self) -> tuple:
-        return ()
+    def rebuilt_from(self) -> list[Variable]:
+        if self.started or self.made_by is None:
+            return []    # its state cannot be rebuilt in an entry
+        fn, args, kwargs = self.made_by
+        return [fn, *args, *kwargs.values()]
 
-    reconstruct = Variable.reconstruct
+    def reconstruct(self, rb) -> str:
+        """Unstarted (``sum(x.item() for x in xs)`` breaks before ``sum`` runs
+        it), it is the real generator the function makes when called with the
+        same arguments: its body has not run, and binding them runs nothing.
+        Started, its paused frame cannot be rebuilt."""
+        if self.started or self.made_by is None:
+            return Variable.reconstruct(self, rb)
+        name = rb.named(self)
+        if name is None:
+            fn, args, kwargs = self.made_by
+            call = ", ".join([rb.expr(a) for a in args] + [f"{k}={rb.expr(v)}" for k, v in kwargs.items()])
+            name = rb.new_name(self)
+            rb.emit(f"{name} = {rb.expr(fn)}({call})")
+        return name
 
 
 class GeneratorMethodVariable(Variable):
