@@ -261,14 +261,25 @@ def getitem(tx, obj: Variable, index: Variable) -> Variable:
     return obj.getitem(tx, index)
 
 
-@handler("BINARY_SUBSCR")
+def _store_subscr_break(end, instr):
+    """``obj[index] = value`` run natively by the entry (an index pattern frame
+    does not model): on the real objects the resume function gets."""
+    value, obj, index = end.operands(3)
+    end.consts["__setitem"] = operator.setitem
+    end.run(f"__setitem({end.expr(obj)}, {end.expr(index)}, {end.expr(value)})")
+    end.resume(end.next)
+
+
+# ``obj[index]`` with an index frame does not model (a boolean mask computed in
+# the function: the result's shape depends on the data) is computed natively
+@handler("BINARY_SUBSCR", on_break=lambda end, instr: end.compute(2, "{0}[{1}]"))
 def BINARY_SUBSCR(tx, instr):
     index = tx.pop()
     obj = tx.pop()
     tx.push(getitem(tx, obj, index))
 
 
-@handler("STORE_SUBSCR")
+@handler("STORE_SUBSCR", on_break=_store_subscr_break)
 def STORE_SUBSCR(tx, instr):
     index = tx.pop()
     obj = tx.pop()

@@ -14,6 +14,7 @@ import sys
 import threading
 import types
 
+import numpy as np
 import pytest
 
 from capture import handlers
@@ -181,6 +182,17 @@ def before_with(x, log_):
     return y, _LOCK.locked()
 
 
+def binary_subscr(x):
+    y = x + 1
+    return y[y > 1.5] * 2      # a mask computed in the function: a data-dependent shape
+
+
+def store_subscr(x):
+    y = x + 1
+    y[y > 1.5, None] = 0.0     # a mask with another index: not modelled
+    return y * 2
+
+
 CASES = [  # (the opcode a break is placed before, function, arguments)
     ("CALL", call, lambda: (tensor(),)),
     ("POP_JUMP_IF_TRUE", pop_jump_if_true, lambda: (tensor(),)),
@@ -200,6 +212,8 @@ CASES = [  # (the opcode a break is placed before, function, arguments)
     ("FOR_ITER", for_iter_live, lambda: (tensor(),)),
     ("FOR_ITER", for_iter_dead, lambda: (tensor(),)),
     ("BEFORE_WITH", before_with, lambda: (tensor(), [])),
+    ("BINARY_SUBSCR", binary_subscr, lambda: (np.array([1.0, 0.0, 2.0]),)),
+    ("STORE_SUBSCR", store_subscr, lambda: (np.array([1.0, 0.0, 2.0]),)),
 ]
 
 
