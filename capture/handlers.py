@@ -392,7 +392,9 @@ def IS_OP(tx, instr):
     tx.push(ConstantVariable(same != bool(instr.arg)))
 
 
-@handler("CONTAINS_OP")
+# ``item in container`` that reads data (an array's values) is tested natively
+@handler("CONTAINS_OP", on_break=lambda end, instr: end.compute(
+    2, "({0} not in {1})" if instr.arg else "({0} in {1})"))
 def CONTAINS_OP(tx, instr):
     container = tx.pop()
     item = tx.pop()

@@ -193,6 +193,11 @@ def store_subscr(x):
     return y * 2
 
 
+def contains_op(x):
+    y = x + 1
+    return y * (2.0 in y), y * (5.0 not in y)     # an array's values
+
+
 CASES = [  # (the opcode a break is placed before, function, arguments)
     ("CALL", call, lambda: (tensor(),)),
     ("POP_JUMP_IF_TRUE", pop_jump_if_true, lambda: (tensor(),)),
@@ -214,6 +219,7 @@ CASES = [  # (the opcode a break is placed before, function, arguments)
     ("BEFORE_WITH", before_with, lambda: (tensor(), [])),
     ("BINARY_SUBSCR", binary_subscr, lambda: (np.array([1.0, 0.0, 2.0]),)),
     ("STORE_SUBSCR", store_subscr, lambda: (np.array([1.0, 0.0, 2.0]),)),
+    ("CONTAINS_OP", contains_op, lambda: (np.array([1.0, 0.0, 2.0]),)),
 ]
 
 
