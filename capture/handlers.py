@@ -735,7 +735,9 @@ def JUMP_IF_FALSE_OR_POP(tx, instr):
         tx.pop()
 
 
-@handler("GET_ITER")
+# ``iter(obj)`` of an object capture cannot iterate (the old ``__getitem__``
+# protocol, a C iterator) is taken natively; its loop's FOR_ITER then breaks too
+@handler("GET_ITER", on_break=lambda end, instr: end.compute(1, "__iter({0})"))
 def GET_ITER(tx, instr):
     tx.push(tx.pop().get_iter(tx))
 

@@ -198,6 +198,23 @@ def contains_op(x):
     return y * (2.0 in y), y * (5.0 not in y)     # an array's values
 
 
+class _OldProtocol:
+    """Iterable through ``__getitem__`` only (the old sequence protocol)."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __getitem__(self, i):
+        return self.rows[i]
+
+
+def get_iter(x, seq):
+    y = x + 1
+    for row in seq:
+        y = y + row
+    return y
+
+
 CASES = [  # (the opcode a break is placed before, function, arguments)
     ("CALL", call, lambda: (tensor(),)),
     ("POP_JUMP_IF_TRUE", pop_jump_if_true, lambda: (tensor(),)),
@@ -220,6 +237,7 @@ CASES = [  # (the opcode a break is placed before, function, arguments)
     ("BINARY_SUBSCR", binary_subscr, lambda: (np.array([1.0, 0.0, 2.0]),)),
     ("STORE_SUBSCR", store_subscr, lambda: (np.array([1.0, 0.0, 2.0]),)),
     ("CONTAINS_OP", contains_op, lambda: (np.array([1.0, 0.0, 2.0]),)),
+    ("GET_ITER", get_iter, lambda: (np.array([1.0, 0.0, 2.0]), _OldProtocol([1.0, 2.0]))),
 ]
 
 
