@@ -23,6 +23,7 @@ from .container_methods import extreme_item, sort_items
 from .flow import ExceptionVariable
 from .itertools_calls import itertools_function
 from .objects import ObjectVariable, instance_dict
+from .ordering import cmp_to_key
 from .registry import HOOKS
 from .scalars import scalar_builtin_call
 from .stdlib import DequeVariable
@@ -312,6 +313,8 @@ def _minmax(fn):
         if any(isinstance(v, TensorVariable) for v in values):
             raise Unsupported("data_dependent", f"{fn.__name__}() over tensors compares their values; "
                                                 f"use frame.maximum / frame.max")
+        if values and (not kwargs or (set(kwargs) == {"default"} and len(args) == 1)):
+            return extreme_item(tx, values, None, fn)   # user objects by their __lt__ / __gt__
         raise Unsupported("unsupported_call", f"{fn.__name__}() of non-constant values")
     return handler
 
@@ -593,6 +596,7 @@ OPERATOR_FUNCTIONS = {
     operator.contains: _operator_call(operator.contains, 2,
                                       lambda tx, a, b: ConstantVariable(a.contains(tx, b))),
     functools.reduce: _reduce,
+    functools.cmp_to_key: cmp_to_key,
 }
 SUPPORTED_BUILTINS.update(OPERATOR_FUNCTIONS)
 

@@ -38,8 +38,8 @@ CLASS_STATEMENT = "a class statement in the function (LOAD_BUILD_CLASS) runs the
 CLASS_ATTRIBUTE_WRITE = "type(self).count += 1 (a class attribute written) is a break"
 LRU_CACHE = "calling a functools.lru_cache wrapper is a break"
 GENERATOR_CLOSE = "generator.close() of a generator made in the function is not modelled"
+USER_HASHING = "a set of user objects hashed by their __hash__ (BUILD_SET) runs the whole call natively"
 FUNCTION_ATTRIBUTES = "reading / writing a function's attributes (wrapper.calls) is a break"
-USER_ORDERING = "sorted() of user objects ordered by their __lt__ runs natively"
 
 
 # == NumPy in a compiled function ===================================================================
@@ -1277,8 +1277,7 @@ def operator_itemgetter_attrgetter(x):
     return sorted(rows, key=operator.itemgetter(0)), operator.attrgetter("shape")(x), operator.neg(x)
 
 
-@case(lambda: (array((3,)),), graphs=0,
-      xfail="functools.cmp_to_key of a function made in the call is not modelled (a break)")
+@case(lambda: (array((3,)),), graphs=0)
 def functools_cmp_to_key(x):
     def cmp(a, b):
         return (a > b) - (a < b)
@@ -2351,7 +2350,7 @@ class _Units:
         return hash(self.v)
 
 
-@case(lambda: (array((3,)),), graphs=0, xfail=USER_ORDERING)
+@case(lambda: (array((3,)),), graphs=0, xfail=USER_HASHING)
 def user_class_sorting_and_hashing(x):
     items = [_Units(3), _Units(1), _Units(2)]
     return [u.v for u in sorted(items)], len({_Units(1), _Units(1)}), repr(items[0]), x
