@@ -702,6 +702,8 @@ def _write_replay(tr: Translation, fn, rb: _Rebuilder, out_index: dict[int, int]
             version = rb.source(tv) + "._version"
             written.append(f"    if {version} is not None: {version}.value += "
                            f"{se.tensor_writes[id(tv)]}")
+    for wrapper, args in se.cached_calls:   # the cache counts and stores as natively
+        lines.append(f"    {rb.expr(wrapper)}({''.join(rb.constant(a) + ', ' for a in args)})")
     for c in se.containers.values():
         lines += c.write_back(rb)
     for obj, name, value in se.attrs.values():

@@ -36,6 +36,10 @@ class SideEffects:
         # real cells of the frame assigned (``nonlocal``, or the frame's own
         # ``STORE_DEREF``): id(Cell) -> Cell; its final ``value`` is written back
         self.cells: dict[int, object] = {}
+        # calls of functools.cache functions (variables/lru_cache.py): (the wrapper's
+        # variable, the constant arguments), replayed natively, in order, before the
+        # other writes; they change nothing but the cache (not counted by ``__bool__``)
+        self.cached_calls: list[tuple[Variable, tuple]] = []
 
     def tensor_written(self, t: TensorVariable) -> None:
         if t.source is not None:

@@ -36,7 +36,6 @@ case = Corpus()
 # breaks that should not happen (strict xfails: a fix makes the case fail until its mark goes)
 CLASS_STATEMENT = "a class statement in the function (LOAD_BUILD_CLASS) runs the whole call natively"
 CLASS_ATTRIBUTE_WRITE = "type(self).count += 1 (a class attribute written) is a break"
-LRU_CACHE = "calling a functools.lru_cache wrapper is a break"
 GENERATOR_CLOSE = "generator.close() of a generator made in the function is not modelled"
 USER_HASHING = "a set of user objects hashed by their __hash__ (BUILD_SET) runs the whole call natively"
 FUNCTION_ATTRIBUTES = "reading / writing a function's attributes (wrapper.calls) is a break"
@@ -1244,7 +1243,7 @@ def _fib(n):
     return n if n < 2 else _fib(n - 1) + _fib(n - 2)
 
 
-@case(lambda: (array((3,)),), graphs=1, xfail=LRU_CACHE)
+@case(lambda: (array((3,)),), graphs=1)
 def lru_cached_helper(x):
     return x * _fib(10), _fib(12)
 

@@ -13,6 +13,8 @@ import functools
 import numpy as np
 import pytest
 
+import frame
+
 from .corpus import Corpus
 from .helpers import array
 
@@ -126,6 +128,100 @@ def min_of_range_by_closure_over_scalars(x, offset):
 def min_of_range_by_tensor_values_breaks(x):
     best = min(range(3), key=lambda i: x[i])
     return x * best
+
+
+# -- functools.cache / lru_cache helpers ---------------------------------------------------------
+
+@functools.cache
+def _binomial(n, k):
+    if k in (0, n):
+        return 1
+    return _binomial(n - 1, k - 1) + _binomial(n - 1, k)
+
+
+@functools.lru_cache(maxsize=None)
+def _window(n):
+    return tuple(0.5 - 0.5 * np.cos(2 * np.pi * i / (n - 1)) for i in range(n))
+
+
+@case(lambda: (array((4,)),), graphs=1)
+def cached_binomial_coefficients(x):
+    weights = [_binomial(3, k) for k in range(4)]
+    return x * np.array(weights), _binomial(10, 5)
+
+
+@case(lambda: (array((4,)),), graphs=1)
+def cached_window_tuple(x):
+    return x * np.array(_window(4)), _window(4) is _window(4)
+
+
+@functools.lru_cache(maxsize=32)
+def _bounded_scale(n):
+    return n / 10
+
+
+@case(lambda: (array((4,)),), graphs=1, breaks="an lru_cache with maxsize=32")
+def bounded_lru_cache_breaks(x):
+    return x * _bounded_scale(3)
+
+
+def _fresh_fibonacci():
+    @functools.cache
+    def fib(n):
+        return n if n < 2 else fib(n - 1) + fib(n - 2)
+    return fib
+
+
+def _uses(fib):
+    def step(x, n):
+        return x * fib(n), fib(n + 2), fib.__name__
+    return step
+
+
+@pytest.mark.parametrize("ns", [(10, 10, 12), (5, 20, 3)])
+def test_cache_hits_and_misses_are_the_native_ones(ns):
+    """``cache_info()`` after each call is plain Python's: misses on the first
+    call (the function runs natively, filling the cache), hits later, new keys
+    missing again; the results are the same."""
+    from .helpers import assert_same
+    plain_fib, jit_fib = _fresh_fibonacci(), _fresh_fibonacci()
+    plain, jitted = _uses(plain_fib), frame.jit(_uses(jit_fib))
+    x = array((3,))
+    for n in ns:
+        assert_same(plain(x, n), jitted(x, n))
+        assert jit_fib.cache_info() == plain_fib.cache_info()
+    out = frame.explain(_uses(_fresh_fibonacci()))(x, 6)
+    assert (out.graph_count, out.graph_break_count) == (1, 0)
+
+
+def _fresh_logged():
+    seen = []
+
+    @functools.cache
+    def size(n):
+        seen.append(n)
+        return n * 2
+    return size, seen
+
+
+def test_cache_miss_with_side_effects_runs_natively():
+    """A miss whose body changes state is a graph break: the call runs
+    natively, once (the log and the cache are plain Python's)."""
+    from .helpers import assert_same
+    (plain_size, plain_seen), (jit_size, jit_seen) = _fresh_logged(), _fresh_logged()
+
+    def uses(size):
+        def f(x):
+            return x * size(3), size(3)
+        return f
+    x = array((3,))
+    for _ in range(2):
+        assert_same(uses(plain_size)(x), frame.jit(uses(jit_size))(x))
+        assert (jit_seen, jit_size.cache_info()) == (plain_seen, plain_size.cache_info())
+    out = frame.explain(uses(_fresh_logged()[0]))(x)
+    assert [r.reason for r in out.break_reasons] == [
+        "a call of the cached function _fresh_logged.<locals>.size that misses, whose body has "
+        "side effects"]
 
 
 @pytest.mark.parametrize("c", case.params())
