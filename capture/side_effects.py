@@ -57,6 +57,23 @@ class SideEffects:
     def store_attr(self, obj: Variable, name: str, value: Variable) -> None:
         self.attrs[(id(obj), name)] = (obj, name, value)
 
+    def pending_class_attr(self, cls: type, name: str) -> Variable | None:
+        """The value ``cls.name`` has after the class attribute writes the
+        trace made (looked up along the MRO, as Python reads it), or None
+        when no write decides it."""
+        for klass in cls.__mro__:
+            entry = self.attrs.get((id(klass), name))
+            if entry is not None:
+                return entry[2]
+            if name in klass.__dict__:
+                return None
+        return None
+
+    def store_class_attr(self, cls_var: Variable, cls: type, name: str, value: Variable) -> None:
+        """``cls.name = value`` (``cls_var``, with a source, is replayed):
+        keyed by the class, whichever Variable stands for it."""
+        self.attrs[(id(cls), name)] = (cls_var, name, value)
+
     def pending_global(self, f_globals: dict, name: str) -> Variable | None:
         entry = self.globals.get((id(f_globals), name))
         return entry[2] if entry is not None else None

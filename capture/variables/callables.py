@@ -79,9 +79,35 @@ class UserFunctionVariable(Variable):
         return None
 
     def getattr(self, tx, name: str) -> Variable:
+        pending = tx.side_effects.pending_attr(self, name)   # written by the trace (setattr)
+        if pending is not None:
+            return pending
         if name in ("__name__", "__qualname__", "__module__", "__doc__") and not self.by_code:
+            if self.source is not None:   # (they can be assigned: guarded)
+                return tx.wrap(getattr(self.fn, name), AttrSource(self.source, name))
             return ConstantVariable(getattr(self.fn, name))
+        if self.source is not None and not self.by_code and _user_attribute(name):
+            # an attribute of the program's function (``wrapper.calls``): its __dict__
+            if name in self.fn.__dict__:
+                return tx.wrap(self.fn.__dict__[name], AttrSource(self.source, name))
+            tx.tr.guards.no_instance_attr(self.source, name)
+            message = f"{type(self.fn).__name__!r} object has no attribute {name!r}"
+            raise UserCodeRaises(f"AttributeError: {message}", exc=AttributeError(message))
         return super().getattr(tx, name)
+
+    def setattr(self, tx, name: str, value: Variable) -> None:
+        """``fn.name = value`` on a function of the program (a call counter,
+        ``__name__`` / ``__doc__`` set by a decorator): replayed after the
+        graph like an object's attribute.  Functions made in the call and
+        the attributes that change how the function runs (``__code__``,
+        ``__defaults__``...) are not modelled."""
+        if self.source is None or self.by_code or not (
+                _user_attribute(name) or name in ("__name__", "__qualname__", "__doc__")):
+            raise Unsupported("side_effect", f"setting attribute {name!r} on {self!r}")
+        if name in ("__name__", "__qualname__") and value.python_type() is not str:
+            message = f"{name} must be set to a string object"
+            raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+        tx.side_effects.store_attr(self, name, value)
 
     def rebuilt_from(self) -> list[Variable]:
         if self.source is not None:
@@ -120,6 +146,11 @@ class UserFunctionVariable(Variable):
 
     def __repr__(self) -> str:
         return f"Function({self.fn.__qualname__})"
+
+
+def _user_attribute(name: str) -> bool:
+    """A name a program stores in a function's ``__dict__`` (not a special one)."""
+    return not (name.startswith("__") and name.endswith("__"))
 
 
 class CallableVariable(Variable):

@@ -35,10 +35,8 @@ case = Corpus()
 
 # breaks that should not happen (strict xfails: a fix makes the case fail until its mark goes)
 CLASS_STATEMENT = "a class statement in the function (LOAD_BUILD_CLASS) runs the whole call natively"
-CLASS_ATTRIBUTE_WRITE = "type(self).count += 1 (a class attribute written) is a break"
 GENERATOR_CLOSE = "generator.close() of a generator made in the function is not modelled"
 USER_HASHING = "a set of user objects hashed by their __hash__ (BUILD_SET) runs the whole call natively"
-FUNCTION_ATTRIBUTES = "reading / writing a function's attributes (wrapper.calls) is a break"
 
 
 # == NumPy in a compiled function ===================================================================
@@ -1263,7 +1261,7 @@ def _double(v):
     return v * 2
 
 
-@case(lambda: (array((3,)),), graphs=1, xfail=FUNCTION_ATTRIBUTES)
+@case(lambda: (array((3,)),), graphs=1)
 def wraps_preserves_metadata(x):
     before = _double.calls
     y = _double(x)
@@ -1325,7 +1323,7 @@ class _Shape:
         return self.area_of(self.w, self.h)
 
 
-@case(lambda: (array((3,)),), graphs=1, xfail=CLASS_ATTRIBUTE_WRITE)
+@case(lambda: (array((3,)),), graphs=1)
 def classmethod_staticmethod(x):
     before = _Shape.count
     s = _Shape.square(x)
