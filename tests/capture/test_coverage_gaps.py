@@ -312,3 +312,82 @@ def setting_an_attribute_of_a_builtin_type_raises(x):
     y = x * 2
     int.mark = 1
     return y
+
+
+# -- generator.close() ---------------------------------------------------------------------------
+
+@case(lambda: (array((4,)),), graphs=1)
+def generator_close_runs_its_cleanup(x):
+    events = []
+
+    def stream(values):
+        events.append("open")
+        try:
+            for v in values:
+                yield v * 2
+        finally:
+            events.append("closed")
+    g = stream(x)
+    first = next(g)
+    g.close()
+    return first, events, list(g)
+
+
+@case(lambda: (array((4,)),), graphs=1)
+def generator_close_before_start_and_after_end(x):
+    def pair():
+        yield x
+        yield x + 1
+    fresh, done = pair(), pair()
+    fresh.close()
+    items = list(done)
+    done.close()
+    return items, list(fresh)
+
+
+@case(lambda: (array((4,)),), graphs=1)
+def generator_catches_generator_exit(x):
+    log = []
+
+    def worker():
+        try:
+            yield x.sum()
+        except GeneratorExit:
+            log.append("exit")
+            raise
+    g = worker()
+    total = next(g)
+    g.close()
+    g.close()
+    return total * 2, log
+
+
+@case(lambda: (array((4,)),), graphs=0, breaks="generator ignored GeneratorExit")
+def generator_ignoring_close_raises(x):
+    def stubborn():
+        while True:
+            try:
+                yield 1
+            except GeneratorExit:
+                pass
+    g = stubborn()
+    next(g)
+    g.close()
+    return x
+
+
+@case(lambda: (array((4,)),), graphs=1)
+def generator_returning_on_close(x):
+    def averager():
+        total, n = 0.0, 0
+        try:
+            while True:
+                total += yield
+                n += 1
+        except GeneratorExit:
+            return total / n
+    g = averager()
+    next(g)
+    for v in (1.0, 2.0, 6.0):
+        g.send(v)
+    return x * 2, g.close()
