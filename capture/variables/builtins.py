@@ -568,6 +568,14 @@ def _delitem(tx, obj, index):
     return ConstantVariable(None)
 
 
+def _build_class(tx, args, kwargs):
+    """A class statement (``__build_class__(body, name, *bases)``): its body
+    runs natively at a graph break, making a new class at every call."""
+    name = args[1].as_constant() if len(args) > 1 and args[1].is_constant() else "?"
+    raise Unsupported("unsupported_call", f"a class statement (class {name}): the class is made "
+                                          f"natively, a new class at every call")
+
+
 def _reduce(tx, args, kwargs):
     """``functools.reduce(fn, iterable[, initial])``, ``fn`` called (inlined) per item."""
     if kwargs or len(args) not in (2, 3):
@@ -596,6 +604,7 @@ OPERATOR_FUNCTIONS = {
     operator.contains: _operator_call(operator.contains, 2,
                                       lambda tx, a, b: ConstantVariable(a.contains(tx, b))),
     functools.reduce: _reduce,
+    builtins.__build_class__: _build_class,
     functools.cmp_to_key: cmp_to_key,
 }
 SUPPORTED_BUILTINS.update(OPERATOR_FUNCTIONS)

@@ -34,7 +34,6 @@ from .helpers import array, tensor
 case = Corpus()
 
 # breaks that should not happen (strict xfails: a fix makes the case fail until its mark goes)
-CLASS_STATEMENT = "a class statement in the function (LOAD_BUILD_CLASS) runs the whole call natively"
 USER_HASHING = "a set of user objects hashed by their __hash__ (BUILD_SET) runs the whole call natively"
 
 
@@ -1972,7 +1971,7 @@ def closure_returned_from_jitted(x):
     return scaled(x * 2), scaled.__name__, scaled.__closure__ is not None
 
 
-@case(lambda: (array((3,)),), graphs=1, xfail=CLASS_STATEMENT)
+@case(lambda: (array((3,)),), graphs=1, breaks="a class statement (class Acc)")
 def class_defined_inside_function(x):
     class Acc:
         def __init__(self):

@@ -391,3 +391,20 @@ def generator_returning_on_close(x):
     for v in (1.0, 2.0, 6.0):
         g.send(v)
     return x * 2, g.close()
+
+
+# -- a class statement in the function -------------------------------------------------------------
+
+@case(lambda: (array((3,)),), graphs=2, breaks="a class statement (class Scaled)")
+def class_statement_is_a_break(x):
+    y = x * 2
+    factor = 3.0
+
+    class Scaled:
+        def __init__(self, v):
+            self.v = v
+
+        def value(self):
+            return self.v * factor
+    s = Scaled(y)
+    return s.value() + 1, type(s).__name__, Scaled.__qualname__
