@@ -16,8 +16,9 @@ from ..errors import Unsupported, UserCodeRaises
 from ..rebuild import make_function
 from ..sources import AttrSource, LocalSource, Source
 from .base import CONSTANT_TYPES, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
-from .numpy_inplace import numpy_fill_diagonal
-from .numpy_layout import numpy_ascontiguousarray
+from .numpy_inplace import numpy_fill_diagonal, numpy_put_along_axis
+from .numpy_layout import numpy_ascontiguousarray, numpy_asfortranarray, numpy_broadcast_arrays
+from .numpy_results import is_cov_of_one_variable, numpy_cov_of_one_variable
 from .numpy_dtypes import DTYPE_INFO_CLASSES, DTYPE_QUERIES, dtype_query, real_array_itself
 from .registry import HOOKS, wrap_rule
 from .scalars import numpy_scalar_operand
@@ -86,10 +87,10 @@ class UserFunctionVariable(Variable):
             if self.source is not None:   # (they can be assigned: guarded)
                 return tx.wrap(getattr(self.fn, name), AttrSource(self.source, name))
             return ConstantVariable(getattr(self.fn, name))
+        if self.source is not None and not self.by_code and name in self.fn.__dict__:
+            # an attribute of the program's function (``wrapper.calls``, ``__wrapped__``)
+            return tx.wrap(self.fn.__dict__[name], AttrSource(self.source, name))
         if self.source is not None and not self.by_code and _user_attribute(name):
-            # an attribute of the program's function (``wrapper.calls``): its __dict__
-            if name in self.fn.__dict__:
-                return tx.wrap(self.fn.__dict__[name], AttrSource(self.source, name))
             tx.tr.guards.no_instance_attr(self.source, name)
             message = f"{type(self.fn).__name__!r} object has no attribute {name!r}"
             raise UserCodeRaises(f"AttributeError: {message}", exc=AttributeError(message))
@@ -261,8 +262,16 @@ class NumpyFunctionVariable(CallableVariable):
             return args[0]
         if self.fn is np.fill_diagonal:  # writes into its array argument
             return numpy_fill_diagonal(tx, args, kwargs)
+        if self.fn is np.put_along_axis and tx.contains_tensor(args, kwargs):   # (the same)
+            return numpy_put_along_axis(tx, args, kwargs)
         if self.fn is np.ascontiguousarray and tx.contains_tensor(args, kwargs):
             return numpy_ascontiguousarray(tx, args, kwargs)  # the array itself when contiguous
+        if self.fn is np.asfortranarray and tx.contains_tensor(args, kwargs):
+            return numpy_asfortranarray(tx, args, kwargs)
+        if self.fn is np.cov and is_cov_of_one_variable(args, kwargs):
+            return numpy_cov_of_one_variable(tx, args, kwargs)   # a 0-d array
+        if self.fn is np.broadcast_arrays and tx.contains_tensor(args, kwargs):
+            return numpy_broadcast_arrays(tx, args, kwargs)   # the arrays or views of them
         if self.fn is np.isscalar and len(args) == 1 and not kwargs and \
                 isinstance(args[0], TensorVariable):   # a type query: a NumPy scalar, not an array
             return ConstantVariable(args[0].kind == NPSCALAR)
