@@ -495,7 +495,9 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     if plan is not None:
         _attach_line(tr, rb, plan, out_index)
     _mutation_guards(tr)
-    donate = _donate_write_backs(tr, graph, out_index, rb, replay) if outputs else ()
+    # (a run-time check may send the call to the plain function: its inputs must be unwritten)
+    donate = _donate_write_backs(tr, graph, out_index, rb, replay) \
+        if outputs and not tr.run_checks else ()
     if donate:
         options = (options or CompileOptions()).replace(donate=donate)
     exe = _executable(graph, backend, options, pgo, origin_of(fn)) if outputs else None
@@ -609,6 +611,8 @@ def _choose_outputs(tr: Translation, needed: list[TensorVariable], saved=()
         if tv.source is None and not remade_from_parent(tv, needed_ids):
             want(tv)
     for tv in tr.side_effects.tensors.values():
+        want(tv)
+    for tv in tr.run_checks:
         want(tv)
     for value in saved:
         if id(value) not in out_index and id(value) not in tr.input_by_value:
@@ -777,6 +781,13 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
         if tr.tracer.draws:
             body.append("        __rng_restore(__rs)")
         body.append(f"        return __fn({call})")
+        for check in tr.run_checks:
+            # a case the plain function warns about (NumPy's "Mean of empty slice"), known
+            # only from the data: nothing is written yet, the call runs natively
+            body.append(f"    if __o[{rb.out_index[id(tr.tracer.values[id(check.meta)])]}]:")
+            if tr.tracer.draws:
+                body.append("        __rng_restore(__rs)")
+            body.append(f"        return __fn({call})")
         body += _distinct_outputs(outputs, rb.used_outputs)
         body += _outputs_not_inputs(graph, outputs, rb.used_outputs)
     body += replay.written

@@ -353,11 +353,11 @@ def generator_catches_generator_exit(x):
 @case(lambda: (array((4,)),), graphs=0, breaks="generator ignored GeneratorExit")
 def generator_ignoring_close_raises(x):
     def stubborn():
-        while True:
-            try:
-                yield 1
-            except GeneratorExit:
-                pass
+        try:
+            yield 1
+        except GeneratorExit:
+            pass
+        yield 2
     g = stubborn()
     next(g)
     g.close()
@@ -455,6 +455,24 @@ def asfortranarray_of_vectors(x):
 @case(lambda: (array((3, 4), "float64"),), graphs=2, breaks="two dimensions longer than 1")
 def asfortranarray_of_a_matrix_breaks(x):
     return np.asfortranarray(x * 2) + 1
+
+
+def _masked_rows():
+    x = array((3, 4), "float64")
+    empty_row = x.copy()
+    empty_row[1] = -np.abs(empty_row[1]) - 1
+    return [(x,), (empty_row,), (x * 2,)]
+
+
+@case(lambda: _masked_rows()[0], graphs=1, calls=_masked_rows, observe=True)
+def masked_row_means(x):
+    valid = x > 0
+    return np.mean(x, axis=1, where=valid), np.mean(x, where=valid), x.sum()
+
+
+@case(lambda: (array((3, 4), "int64"),), graphs=1)
+def masked_mean_of_integers(x):
+    return np.mean(x, axis=0, where=x > 1, keepdims=True), np.mean(x > 2, where=x < 4)
 
 
 @pytest.mark.parametrize("c", case.params())
