@@ -37,6 +37,7 @@ import math
 import os
 import re
 import types
+import warnings
 import weakref
 
 import numpy as np
@@ -495,9 +496,10 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     if plan is not None:
         _attach_line(tr, rb, plan, out_index)
     _mutation_guards(tr)
-    # (a run-time check may send the call to the plain function: its inputs must be unwritten)
+    # (a run-time check may send the call to the plain function, a warning filter may make
+    # a warning raise: the inputs must be unwritten then)
     donate = _donate_write_backs(tr, graph, out_index, rb, replay) \
-        if outputs and not tr.run_checks else ()
+        if outputs and not tr.run_checks and not tr.side_effects.warnings else ()
     if donate:
         options = (options or CompileOptions()).replace(donate=donate)
     exe = _executable(graph, backend, options, pgo, origin_of(fn)) if outputs else None
@@ -790,6 +792,7 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
             body.append(f"        return __fn({call})")
         body += _distinct_outputs(outputs, rb.used_outputs)
         body += _outputs_not_inputs(graph, outputs, rb.used_outputs)
+    body += _warning_lines(tr, fn, rb)
     body += replay.written
     body += rb.prelude
     body += replay.lines
@@ -804,6 +807,24 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
         count = "\n".join(replay.end).count("\n") + 1
         at = {first + i: brk.instr.lineno for i in range(count)}
     return "\n".join(head + body) + "\n", at
+
+
+def _warning_lines(tr: Translation, fn, rb: _Rebuilder) -> list[str]:
+    """The warnings the plain function gives (``SideEffects.warnings``), as
+    ``warnings.warn`` issues them from the user's frame: its file, line,
+    module name and ``__warningregistry__`` (so the filters' "once" and
+    "default" actions see the same registry)."""
+    lines = []
+    for category, message, filename, lineno, f_globals in tr.side_effects.warnings:
+        if f_globals is fn.__globals__:
+            g = FRAME_GLOBALS
+            rb.frame_reads |= frozenset({FRAME_GLOBALS})
+        else:
+            g = rb.const(f_globals)
+        lines.append(f"    {rb.const(warnings.warn_explicit)}({message!r}, {rb.const(category)}, "
+                     f"{filename!r}, {lineno!r}, {g}.get('__name__', '<string>'), "
+                     f"{g}.setdefault('__warningregistry__', {{}}), {g})")
+    return lines
 
 
 def entry_helpers(run) -> dict:

@@ -40,6 +40,10 @@ class SideEffects:
         # variable, the constant arguments), replayed natively, in order, before the
         # other writes; they change nothing but the cache (not counted by ``__bool__``)
         self.cached_calls: list[tuple[Variable, tuple]] = []
+        # warnings the plain function gives at every call (np.row_stack's DeprecationWarning):
+        # (category, message, filename, lineno, the frame's globals), issued by the entry
+        # right after its graph, before anything is written (not counted by ``__bool__``)
+        self.warnings: list[tuple[type, str, str, int, dict]] = []
 
     def tensor_written(self, t: TensorVariable) -> None:
         if t.source is not None:

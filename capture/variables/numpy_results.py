@@ -12,10 +12,18 @@ no true element makes NumPy warn ("Mean of empty slice", then an invalid
 division) and give NaN: known only from the mask's values, so the graph also
 computes whether any count is 0, a run-time check (``Translation.run_checks``)
 on which the entry runs the plain function, which warns as NumPy does.
+
+``np.row_stack`` (NumPy 2's deprecated alias of ``np.vstack``): ``vstack``,
+and the DeprecationWarning NumPy gives at every call, asked of NumPy itself
+and issued by the entry from the user's line (``SideEffects.warnings``).  A
+warning filter may turn it into an error, raised before anything else the
+call does: it is modelled only where the call has changed nothing before
+it (no side effect, no random draw).
 """
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -27,7 +35,9 @@ from .numpy_inplace import bind_call
 from .registry import HOOKS
 
 __all__ = ["is_cov_of_one_variable", "numpy_cov_of_one_variable", "is_masked_mean",
-           "numpy_masked_mean"]
+           "numpy_masked_mean", "ROW_STACK", "numpy_row_stack"]
+
+ROW_STACK = getattr(np, "row_stack", None)   # (removed in some NumPy to come)
 
 
 def is_cov_of_one_variable(args: list[Variable], kwargs: dict[str, Variable]) -> bool:
@@ -85,3 +95,20 @@ def numpy_masked_mean(tx, args: list[Variable], kwargs: dict[str, Variable]) -> 
     mean = tx.binary_op(operator.truediv, total, divisor)
     return HOOKS.tensor_getattr(tx, mean, "astype").call(tx, [ConstantVariable(total.meta.dtype)],
                                                          {})
+
+
+def numpy_row_stack(tx, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        ROW_STACK([np.zeros(1)])   # what NumPy says at every call
+    result = tx.wrap_static(np.vstack).call(tx, args, kwargs)
+    if seen:
+        if tx.tr.side_effects or tx.tr.tracer.draws or tx.tr.side_effects.cached_calls:
+            raise Unsupported("unsupported_call", "numpy.row_stack, which warns, after the "
+                                                  "function changed state (a warning filter "
+                                                  "may make the warning raise)")
+        line = getattr(tx.current, "lineno", None) or tx.code.co_firstlineno
+        for w in seen:
+            tx.tr.side_effects.warnings.append((w.category, str(w.message), tx.code.co_filename,
+                                                line, tx.f_globals))
+    return result

@@ -475,6 +475,40 @@ def masked_mean_of_integers(x):
     return np.mean(x, axis=0, where=x > 1, keepdims=True), np.mean(x > 2, where=x < 4)
 
 
+@case(lambda: (array((3,), "float64"),), graphs=1, observe=True)
+def row_stack_of_rows_warns(x):
+    rows = np.row_stack([x, x ** 2, np.ones(3)])
+    return rows.sum(axis=0), rows.shape
+
+
+@case(lambda: (array((3,), "float64"),), graphs=1, breaks="numpy.row_stack, which warns, after",
+      observe=True)
+def row_stack_after_a_write_breaks(x):
+    x[0] = 1.0
+    return np.row_stack([x, x])
+
+
+def test_row_stack_warning_filtered_to_an_error_raises_before_anything_changes():
+    """Under ``warnings.simplefilter("error")`` the DeprecationWarning raises,
+    jitted as plainly, and nothing the call does afterwards happens."""
+    import warnings
+
+    def f(x, log):
+        rows = np.row_stack([x, x])
+        log.append(rows.shape)
+        return rows * 2
+    jitted = frame.jit(f)
+    x = array((3,), "float64")
+    jitted(x, [])   # translated under the default filters
+    for fn in (f, jitted):
+        log = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(DeprecationWarning, match="row_stack"):
+                fn(x, log)
+        assert log == []
+
+
 @pytest.mark.parametrize("c", case.params())
 def test_coverage_gaps(c):
     c.check()
