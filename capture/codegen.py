@@ -606,8 +606,8 @@ def _choose_outputs(tr: Translation, needed: list[TensorVariable], saved=()
 
     needed_ids = {id(v) for v in needed}
     for tv in needed:
-        if tv.base is not None and not remade_from_parent(tv, needed_ids) and (
-                tv.base.source is not None or id(tv.base) in needed_ids):
+        if tv.base is not None and tv.source is None and not remade_from_parent(tv, needed_ids) \
+                and (tv.base.source is not None or id(tv.base) in needed_ids):
             raise Unsupported("unsupported_object", "handing out a view of an array that capture "
                                                     "cannot remake at run time")
         if tv.source is None and not remade_from_parent(tv, needed_ids):

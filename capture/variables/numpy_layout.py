@@ -20,18 +20,26 @@ C-ordered): a graph break.
 broadcast shape NumPy hands back the arrays themselves; otherwise each
 result is a writeable view of its array (NumPy's warn-on-write flag set),
 remade at run time by ``broadcast_view`` from the array (``mark_view``).
+
+``a.view(dtype)`` of an input array reinterprets its bytes: the entry makes
+the view itself from the input (``ViewSource``) and hands it to the graph as
+an input of its own (its bytes are the input's, read bit for bit), a view of
+``a`` for the trace (an in-place update of ``a`` makes it stale, a write
+through it is refused).  A view of an array computed in the function (its
+bytes exist only in the graph) is a graph break.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import Unsupported, UserCodeRaises
+from ..sources import Source
 from .base import NDARRAY, ConstantVariable, TensorVariable, Variable
 from .numpy_inplace import bind_call
 from .registry import HOOKS
 
 __all__ = ["numpy_ascontiguousarray", "numpy_asfortranarray", "numpy_broadcast_arrays",
-           "broadcast_view"]
+           "broadcast_view", "ndarray_view", "ViewSource"]
 
 
 def _ascontiguousarray_signature(a, dtype=None, *, like=None): ...
@@ -135,3 +143,61 @@ def numpy_broadcast_arrays(tx, args: list[Variable], kwargs: dict[str, Variable]
 def _tuple(items):
     from .containers import TupleVariable   # lazy: containers imports callables, which imports this
     return TupleVariable(items)
+
+
+class ViewSource(Source):
+    """``base.view(dtype)`` (``dtype`` pooled as ``name``): a new view of the
+    array at ``base`` with its bytes read as ``dtype``."""
+    __slots__ = ("base", "name", "dtype")
+
+    def __init__(self, base: Source, name: str, dtype: np.dtype):
+        self.base = base
+        self.name = name
+        self.dtype = dtype
+
+    def expr(self) -> str:
+        return f"{self.base.expr()}.view({self.name})"
+
+    def text(self) -> str:
+        return f"{self.base.text()}.view({self.dtype})"
+
+    def _key(self):
+        return (self.base, self.name)
+
+    def frame_reads(self) -> frozenset:
+        return self.base.frame_reads()
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+
+def ndarray_view(tx, a: TensorVariable, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """``a.view(dtype)`` (see the module doc)."""
+    given = args[0] if len(args) == 1 and not kwargs else kwargs.get("dtype") if \
+        set(kwargs) == {"dtype"} and not args else None
+    if given is None or not given.is_constant():
+        raise Unsupported("unsupported_call", "ndarray.view() with these arguments")
+    try:
+        dtype = np.dtype(given.as_constant())
+    except TypeError as e:
+        raise Unsupported("unsupported_call", f"ndarray.view() of {given!r}: {e}") from e
+    data = tx.tr.input_arrays.get(id(a))
+    if a.kind != NDARRAY or data is None or a.source is None or a.base is not None:
+        raise Unsupported("unsupported_call", "ndarray.view() of an array computed in the "
+                                              "function (its bytes exist only in the graph)")
+    a.check_fresh()
+    try:
+        real = data.view(dtype)
+    except (ValueError, TypeError) as e:
+        raise UserCodeRaises(f"view(): {e}", exc=e) from e
+    if dtype.itemsize != data.dtype.itemsize:   # (the last axis must be contiguous: guarded)
+        tx.tr.guards.c_contiguous(a.array_source())
+    view = tx.tr.wrap(real, ViewSource(a.source, tx.tr.guards.const(dtype), dtype))
+    if id(a) in tx.tr.side_effects.tensors:
+        raise Unsupported("side_effect", "ndarray.view() of an array the function updated in "
+                                         "place (the view reads the bytes before the graph)")
+    root = a.base if a.base is not None else a
+    view.base = root
+    tx.tr.views.setdefault(id(root), []).append(view)
+    return view

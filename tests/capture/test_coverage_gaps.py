@@ -509,6 +509,33 @@ def test_row_stack_warning_filtered_to_an_error_raises_before_anything_changes()
         assert log == []
 
 
+# -- small integer dtypes ------------------------------------------------------------------------
+
+@case(lambda: (array((5,), "float64"),), graphs=1)
+def bit_flags_from_bool_masks(x):
+    positive, large = x > 0, np.abs(x) > 1
+    flags = positive << 1 | large.astype(np.int8)
+    return flags, positive >> 1, positive << positive, np.uint8(3) << positive, 1 << large
+
+
+@case(lambda: (array((4,), "float32"),), graphs=1)
+def float_bits_through_a_view(x):
+    bits = x.view(np.uint32)
+    exponent = (bits >> 23) & 0xFF
+    return exponent.astype(np.int32) - 127, x.view(np.uint8), bits
+
+
+@case(lambda: (array((2, 3), "int32"),), graphs=1)
+def bytes_of_an_int_matrix(m):
+    raw = m.view(np.uint8)
+    return raw.shape, raw.sum(axis=1), m.view(np.float32).dtype
+
+
+@case(lambda: (array((3,), "float64"),), graphs=2, breaks="of an array computed in the function")
+def view_of_a_computed_array_breaks(x):
+    return (x * 2).view(np.int64) + 1
+
+
 @pytest.mark.parametrize("c", case.params())
 def test_coverage_gaps(c):
     c.check()
