@@ -18,7 +18,8 @@ and the DeprecationWarning NumPy gives at every call, asked of NumPy itself
 and issued by the entry from the user's line (``SideEffects.warnings``).  A
 warning filter may turn it into an error, raised before anything else the
 call does: it is modelled only where the call has changed nothing before
-it (no side effect, no random draw).
+it (no side effect, no random draw) and outside try and with blocks (whose
+handlers could catch it).
 """
 from __future__ import annotations
 
@@ -103,6 +104,13 @@ def numpy_row_stack(tx, args: list[Variable], kwargs: dict[str, Variable]) -> Va
         ROW_STACK([np.zeros(1)])   # what NumPy says at every call
     result = tx.wrap_static(np.vstack).call(tx, args, kwargs)
     if seen:
+        frame = tx
+        while frame is not None:   # (a handler of the plain function could catch the warning)
+            if frame.current is not None and frame.current.handler is not None:
+                raise Unsupported("unsupported_call", "numpy.row_stack, which warns, inside a "
+                                                      "try or with block (a warning filter may "
+                                                      "make the warning raise there)")
+            frame = frame.parent
         if tx.tr.side_effects or tx.tr.tracer.draws or tx.tr.side_effects.cached_calls:
             raise Unsupported("unsupported_call", "numpy.row_stack, which warns, after the "
                                                   "function changed state (a warning filter "

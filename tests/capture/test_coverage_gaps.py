@@ -511,6 +511,26 @@ def test_row_stack_warning_filtered_to_an_error_raises_before_anything_changes()
         assert log == []
 
 
+@pytest.mark.skipif(not hasattr(np, "row_stack"), reason="this NumPy has no np.row_stack")
+def test_row_stack_warning_caught_by_the_function():
+    """A handler of the function catches the warning a filter made an error:
+    jitted as plainly (the call inside the try is not modelled)."""
+    import warnings
+
+    def f(x):
+        try:
+            rows = np.row_stack([x, x])
+        except DeprecationWarning:
+            rows = np.vstack([x, -x])
+        return rows * 2
+    jitted = frame.jit(f)
+    x = array((3,), "float64")
+    jitted(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(jitted(x), f(x))
+
+
 # -- small integer dtypes ------------------------------------------------------------------------
 
 @case(lambda: (array((5,), "float64"),), graphs=1)
