@@ -37,6 +37,7 @@ import math
 import os
 import re
 import types
+import warnings
 import weakref
 
 import numpy as np
@@ -495,7 +496,10 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     if plan is not None:
         _attach_line(tr, rb, plan, out_index)
     _mutation_guards(tr)
-    donate = _donate_write_backs(tr, graph, out_index, rb, replay) if outputs else ()
+    # (a run-time check may send the call to the plain function, a warning filter may make
+    # a warning raise: the inputs must be unwritten then)
+    donate = _donate_write_backs(tr, graph, out_index, rb, replay) \
+        if outputs and not tr.run_checks and not tr.side_effects.warnings else ()
     if donate:
         options = (options or CompileOptions()).replace(donate=donate)
     exe = _executable(graph, backend, options, pgo, origin_of(fn)) if outputs else None
@@ -602,13 +606,15 @@ def _choose_outputs(tr: Translation, needed: list[TensorVariable], saved=()
 
     needed_ids = {id(v) for v in needed}
     for tv in needed:
-        if tv.base is not None and not remade_from_parent(tv, needed_ids) and (
-                tv.base.source is not None or id(tv.base) in needed_ids):
+        if tv.base is not None and tv.source is None and not remade_from_parent(tv, needed_ids) \
+                and (tv.base.source is not None or id(tv.base) in needed_ids):
             raise Unsupported("unsupported_object", "handing out a view of an array that capture "
                                                     "cannot remake at run time")
         if tv.source is None and not remade_from_parent(tv, needed_ids):
             want(tv)
     for tv in tr.side_effects.tensors.values():
+        want(tv)
+    for tv in tr.run_checks:
         want(tv)
     for value in saved:
         if id(value) not in out_index and id(value) not in tr.input_by_value:
@@ -702,6 +708,8 @@ def _write_replay(tr: Translation, fn, rb: _Rebuilder, out_index: dict[int, int]
             version = rb.source(tv) + "._version"
             written.append(f"    if {version} is not None: {version}.value += "
                            f"{se.tensor_writes[id(tv)]}")
+    for wrapper, args in se.cached_calls:   # the cache counts and stores as natively
+        lines.append(f"    {rb.expr(wrapper)}({''.join(rb.constant(a) + ', ' for a in args)})")
     for c in se.containers.values():
         lines += c.write_back(rb)
     for obj, name, value in se.attrs.values():
@@ -775,8 +783,16 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
         if tr.tracer.draws:
             body.append("        __rng_restore(__rs)")
         body.append(f"        return __fn({call})")
+        for check in tr.run_checks:
+            # a case the plain function warns about (NumPy's "Mean of empty slice"), known
+            # only from the data: nothing is written yet, the call runs natively
+            body.append(f"    if __o[{rb.out_index[id(tr.tracer.values[id(check.meta)])]}]:")
+            if tr.tracer.draws:
+                body.append("        __rng_restore(__rs)")
+            body.append(f"        return __fn({call})")
         body += _distinct_outputs(outputs, rb.used_outputs)
         body += _outputs_not_inputs(graph, outputs, rb.used_outputs)
+    body += _warning_lines(tr, fn, rb)
     body += replay.written
     body += rb.prelude
     body += replay.lines
@@ -791,6 +807,24 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
         count = "\n".join(replay.end).count("\n") + 1
         at = {first + i: brk.instr.lineno for i in range(count)}
     return "\n".join(head + body) + "\n", at
+
+
+def _warning_lines(tr: Translation, fn, rb: _Rebuilder) -> list[str]:
+    """The warnings the plain function gives (``SideEffects.warnings``), as
+    ``warnings.warn`` issues them from the user's frame: its file, line,
+    module name and ``__warningregistry__`` (so the filters' "once" and
+    "default" actions see the same registry)."""
+    lines = []
+    for category, message, filename, lineno, f_globals in tr.side_effects.warnings:
+        if f_globals is fn.__globals__:
+            g = FRAME_GLOBALS
+            rb.frame_reads |= frozenset({FRAME_GLOBALS})
+        else:
+            g = rb.const(f_globals)
+        lines.append(f"    {rb.const(warnings.warn_explicit)}({message!r}, {rb.const(category)}, "
+                     f"{filename!r}, {lineno!r}, {g}.get('__name__', '<string>'), "
+                     f"{g}.setdefault('__warningregistry__', {{}}), {g})")
+    return lines
 
 
 def entry_helpers(run) -> dict:

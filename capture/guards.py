@@ -54,6 +54,7 @@ class GuardKind(enum.Enum):
     SCALAR_TYPE = "scalar_type"        # a Python int/float (or an expression of them): its type
     SCALAR_VALUE = "scalar_value"      # ... its value, where the trace used it (variables/scalars.py)
     SCALAR_INPUT = "scalar_input"      # ... converts to its graph input's dtype
+    HAS_KEY = "has_key"                # a dict holds (or does not hold) a key
 
 
 def _plain_constant(value) -> bool:
@@ -213,6 +214,13 @@ class GuardSet:
         self._add(GuardKind.DICT_KEYS, (source,),
                   f"__type({e}) is {self.const(type(value))} and __tuple({e}) == {keys!r}",
                   f"{source.text()}: dict with keys {list(keys)!r}")
+
+    def has_key(self, source: Source, key, present: bool) -> None:
+        """The dict at ``source`` holds ``key`` (``present``) or does not (a
+        ``functools.cache``'s dict: whether a call hits, variables/lru_cache.py)."""
+        self._add(GuardKind.HAS_KEY, (source,),
+                  f"({key!r} in {source.expr()}) is {present!r}",
+                  f"{source.text()} {'has' if present else 'has no'} key {key!r}")
 
     def type_is(self, source: Source, value) -> None:
         self._add(GuardKind.TYPE_IS, (source,), f"__type({source.expr()}) is {self.const(type(value))}",

@@ -18,6 +18,7 @@ without a declaration gets no break (``breaks.can_break_at``).
 from __future__ import annotations
 
 import abc
+import builtins
 import inspect
 import operator
 import sys
@@ -248,6 +249,12 @@ def LOAD_SUPER_ATTR(tx, instr):
 @handler("LOAD_ASSERTION_ERROR")
 def LOAD_ASSERTION_ERROR(tx, instr):
     tx.push(tx.wrap_static(AssertionError))
+
+
+@handler("LOAD_BUILD_CLASS")
+def LOAD_BUILD_CLASS(tx, instr):
+    # a class statement: its call of __build_class__ is a graph break (builtins.py)
+    tx.push(tx.wrap_static(builtins.__build_class__))
 
 
 # -- subscripts ------------------------------------------------------------------------------

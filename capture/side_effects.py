@@ -36,6 +36,14 @@ class SideEffects:
         # real cells of the frame assigned (``nonlocal``, or the frame's own
         # ``STORE_DEREF``): id(Cell) -> Cell; its final ``value`` is written back
         self.cells: dict[int, object] = {}
+        # calls of functools.cache functions (variables/lru_cache.py): (the wrapper's
+        # variable, the constant arguments), replayed natively, in order, before the
+        # other writes; they change nothing but the cache (not counted by ``__bool__``)
+        self.cached_calls: list[tuple[Variable, tuple]] = []
+        # warnings the plain function gives at every call (np.row_stack's DeprecationWarning):
+        # (category, message, filename, lineno, the frame's globals), issued by the entry
+        # right after its graph, before anything is written (not counted by ``__bool__``)
+        self.warnings: list[tuple[type, str, str, int, dict]] = []
 
     def tensor_written(self, t: TensorVariable) -> None:
         if t.source is not None:
@@ -52,6 +60,23 @@ class SideEffects:
 
     def store_attr(self, obj: Variable, name: str, value: Variable) -> None:
         self.attrs[(id(obj), name)] = (obj, name, value)
+
+    def pending_class_attr(self, cls: type, name: str) -> Variable | None:
+        """The value ``cls.name`` has after the class attribute writes the
+        trace made (looked up along the MRO, as Python reads it), or None
+        when no write decides it."""
+        for klass in cls.__mro__:
+            entry = self.attrs.get((id(klass), name))
+            if entry is not None:
+                return entry[2]
+            if name in klass.__dict__:
+                return None
+        return None
+
+    def store_class_attr(self, cls_var: Variable, cls: type, name: str, value: Variable) -> None:
+        """``cls.name = value`` (``cls_var``, with a source, is replayed):
+        keyed by the class, whichever Variable stands for it."""
+        self.attrs[(id(cls), name)] = (cls_var, name, value)
 
     def pending_global(self, f_globals: dict, name: str) -> Variable | None:
         entry = self.globals.get((id(f_globals), name))

@@ -85,6 +85,13 @@ class Translation:
         self.views: dict[int, list[TensorVariable]] = {}    # id(base variable) -> its views
         self.item_writes: dict[int, int] = {}   # id(base variable) -> item assignments into it
         self.generators: list = []   # GeneratorVariables made by the trace (checked at its end)
+        # functools.cache calls the trace simulated: (id(wrapper), key) -> result, and how
+        # deep it is in the inlined body of a miss (variables/lru_cache.py)
+        self.cached_calls: dict[tuple, Variable] = {}
+        # 0-d bool graph values: when one is true at run time, the entry runs the plain
+        # function instead (NumPy warns then: np.mean of an empty slice, numpy_results.py)
+        self.run_checks: list[TensorVariable] = []
+        self.cache_miss_depth = 0
         # autograd under capture (capture/autograd.py)
         self.grad_mode: bool | None = None       # None: the caller's grad mode (guarded when read)
         self.entry_grad_mode: bool | None = None

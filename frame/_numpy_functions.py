@@ -757,8 +757,34 @@ def _binary_ufunc(op: str, function: str, kinds: str):
 hypot = _binary_ufunc("hypot", "hypot", "biuf")
 logaddexp = _binary_ufunc("logaddexp", "logaddexp", "biuf")
 arctan2 = _binary_ufunc("arctan2", "arctan2", "biuf")
-left_shift = _binary_ufunc("left_shift", "left_shift", "iu")
-right_shift = _binary_ufunc("right_shift", "right_shift", "iu")
+def _shift_ufunc(function: str):
+    """``np.left_shift`` / ``np.right_shift``: NumPy has no bool loop, so a
+    bool operand shifts in the integer dtype NumPy's type resolution picks
+    (``b << 1`` in int64, ``b << b`` in int8), asked of NumPy itself on
+    samples of the operands (a Python int is weak, as NEP 50 says)."""
+    integers = _binary_ufunc(function, function, "iu")
+    ufunc = getattr(np, function)
+
+    def sample(x):
+        if isinstance(x, (Tensor, np.ndarray)):
+            return np.zeros((), as_array(x).dtype)
+        return x
+
+    def fn(x1, x2):
+        if any(isinstance(x, (Tensor, np.ndarray, np.bool_, bool)) and
+               np.asarray(sample(x)).dtype == np.bool_ for x in (x1, x2)):
+            dt = ufunc(sample(x1), sample(x2)).dtype
+            if dt.kind in "iu":
+                x1, x2 = (F.astype(x, from_numpy(dt)) if isinstance(x, Tensor) and
+                          as_array(x).dtype == np.bool_ else x for x in (x1, x2))
+        return integers(x1, x2)
+    fn.__name__ = fn.__qualname__ = function
+    fn.__doc__ = integers.__doc__
+    return fn
+
+
+left_shift = _shift_ufunc("left_shift")
+right_shift = _shift_ufunc("right_shift")
 
 
 # --------------------------------------------------------------------------- truth tests, counts

@@ -272,6 +272,17 @@ def _cov_rows(function: str, m, y, rowvar, dtype):
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
     """``np.cov`` without weights: NumPy's order of operations."""
+    c = cov_matrix(m, y, rowvar, bias, ddof, fweights, aweights, dtype=dtype)
+    squeezed = tuple(d for d in _shape(c) if d != 1)
+    _no_0d_array("cov", squeezed)
+    return F.reshape(c, squeezed) if squeezed != _shape(c) else c
+
+
+def cov_matrix(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+               dtype=None):
+    """``np.cov`` before NumPy squeezes its result (a single variable's
+    variance is a (1, 1) matrix here, NumPy's 0-d array: capture gives it
+    that kind, ``capture/variables/numpy_layout.py``)."""
     if fweights is not None or aweights is not None:
         raise NotModelled("cov", "with fweights= or aweights=")
     if ddof is not None and not _int(ddof):
@@ -287,9 +298,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     c = F.mul(c, np.true_divide(1, fact))  # c *= 1 / fact: in float64, stored in dt
     if _dtype(c) != dt:
         c = F.astype(c, as_dtype(dt))
-    squeezed = tuple(d for d in _shape(c) if d != 1)
-    _no_0d_array("cov", squeezed)
-    return F.reshape(c, squeezed) if squeezed != _shape(c) else c
+    return c
 
 
 def corrcoef(x, y=None, rowvar=True, bias=_NO_VALUE, ddof=_NO_VALUE, *, dtype=None):

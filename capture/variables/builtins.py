@@ -23,6 +23,7 @@ from .container_methods import extreme_item, sort_items
 from .flow import ExceptionVariable
 from .itertools_calls import itertools_function
 from .objects import ObjectVariable, instance_dict
+from .ordering import cmp_to_key
 from .registry import HOOKS
 from .scalars import scalar_builtin_call
 from .stdlib import DequeVariable
@@ -312,6 +313,8 @@ def _minmax(fn):
         if any(isinstance(v, TensorVariable) for v in values):
             raise Unsupported("data_dependent", f"{fn.__name__}() over tensors compares their values; "
                                                 f"use frame.maximum / frame.max")
+        if values and (not kwargs or (set(kwargs) == {"default"} and len(args) == 1)):
+            return extreme_item(tx, values, None, fn)   # user objects by their __lt__ / __gt__
         raise Unsupported("unsupported_call", f"{fn.__name__}() of non-constant values")
     return handler
 
@@ -565,6 +568,14 @@ def _delitem(tx, obj, index):
     return ConstantVariable(None)
 
 
+def _build_class(tx, args, kwargs):
+    """A class statement (``__build_class__(body, name, *bases)``): its body
+    runs natively at a graph break, making a new class at every call."""
+    name = args[1].as_constant() if len(args) > 1 and args[1].is_constant() else "?"
+    raise Unsupported("unsupported_call", f"a class statement (class {name}): the class is made "
+                                          f"natively, a new class at every call")
+
+
 def _reduce(tx, args, kwargs):
     """``functools.reduce(fn, iterable[, initial])``, ``fn`` called (inlined) per item."""
     if kwargs or len(args) not in (2, 3):
@@ -593,6 +604,8 @@ OPERATOR_FUNCTIONS = {
     operator.contains: _operator_call(operator.contains, 2,
                                       lambda tx, a, b: ConstantVariable(a.contains(tx, b))),
     functools.reduce: _reduce,
+    builtins.__build_class__: _build_class,
+    functools.cmp_to_key: cmp_to_key,
 }
 SUPPORTED_BUILTINS.update(OPERATOR_FUNCTIONS)
 

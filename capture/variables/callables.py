@@ -16,8 +16,10 @@ from ..errors import Unsupported, UserCodeRaises
 from ..rebuild import make_function
 from ..sources import AttrSource, LocalSource, Source
 from .base import CONSTANT_TYPES, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
-from .numpy_inplace import numpy_fill_diagonal
-from .numpy_layout import numpy_ascontiguousarray
+from .numpy_inplace import numpy_fill_diagonal, numpy_put_along_axis
+from .numpy_layout import numpy_ascontiguousarray, numpy_asfortranarray, numpy_broadcast_arrays
+from .numpy_results import (ROW_STACK, is_cov_of_one_variable, is_masked_mean,
+                            numpy_cov_of_one_variable, numpy_masked_mean, numpy_row_stack)
 from .numpy_dtypes import DTYPE_INFO_CLASSES, DTYPE_QUERIES, dtype_query, real_array_itself
 from .registry import HOOKS, wrap_rule
 from .scalars import numpy_scalar_operand
@@ -79,9 +81,35 @@ class UserFunctionVariable(Variable):
         return None
 
     def getattr(self, tx, name: str) -> Variable:
+        pending = tx.side_effects.pending_attr(self, name)   # written by the trace (setattr)
+        if pending is not None:
+            return pending
         if name in ("__name__", "__qualname__", "__module__", "__doc__") and not self.by_code:
+            if self.source is not None:   # (they can be assigned: guarded)
+                return tx.wrap(getattr(self.fn, name), AttrSource(self.source, name))
             return ConstantVariable(getattr(self.fn, name))
+        if self.source is not None and not self.by_code and name in self.fn.__dict__:
+            # an attribute of the program's function (``wrapper.calls``, ``__wrapped__``)
+            return tx.wrap(self.fn.__dict__[name], AttrSource(self.source, name))
+        if self.source is not None and not self.by_code and _user_attribute(name):
+            tx.tr.guards.no_instance_attr(self.source, name)
+            message = f"{type(self.fn).__name__!r} object has no attribute {name!r}"
+            raise UserCodeRaises(f"AttributeError: {message}", exc=AttributeError(message))
         return super().getattr(tx, name)
+
+    def setattr(self, tx, name: str, value: Variable) -> None:
+        """``fn.name = value`` on a function of the program (a call counter,
+        ``__name__`` / ``__doc__`` set by a decorator): replayed after the
+        graph like an object's attribute.  Functions made in the call and
+        the attributes that change how the function runs (``__code__``,
+        ``__defaults__``...) are not modelled."""
+        if self.source is None or self.by_code or not (
+                _user_attribute(name) or name in ("__name__", "__qualname__", "__doc__")):
+            raise Unsupported("side_effect", f"setting attribute {name!r} on {self!r}")
+        if name in ("__name__", "__qualname__") and value.python_type() is not str:
+            message = f"{name} must be set to a string object"
+            raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+        tx.side_effects.store_attr(self, name, value)
 
     def rebuilt_from(self) -> list[Variable]:
         if self.source is not None:
@@ -120,6 +148,11 @@ class UserFunctionVariable(Variable):
 
     def __repr__(self) -> str:
         return f"Function({self.fn.__qualname__})"
+
+
+def _user_attribute(name: str) -> bool:
+    """A name a program stores in a function's ``__dict__`` (not a special one)."""
+    return not (name.startswith("__") and name.endswith("__"))
 
 
 class CallableVariable(Variable):
@@ -230,8 +263,20 @@ class NumpyFunctionVariable(CallableVariable):
             return args[0]
         if self.fn is np.fill_diagonal:  # writes into its array argument
             return numpy_fill_diagonal(tx, args, kwargs)
+        if self.fn is np.put_along_axis and tx.contains_tensor(args, kwargs):   # (the same)
+            return numpy_put_along_axis(tx, args, kwargs)
         if self.fn is np.ascontiguousarray and tx.contains_tensor(args, kwargs):
             return numpy_ascontiguousarray(tx, args, kwargs)  # the array itself when contiguous
+        if self.fn is np.asfortranarray and tx.contains_tensor(args, kwargs):
+            return numpy_asfortranarray(tx, args, kwargs)
+        if self.fn is np.mean and is_masked_mean(args, kwargs):
+            return numpy_masked_mean(tx, args, kwargs)   # checked for empty slices at run time
+        if ROW_STACK is not None and self.fn is ROW_STACK and tx.contains_tensor(args, kwargs):
+            return numpy_row_stack(tx, args, kwargs)   # vstack, and NumPy's DeprecationWarning
+        if self.fn is np.cov and is_cov_of_one_variable(args, kwargs):
+            return numpy_cov_of_one_variable(tx, args, kwargs)   # a 0-d array
+        if self.fn is np.broadcast_arrays and tx.contains_tensor(args, kwargs):
+            return numpy_broadcast_arrays(tx, args, kwargs)   # the arrays or views of them
         if self.fn is np.isscalar and len(args) == 1 and not kwargs and \
                 isinstance(args[0], TensorVariable):   # a type query: a NumPy scalar, not an array
             return ConstantVariable(args[0].kind == NPSCALAR)

@@ -14,6 +14,7 @@ from .callables import BuiltinVariable, NumpyFunctionVariable
 from .containers import (DictViewVariable, DictVariable, ListVariable, SetVariable, TupleVariable,
                          constant_value, is_constant_value, unpack_constant_key)
 from .numpy_calls import numpy_call
+from .ordering import order_by_comparisons
 from .registry import HOOKS
 
 __all__ = ["call_container_method"]
@@ -33,17 +34,19 @@ def _index_of(tx, items, target, name):
 def sort_items(tx, items: list[Variable], key: Variable | None, reverse: bool,
                what: str = "sort") -> list[Variable]:
     """``items`` in the order ``sorted(items, key=key, reverse=reverse)``
-    gives: the key function is called on each item in order (inlined), the
-    keys must be Python constants, and the order is the stable sort of their
-    positions by the keys (with Python's own comparisons and errors)."""
+    gives: the key function is called on each item in order (inlined); keys
+    that are Python constants are sorted with Python's own comparisons and
+    errors, others (user objects, ``cmp_to_key`` keys) by Python's own sort
+    asking for comparisons the trace simulates (``ordering.py``)."""
     if key is None or key.is_none():
         keys = items
     else:
         keys = [key.call(tx, [item], {}) for item in items]
     if not all(is_constant_value(k) for k in keys):
-        if any(k.has_frame_tensor() or k.tensor_kind() is not None for k in keys):
-            raise Unsupported("data_dependent", f"{what}() compares tensors by their values")
-        raise Unsupported("unsupported_call", f"{what}() by keys that are not Python constants")
+        _refuse_tensor_keys(keys, what)
+        order = order_by_comparisons(
+            tx, keys, lambda stand_ins: sorted(stand_ins, reverse=reverse), what)
+        return [items[i] for i in order]
     values = [constant_value(k) for k in keys]
     try:
         order = sorted(range(len(items)), key=values.__getitem__, reverse=reverse)
@@ -52,11 +55,18 @@ def sort_items(tx, items: list[Variable], key: Variable | None, reverse: bool,
     return [items[i] for i in order]
 
 
-def extreme_item(tx, items: list[Variable], key: Variable, fn) -> Variable:
-    """``min``/``max`` (``fn``) of ``items`` by ``key``: the first extreme one."""
-    keys = [key.call(tx, [item], {}) for item in items]
+def _refuse_tensor_keys(keys: list[Variable], what: str) -> None:
+    if any(k.has_frame_tensor() or k.tensor_kind() is not None for k in keys):
+        raise Unsupported("data_dependent", f"{what}() compares tensors by their values")
+
+
+def extreme_item(tx, items: list[Variable], key: Variable | None, fn) -> Variable:
+    """``min``/``max`` (``fn``) of ``items`` by ``key`` (None: the items
+    themselves): the first extreme one."""
+    keys = items if key is None else [key.call(tx, [item], {}) for item in items]
     if not all(is_constant_value(k) for k in keys):
-        raise Unsupported("unsupported_call", f"{fn.__name__}() by keys that are not Python constants")
+        _refuse_tensor_keys(keys, fn.__name__)
+        return items[order_by_comparisons(tx, keys, fn, fn.__name__)]
     values = [constant_value(k) for k in keys]
     try:
         return items[fn(range(len(items)), key=values.__getitem__)]

@@ -8,6 +8,7 @@ is written back to the real object after the graph runs.
 from __future__ import annotations
 
 import operator
+import sys
 import types
 
 import numpy as np
@@ -703,6 +704,31 @@ class GeneratorVariable(IteratorVariable):
     def throw(self, tx, exc: Variable):
         return self.resume(tx, None, exc)
 
+    def close(self, tx) -> Variable:
+        """``gen.close()``: ``GeneratorExit`` thrown in at the paused ``yield``
+        (its ``finally`` / ``except`` blocks run); a generator that yields
+        again raises RuntimeError, one not started or finished just ends.
+        Python 3.13 returns the value the generator returned then."""
+        if not self.started or self.finished:
+            self.started = self.finished = True
+            self.paused_in_try = False
+            return ConstantVariable(None)
+        from .flow import ExceptionVariable   # lazy: flow imports this module
+        try:
+            item = self.resume(tx, None, ExceptionVariable(GeneratorExit, []))
+        except UserCodeRaises as e:
+            raised = e.exc.python_type() if isinstance(e.exc, Variable) else type(e.exc)
+            if e.exc is not None and issubclass(raised, (GeneratorExit, StopIteration)):
+                return ConstantVariable(None)
+            raise
+        if item is not None:
+            message = "generator ignored GeneratorExit"
+            raise UserCodeRaises(f"RuntimeError: {message}", exc=RuntimeError(message))
+        returned, self.tx.result = self.tx.result, None
+        if sys.version_info >= (3, 13) and returned is not None:
+            return returned
+        return ConstantVariable(None)
+
     def stop_iteration(self):
         """The ``StopIteration`` ending a ``next()`` / ``send()`` of the finished
         generator: its ``value`` is what the generator returned (once: later
@@ -714,7 +740,7 @@ class GeneratorVariable(IteratorVariable):
         return ExceptionVariable(StopIteration, [returned])
 
     def getattr(self, tx, name: str) -> Variable:
-        if name in ("send", "__next__", "throw"):
+        if name in ("send", "__next__", "throw", "close"):
             return GeneratorMethodVariable(self, name)
         return super().getattr(tx, name)
 
@@ -763,8 +789,10 @@ class GeneratorMethodVariable(Variable):
         self.name = name
 
     def call(self, tx, args, kwargs):
-        if kwargs or len(args) != (0 if self.name == "__next__" else 1):
+        if kwargs or len(args) != (0 if self.name in ("__next__", "close") else 1):
             raise Unsupported("unsupported_call", f"generator.{self.name} with these arguments")
+        if self.name == "close":
+            return self.gen.close(tx)
         if self.name == "throw":
             exc = args[0]
             if exc.is_constant() and isinstance(exc.as_constant(), type):

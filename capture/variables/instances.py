@@ -122,6 +122,9 @@ def class_attribute(tx, cls: type, name: str, self_var: Variable | None):
     (its getter inlined), or a class attribute read through the class.
     ``_MISSING`` when the class has no such attribute; Unsupported for other
     descriptors."""
+    pending = tx.side_effects.pending_class_attr(cls, name)   # a class attribute the trace wrote
+    if pending is not None:
+        return pending
     static = _class_lookup(cls, name)
     if static is _MISSING:
         return _MISSING

@@ -1,4 +1,5 @@
-"""NumPy functions that write into their array argument: ``np.fill_diagonal``.
+"""NumPy functions that write into their array argument: ``np.fill_diagonal``,
+``np.put_along_axis``.
 
 ``np.fill_diagonal(a, val, wrap=False)`` is NumPy's ``a.flat[:end:step] = val``:
 the positions (C order, whatever ``a``'s layout) follow from the shape alone,
@@ -10,6 +11,14 @@ cut to the number of positions, as ``a.flat[...] = val`` does.  What NumPy
 rejects (a 1-d array, unequal dimensions beyond 2-d) raises natively; a value
 frame cannot convert exactly (a list, a cast NumPy makes unsafely) runs
 natively.
+
+``np.put_along_axis(arr, indices, values, axis)`` is NumPy's
+``arr[_make_along_axis_idx(arr.shape, indices, axis)] = values``: the same
+fancy index (orthogonal ``arange`` columns, the traced ``indices`` at
+``axis``) written through ``ndarray_setitem``; an index out of range raises
+in the graph's ``scatter`` and the call then runs natively.  NumPy's checks
+of the arguments (an integer array of the array's rank) are made at trace
+time; ``axis=None`` (a flat view) runs natively.
 """
 from __future__ import annotations
 
@@ -24,7 +33,7 @@ from ..errors import Unsupported, UserCodeRaises
 from .base import NDARRAY, TENSOR, ConstantVariable, TensorVariable, Variable
 from .registry import HOOKS
 
-__all__ = ["fill_diagonal_positions", "numpy_fill_diagonal"]
+__all__ = ["fill_diagonal_positions", "numpy_fill_diagonal", "numpy_put_along_axis"]
 
 
 def _fill_diagonal_signature(a, val, wrap=False): ...
@@ -89,4 +98,35 @@ def numpy_fill_diagonal(tx, args: list[Variable], kwargs: dict[str, Variable]) -
             val = tx.call_real(_repeated, [val, ConstantVariable(len(positions))], {},
                                numpy_semantics=True)
     HOOKS.ndarray_setitem(tx, a, index, val)
+    return ConstantVariable(None)
+
+
+def _put_along_axis_signature(arr, indices, values, axis): ...
+
+
+def numpy_put_along_axis(tx, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    bound = bind_call(_put_along_axis_signature, "put_along_axis", args, kwargs)
+    arr, indices, values, axis = (bound[k] for k in ("arr", "indices", "values", "axis"))
+    if not (isinstance(arr, TensorVariable) and arr.kind == NDARRAY
+            and isinstance(indices, TensorVariable) and indices.kind != TENSOR
+            and axis.is_constant() and axis.as_constant() is not None
+            and not (isinstance(values, TensorVariable) and values.kind == TENSOR)):
+        raise Unsupported("unsupported_call", "numpy.put_along_axis with these arguments")
+    if indices.meta.dtype.kind not in "iu":
+        raise UserCodeRaises("IndexError: `indices` must be an integer array",
+                             exc=IndexError("`indices` must be an integer array"))
+    shape = tuple(arr.shape)
+    if len(shape) != len(indices.shape):
+        message = "`indices` and `arr` must have the same number of dimensions"
+        raise UserCodeRaises(f"ValueError: {message}", exc=ValueError(message))
+    try:
+        ax = np.lib.array_utils.normalize_axis_index(axis.as_constant(), len(shape))
+    except (TypeError, np.exceptions.AxisError) as e:
+        raise UserCodeRaises(f"put_along_axis(): {e}", exc=e) from e
+    ones = (1,) * len(shape)
+    parts = [indices if dim == ax else
+             tx.wrap_result(np.arange(n).reshape(ones[:dim] + (-1,) + ones[dim + 1:]))
+             for dim, n in enumerate(shape)]
+    from .containers import TupleVariable   # lazy: containers imports callables, which imports this
+    HOOKS.ndarray_setitem(tx, arr, TupleVariable(parts), values)
     return ConstantVariable(None)

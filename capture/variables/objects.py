@@ -33,6 +33,7 @@ __all__ = ["ObjectVariable", "PythonModuleVariable", "ClassVariable", "Exception
 
 _MISSING = object()
 _OBJECT_CLASS = object.__dict__["__class__"]
+_HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (its attributes settable)
 
 
 def _class_lookup(cls: type, name: str):
@@ -96,6 +97,11 @@ class ObjectVariable(Variable):
         if pending is not None:
             return pending
         cls = type(self.obj)
+        pending = tx.side_effects.pending_class_attr(cls, name)   # a class attribute the trace wrote
+        if pending is not None and name not in getattr(self.obj, "__dict__", {}):
+            if hasattr(self.obj, "__dict__"):
+                tx.tr.guards.no_instance_attr(self.source, name)
+            return pending
         static = _class_lookup(cls, name)
         if name == "__class__" and static is _OBJECT_CLASS:   # its type (guarded by the wrap)
             return tx.wrap_static(cls)
@@ -385,6 +391,9 @@ class ClassVariable(Variable):
         return rb.const(self.cls)
 
     def getattr(self, tx, name: str) -> Variable:
+        pending = tx.side_effects.pending_class_attr(self.cls, name)
+        if pending is not None:   # written by the trace (setattr below)
+            return pending
         static = _class_lookup(self.cls, name)
         if static is _MISSING and name in ("__name__", "__qualname__", "__module__", "__doc__"):
             base = self.source or ConstSource(tx.tr.guards.const(self.cls), self.cls.__qualname__)
@@ -418,6 +427,33 @@ class ClassVariable(Variable):
         if base is None:
             base = ConstSource(tx.tr.guards.const(self.cls), self.cls.__qualname__)
         return tx.wrap(getattr(self.cls, name), AttrSource(base, name))
+
+    def setattr(self, tx, name: str, value: Variable) -> None:
+        """``Cls.name = value`` of a plain data attribute (a counter, a
+        registry): a side effect replayed after the graph like an instance's
+        attribute (``SideEffects.store_class_attr``), read back by the trace
+        through the class and its instances.  Methods, descriptors, dunder
+        names and classes with a custom metaclass ``__setattr__`` are not
+        modelled."""
+        cls = self.cls
+        what = f"setting attribute {name!r} on the class {cls.__qualname__}"
+        if not cls.__flags__ & _HEAPTYPE:
+            raise UserCodeRaises(f"TypeError: cannot set {name!r} attribute of immutable type "
+                                 f"{cls.__name__!r}",
+                                 exc=TypeError(f"cannot set {name!r} attribute of immutable type "
+                                               f"{cls.__name__!r}"))
+        if _class_lookup(type(cls), "__setattr__") is not type.__setattr__ or \
+                (name.startswith("__") and name.endswith("__")):
+            raise Unsupported("side_effect", f"{what} (a special name or metaclass)")
+        static = _class_lookup(cls, name)
+        meta = _class_lookup(type(cls), name)
+        if hasattr(type(meta), "__set__") or (static is not _MISSING and hasattr(type(static), "__get__")):
+            raise Unsupported("side_effect", f"{what}, a method or descriptor")
+        if value.python_type() in (types.FunctionType, staticmethod, classmethod, property):
+            raise Unsupported("side_effect", f"{what} to a function or descriptor")
+        target = self if self.source is not None else \
+            ClassVariable(cls, ConstSource(tx.tr.guards.const(cls), cls.__qualname__))
+        tx.side_effects.store_class_attr(target, cls, name, value)
 
     def truth(self, tx) -> bool:
         """A class is true unless its metaclass says otherwise (``__bool__`` or

@@ -37,6 +37,8 @@ where its objects must be recognised):
                                       guarded through it)
 66    callables.BoundBuiltinMethod    a list's or dict's builtin method
                                       (its ``__self__`` wrapped)
+69    lru_cache.LruCacheVariable      a functools.cache / lru_cache function
+                                      (static)
 70    callables (static)              a jitted function: what it wraps
 72    base.ConstantVariable (static)  frame.DType
 74    autograd (static)               grad-mode functions and classes

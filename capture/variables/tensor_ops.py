@@ -22,6 +22,7 @@ from frame.tensor import Tensor, from_numpy, tensor
 from ..errors import HINTS, Unsupported, UserCodeRaises
 from .base import (NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable,
                    scalar_tensor_entries)
+from .numpy_layout import ndarray_view
 from .registry import HOOKS
 from .scalars import ScalarVariable, scalar_input
 
@@ -407,6 +408,8 @@ def _array_of_sequence(tx, seq: Variable, opts: dict) -> Variable | None:
 
 
 def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
+    if name == "view" and t.kind == NDARRAY:   # the input's bytes, reinterpreted
+        return ndarray_view(tx, t, args, kwargs)
     if name not in NDARRAY_METHODS:
         raise Unsupported("unsupported_call", f"ndarray.{name}() has no frame op")
     function = HOOKS.ndarray_method_function(name)

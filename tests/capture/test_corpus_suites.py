@@ -34,12 +34,7 @@ from .helpers import array, tensor
 case = Corpus()
 
 # breaks that should not happen (strict xfails: a fix makes the case fail until its mark goes)
-CLASS_STATEMENT = "a class statement in the function (LOAD_BUILD_CLASS) runs the whole call natively"
-CLASS_ATTRIBUTE_WRITE = "type(self).count += 1 (a class attribute written) is a break"
-LRU_CACHE = "calling a functools.lru_cache wrapper is a break"
-GENERATOR_CLOSE = "generator.close() of a generator made in the function is not modelled"
-FUNCTION_ATTRIBUTES = "reading / writing a function's attributes (wrapper.calls) is a break"
-USER_ORDERING = "sorted() of user objects ordered by their __lt__ runs natively"
+USER_HASHING = "a set of user objects hashed by their __hash__ (BUILD_SET) runs the whole call natively"
 
 
 # == NumPy in a compiled function ===================================================================
@@ -574,7 +569,7 @@ def itertools_islice_and_chain(x):
     return list(itertools.chain(head, [x[-1]])), list(itertools.accumulate([1, 2, 3]))
 
 
-@case(lambda: (array((4,)),), graphs=1, xfail=GENERATOR_CLOSE)
+@case(lambda: (array((4,)),), graphs=0)   # (x itself is returned: nothing to compute)
 def generator_close_runs_finally(x):
     log = []
 
@@ -1244,7 +1239,7 @@ def _fib(n):
     return n if n < 2 else _fib(n - 1) + _fib(n - 2)
 
 
-@case(lambda: (array((3,)),), graphs=1, xfail=LRU_CACHE)
+@case(lambda: (array((3,)),), graphs=1)
 def lru_cached_helper(x):
     return x * _fib(10), _fib(12)
 
@@ -1264,7 +1259,7 @@ def _double(v):
     return v * 2
 
 
-@case(lambda: (array((3,)),), graphs=1, xfail=FUNCTION_ATTRIBUTES)
+@case(lambda: (array((3,)),), graphs=1)
 def wraps_preserves_metadata(x):
     before = _double.calls
     y = _double(x)
@@ -1277,8 +1272,7 @@ def operator_itemgetter_attrgetter(x):
     return sorted(rows, key=operator.itemgetter(0)), operator.attrgetter("shape")(x), operator.neg(x)
 
 
-@case(lambda: (array((3,)),), graphs=0,
-      xfail="functools.cmp_to_key of a function made in the call is not modelled (a break)")
+@case(lambda: (array((3,)),), graphs=0)
 def functools_cmp_to_key(x):
     def cmp(a, b):
         return (a > b) - (a < b)
@@ -1327,7 +1321,7 @@ class _Shape:
         return self.area_of(self.w, self.h)
 
 
-@case(lambda: (array((3,)),), graphs=1, xfail=CLASS_ATTRIBUTE_WRITE)
+@case(lambda: (array((3,)),), graphs=1)
 def classmethod_staticmethod(x):
     before = _Shape.count
     s = _Shape.square(x)
@@ -1977,7 +1971,7 @@ def closure_returned_from_jitted(x):
     return scaled(x * 2), scaled.__name__, scaled.__closure__ is not None
 
 
-@case(lambda: (array((3,)),), graphs=1, xfail=CLASS_STATEMENT)
+@case(lambda: (array((3,)),), graphs=1, breaks="a class statement (class Acc)")
 def class_defined_inside_function(x):
     class Acc:
         def __init__(self):
@@ -2351,7 +2345,7 @@ class _Units:
         return hash(self.v)
 
 
-@case(lambda: (array((3,)),), graphs=0, xfail=USER_ORDERING)
+@case(lambda: (array((3,)),), graphs=0, xfail=USER_HASHING)
 def user_class_sorting_and_hashing(x):
     items = [_Units(3), _Units(1), _Units(2)]
     return [u.v for u in sorted(items)], len({_Units(1), _Units(1)}), repr(items[0]), x

@@ -825,9 +825,7 @@ class Tracked:
         self.x = x
 
 
-@case(lambda: (array(),), graphs=1,
-      xfail="an assignment to a class attribute (Tracked.created += 1) is a graph break: "
-            "ClassVariable has no setattr (class attributes are guarded by value)")
+@case(lambda: (array(),), graphs=1)
 def class_attribute_counter_in_init(x):
     before = Tracked.created
     t = Tracked(x * 2)

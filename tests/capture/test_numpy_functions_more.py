@@ -391,7 +391,6 @@ NOT_MODELLED = [
     ("round-bool", lambda a: np.round(a > 0), "round of bools"),
     ("allclose", lambda a: np.allclose(a, a + 1e-9), "allclose"),
     ("tensordot-to-0d-array", lambda a: np.tensordot(a, a, axes=2), "0-d array"),
-    ("shift-bools", lambda a: np.left_shift(a > 0, 1), "left_shift of bool"),
     ("average-traced-weights", lambda a: np.average(a, axis=1, weights=a[0] * 0 + 1), "weights"),
 ]
 

@@ -355,7 +355,6 @@ NOT_MODELLED = [
     ("median-empty", lambda a: np.median(a[:, :0], axis=1), "of no elements"),
     ("quantile-np-q-0d-float32", lambda a: np.quantile(a.astype(np.float32), np.float64(0.5)),
      "may hold NaN"),
-    ("cov-1d", lambda a: np.cov(a[0]), "0-d array"),
     ("corrcoef-1d", lambda a: np.corrcoef(a[0]), "0-d array"),
     ("cov-weights", lambda a: np.cov(a, fweights=[1, 2, 1, 1]), "fweights"),
     ("cov-ddof-too-large", lambda a: np.cov(a, ddof=4), "degrees of freedom"),
