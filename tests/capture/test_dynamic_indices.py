@@ -219,12 +219,30 @@ def test_frame_tensor_indexed_by_a_changing_int(compile_counter):
     assert compile_counter.translations == 2
 
 
-def test_results_are_the_static_index_results_bit_for_bit():
-    x = np.random.default_rng(5).standard_normal((7, 4))
-    f = frame.jit(window, backend="cpu")
-    for i, j in ((0, 3), (1, 4), (2, 6), (-4, 7)):
-        for got, want in zip(f(x, i, j), window(x, i, j)):
+@pytest.mark.parametrize("backend", ["cpu", "openvino"])
+def test_results_are_the_static_index_results_bit_for_bit(compile_counter, backend):
+    if backend == "openvino":
+        pytest.importorskip("openvino")
+
+    def f(x, i, j):
+        return window(x, i, j) + pick_columns(x, i, j) + (x[i:i + 2] * 1.5,)
+    x = np.random.default_rng(5).standard_normal((7, 4)).astype(np.float32)
+    jitted = frame.jit(f, backend=backend)
+    for i, j in ((0, 3), (1, 3), (2, 3), (-4, 3), (3, 3)):
+        for got, want in zip(jitted(x, i, j), f(x, i, j)):
+            assert type(got) is type(want) and got.dtype == want.dtype
             np.testing.assert_array_equal(got, want)
+    assert compile_counter.graph_breaks.get("recompile_limit", 0) == 0
+
+    def g(x, i, j):   # the same lengths for every i: one entry after the first value
+        return pick_columns(x, i, j) + (x[i:i + 2] * 1.5, x[:, j:j + 1])
+    compile_counter.reset()
+    jitted = frame.jit(g, backend=backend)
+    for i, j in ((0, 3), (1, 2), (2, -2), (-4, 0), (3, 1)):
+        for got, want in zip(jitted(x, i, j), g(x, i, j)):
+            assert type(got) is type(want) and got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    assert compile_counter.translations == 2
 
 
 def test_value_used_for_a_shape_stays_guarded(compile_counter):
