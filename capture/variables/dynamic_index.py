@@ -49,6 +49,7 @@ from .scalars import ScalarVariable, _literal, _too_deep, scalar_input
 __all__ = ["dynamic_index", "DynamicIndexVariable"]
 
 _INT64 = np.dtype(np.int64)
+_INT64_MIN, _INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 
 
 def slice_length(start, stop, step, n: int) -> int:
@@ -100,22 +101,22 @@ class DynamicIndexVariable(Variable):
     (``dynamic_index`` makes it): ``getitem`` / ``setitem_value`` put it in the
     graph, ``reconstruct`` rebuilds the Python index from the call's values
     (a view's recipe: ``codegen._Rebuilder.tensor``)."""
-    __slots__ = ("template", "is_tuple", "scalars", "static_index", "takes", "result_ndim")
+    __slots__ = ("template", "is_tuple", "scalars", "static_index", "takes", "positions")
 
-    def __init__(self, template, is_tuple, scalars, static_index, takes, result_ndim):
+    def __init__(self, template, is_tuple, scalars, static_index, takes, positions):
         super().__init__(None)
         self.template = template
         self.is_tuple = is_tuple
         self.scalars = scalars            # the dynamic ScalarVariables, by hole number
         self.static_index = static_index  # None: nothing static to index
         self.takes = takes
-        self.result_ndim = result_ndim
+        self.positions = positions        # those the graph takes as inputs (``takes``' k)
 
     def python_type(self) -> type:
         return tuple if self.is_tuple else slice if self.template[0][0] == "s" else int
 
     def _operands(self, tx) -> list[Variable]:
-        inputs = [scalar_input(tx, s, _INT64) for s in self.scalars]
+        inputs = [scalar_input(tx, s, _INT64) for s in self.positions]
         return [ConstantVariable(self.static_index), ConstantVariable(self.takes), *inputs]
 
     def getitem(self, tx, t: TensorVariable) -> Variable:
@@ -221,8 +222,16 @@ def dynamic_index(tx, t: TensorVariable, index: Variable) -> DynamicIndexVariabl
     consumed = kinds.count("axis")
     if kinds.count("ellipsis") > 1 or consumed > len(shape):
         return None   # frame's indexing raises NumPy's error
-    template, scalars, static_index, takes = [], [], [], []
+    template, scalars, static_index, takes, positions = [], [], [], [], []
     holes: dict[int, int] = {}
+
+    def position(v: ScalarVariable) -> int:
+        """``v``'s number among the graph's int64 inputs."""
+        for k, known in enumerate(positions):
+            if known is v:
+                return k
+        positions.append(v)
+        return len(positions) - 1
 
     def hole(v: ScalarVariable) -> tuple:
         if id(v) not in holes:
@@ -257,7 +266,7 @@ def dynamic_index(tx, t: TensorVariable, index: Variable) -> DynamicIndexVariabl
             guards.append(inside)
             template.append(hole(c))
             static_index.append(slice(None))
-            takes.append(("int", out, n, holes[id(c)]))
+            takes.append(("int", out, n, position(c)))
             out += 1
             dropped += 1
         else:
@@ -268,8 +277,10 @@ def dynamic_index(tx, t: TensorVariable, index: Variable) -> DynamicIndexVariabl
             template.append(("s", tuple(hole(b) if isinstance(b, ScalarVariable) else ("c", b)
                                         for b in (start, stop, step))))
             if isinstance(start, ScalarVariable) and length:
+                if not _INT64_MIN <= start.concrete <= _INT64_MAX:
+                    return None   # not an int64 graph input: the values are read
                 static_index.append(slice(None))
-                takes.append(("slice", out, n, holes[id(start)], step, length))
+                takes.append(("slice", out, n, position(start), step, length))
             else:   # the elements are known from the length: a static slice
                 first = slice(concrete[0], None, step).indices(n)[0] if length else 0
                 last = first + length * step
@@ -283,7 +294,7 @@ def dynamic_index(tx, t: TensorVariable, index: Variable) -> DynamicIndexVariabl
     full = all(s == slice(None) for s in static_index) and None not in static_index
     var = DynamicIndexVariable(tuple(template), is_tuple, scalars,
                                None if full else tuple(static_index),
-                               tuple(sorted(takes, key=lambda x: -x[1])), out - dropped)
+                               tuple(sorted(takes, key=lambda x: -x[1])), positions)
     return var
 
 

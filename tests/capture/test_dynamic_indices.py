@@ -190,6 +190,14 @@ def test_slices_follow_numpy_clamping():
         assert_same_as_eager(window, x, i, j)
 
 
+def test_bounds_beyond_int64():
+    def f(x, i):
+        return x[i:], x[i:i + 2], x[:i]
+    x = np.arange(12.0).reshape(6, 2)
+    for i in (0, 1, -2 ** 70, 2 ** 70, 3, -2 ** 64, 2):
+        assert_same_as_eager(f, x, i)
+
+
 def test_returned_slice_is_a_view_of_the_argument():
     def f(x, i):
         return x[i:i + 2], x[i]
