@@ -98,7 +98,7 @@ def setitem_dynamic(x, value, static_index, takes: tuple, *positions):
 
 class DynamicIndexVariable(Variable):
     """An index of tensors and ndarrays with dynamic ints among its entries
-    (``dynamic_index`` makes it): ``getitem`` / ``setitem_value`` put it in the
+    (``dynamic_index`` makes it): ``index_into`` / ``setitem_value`` put it in the
     graph, ``reconstruct`` rebuilds the Python index from the call's values
     (a view's recipe: ``codegen._Rebuilder.tensor``)."""
     __slots__ = ("template", "is_tuple", "scalars", "static_index", "takes", "positions")
@@ -119,7 +119,7 @@ class DynamicIndexVariable(Variable):
         inputs = [scalar_input(tx, s, _INT64) for s in self.positions]
         return [ConstantVariable(self.static_index), ConstantVariable(self.takes), *inputs]
 
-    def getitem(self, tx, t: TensorVariable) -> Variable:
+    def index_into(self, tx, t: TensorVariable) -> Variable:
         """``t[index]`` (a view of an ndarray, marked with its recipe)."""
         result = tx.call_real(take_dynamic, [t, *self._operands(tx)], {},
                               numpy_semantics=t.kind != TENSOR)
@@ -239,7 +239,7 @@ def dynamic_index(tx, t: TensorVariable, index: Variable) -> DynamicIndexVariabl
             scalars.append(v)
         return ("v", holes[id(v)])
 
-    guards = []   # (the derived ScalarVariable, its expected value) checked once all are built
+    guards = []   # derived ScalarVariables (an outcome, a length), guarded once all are built
     axis = out = dropped = 0
     for (k, c), kind in zip(classified, kinds):
         if kind == "none":
@@ -291,7 +291,7 @@ def dynamic_index(tx, t: TensorVariable, index: Variable) -> DynamicIndexVariabl
         return None   # NumPy gives a 0-d array there, not a scalar: read the values
     for g in guards:
         g.value   # noqa: B018 - the outcome / the length is guarded, not the operands
-    full = all(s == slice(None) for s in static_index) and None not in static_index
+    full = all(isinstance(s, slice) and s == slice(None) for s in static_index)
     var = DynamicIndexVariable(tuple(template), is_tuple, scalars,
                                None if full else tuple(static_index),
                                tuple(sorted(takes, key=lambda x: -x[1])), positions)

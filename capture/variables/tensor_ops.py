@@ -533,7 +533,7 @@ def tensor_getitem(tx, t: TensorVariable, index: Variable) -> Variable:
         return _getitem_at_traced_ints(tx, t, index)
     dynamic = dynamic_index(tx, t, index)
     if dynamic is not None:   # dynamic ints as index or slice bounds: graph inputs
-        return dynamic.getitem(tx, t)
+        return dynamic.index_into(tx, t)
     result = tx.call_real(operator.getitem, [t, index], {}, numpy_semantics=t.kind != TENSOR)
     if t.kind != TENSOR and HOOKS.is_basic_index(index):
         tx.tr.mark_view(result, t, operator.getitem, [index])
