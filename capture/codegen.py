@@ -337,7 +337,9 @@ class _Rebuilder:
         name = self.temps.get(id(var))
         if name is None and remade_from_parent(var, self.needed):
             parent, fn, args, kwargs = var.recipe
-            call_args = "".join(f", {self.pool.const(a)}" for a in args)
+            # (a Variable: an index of dynamic ints, variables/dynamic_index.py)
+            call_args = "".join(f", {self.expr(a) if isinstance(a, Variable) else self.pool.const(a)}"
+                                for a in args)
             call_args += "".join(f", {k}={self.pool.const(v)}" for k, v in kwargs.items())
             name = self.temps[id(var)] = f"__t{len(self.temps)}"
             self.prelude.append(f"    {name} = {self.pool.const(fn)}({self.tensor(parent)}{call_args})")

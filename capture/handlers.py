@@ -337,7 +337,35 @@ def UNARY_NOT(tx, instr):
     tx.push(ConstantVariable(not tx.truth(tx.pop())))
 
 
-@handler("TO_BOOL", on_break=lambda end, instr: end.compute(1, "__bool({0})"))
+def _jump_ways(end, instr):
+    """3.13's ``TO_BOOL`` (or ``COMPARE_OP``'s bool) right before a
+    ``POP_JUMP_IF_*``: the jump's (if true, if false) continuations, else None.
+    At a break there the entry tests the value and jumps natively, as 3.11's
+    break at the jump does: no bool is handed to a resume function (which
+    would be specialised per bool value, and its scalars' failing guards hidden
+    behind the bool's)."""
+    jump = end.following(instr)
+    if jump is None or jump.opname not in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE") \
+            or jump.part != 0:
+        return None
+    target = end.brk.tx.instructions[jump.target]
+    after = end.following(jump)
+    if after is None:
+        return None
+    return (target, after) if jump.opname == "POP_JUMP_IF_TRUE" else (after, target)
+
+
+def _to_bool_break(end, instr):
+    ways = _jump_ways(end, instr)
+    if ways is None:
+        end.compute(1, "__bool({0})")
+        return
+    (value,) = end.operands(1)
+    end.resume(ways[0], when=end.expr(value))
+    end.resume(ways[1])
+
+
+@handler("TO_BOOL", on_break=_to_bool_break)
 def TO_BOOL(tx, instr):
     tx.push(ConstantVariable(tx.truth(tx.pop())))
 
@@ -351,6 +379,11 @@ def _compare_break(end, instr):
     if instr.argval not in _COMPARE:
         raise Unsupported("unsupported_opcode", f"comparison {instr.argval!r}")
     template = f"({{0}} {instr.argval} {{1}})"
+    ways = _jump_ways(end, instr) if getattr(instr, "to_bool", False) else None
+    if ways is not None:   # bool(a < b) then a jump: the entry compares and jumps
+        end.resume(ways[0], when=template.format(*map(end.expr, end.operands(2))))
+        end.resume(ways[1])
+        return
     end.compute(2, "__bool" + template if getattr(instr, "to_bool", False) else template)
 
 

@@ -473,8 +473,11 @@ class InstructionTranslator:
             result = self.call_real(frame.where, [where, result, a], {})
         if through is not None:
             parent, index = through
-            whole = self.call_real(setitem, [parent, ConstantVariable(index), result], {},
-                                   numpy_semantics=True)
+            if isinstance(index, Variable):   # an index of dynamic ints (variables/dynamic_index.py)
+                whole = index.setitem_value(self, parent, result)
+            else:
+                whole = self.call_real(setitem, [parent, ConstantVariable(index), result], {},
+                                       numpy_semantics=True)
             self.write_in_place(parent, whole)  # makes every view of the root stale, ``a`` too
             a.stale = False
             self.tr.views.setdefault(id(a.base), []).append(a)
@@ -488,7 +491,8 @@ class InstructionTranslator:
     @staticmethod
     def _indexed_view(a: TensorVariable) -> tuple[TensorVariable, object] | None:
         """``(parent, index)`` when ``a`` is an ndarray view ``parent[index]``
-        made by basic indexing with a constant index, else None."""
+        made by basic indexing with a constant index (or a
+        ``DynamicIndexVariable``), else None."""
         if a.base is None or a.kind != NDARRAY or a.recipe is None:
             return None
         parent, fn, args, kwargs = a.recipe

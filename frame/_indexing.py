@@ -34,7 +34,7 @@ from .ops.shape import canonical_slice
 from .tensor import Tensor
 from .dtypes import int64 as _INT64
 
-__all__ = ["getitem", "setitem", "add_at", "UnsupportedIndexError"]
+__all__ = ["getitem", "setitem", "setitem_at", "add_at", "UnsupportedIndexError"]
 
 
 class UnsupportedIndexError(FrameTypeError, IndexError):
@@ -273,11 +273,18 @@ def setitem(tensor, index, value):
     A boolean mask (``t[t < 0] = 0``) takes one value, written by ``where``.
     ``Tensor.__setitem__`` writes this result in place.
     """
-    v = _in_dtype_of(tensor, value)
     mask = _bool_mask(index)
     if mask is not None:
-        return _masked_setitem(tensor, mask, v)
-    positions = _positions(tensor, index)
+        return _masked_setitem(tensor, mask, _in_dtype_of(tensor, value))
+    return setitem_at(tensor, _positions(tensor, index), value)
+
+
+def setitem_at(tensor, positions, value):
+    """``setitem``'s write, given the flat ``positions`` of the selected
+    elements (an integer tensor in the selection's shape: ``tensor[index]`` of
+    ``arange(size)`` in ``tensor``'s shape): ``value`` cast, broadcast and
+    scattered there."""
+    v = _in_dtype_of(tensor, value)
     shape = positions.shape
     vshape = as_array(v).shape
     if len(vshape) > len(shape) and all(d == 1 for d in vshape[:len(vshape) - len(shape)]):

@@ -24,6 +24,7 @@ from .base import (NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, 
                    scalar_tensor_entries)
 from .numpy_layout import ndarray_view
 from .registry import HOOKS
+from .dynamic_index import dynamic_index
 from .scalars import ScalarVariable, scalar_input
 
 __all__ = ["tensor_getattr", "tensor_getitem", "tensor_write", "TensorMethodVariable",
@@ -103,6 +104,10 @@ def tensor_write(tx, t: TensorVariable, functional, args, kwargs) -> TensorVaria
     tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, TensorVariable)]
     operand = next((a for a in tensors if a.requires_grad), tensors[0] if tensors else ConstantVariable(0))
     HOOKS.check_inplace(tx, t, operand)
+    if functional is setitem and len(args) == 2 and not kwargs:
+        dynamic = dynamic_index(tx, t, args[0])
+        if dynamic is not None:   # t[i] = v with a dynamic int i: a graph input
+            return tx.write_in_place(t, dynamic.setitem_value(tx, t, args[1]))
     return tx.write_in_place(t, tx.call_real(functional, [t, *args], kwargs))
 
 
@@ -146,9 +151,13 @@ def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> 
                                                   f"array ({type(e).__name__})") from e
         value = ConstantVariable(probe[()])
     HOOKS.check_inplace(tx, a, value)
+    dynamic = dynamic_index(tx, a, index)
     tx.tr.item_written(a)
-    result = tx.call_real(setitem, [a, index, value], {}, numpy_semantics=True,
-                          numpy_ref=_numpy_setitem)
+    if dynamic is not None:   # dynamic ints as index or slice bounds: graph inputs
+        result = dynamic.setitem_value(tx, a, value)
+    else:
+        result = tx.call_real(setitem, [a, index, value], {}, numpy_semantics=True,
+                              numpy_ref=_numpy_setitem)
     tx.write_in_place(a, result)
 
 
@@ -525,6 +534,9 @@ def tensor_getitem(tx, t: TensorVariable, index: Variable) -> Variable:
     NumPy basic indexing (ints, slices, None, ...) returns a view."""
     if scalar_tensor_entries(index):
         return _getitem_at_traced_ints(tx, t, index)
+    dynamic = dynamic_index(tx, t, index)
+    if dynamic is not None:   # dynamic ints as index or slice bounds: graph inputs
+        return dynamic.index_into(tx, t)
     result = tx.call_real(operator.getitem, [t, index], {}, numpy_semantics=t.kind != TENSOR)
     if t.kind != TENSOR and HOOKS.is_basic_index(index):
         tx.tr.mark_view(result, t, operator.getitem, [index])

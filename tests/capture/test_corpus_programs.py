@@ -704,8 +704,7 @@ def newton_with_tolerance(f, fprime, x0, tol=1e-10, max_iter=50):
 # 3.13 the if's outcome reaches the continuation as a bool on the stack, which
 # recompiles per outcome until the recompile limit, then runs natively
 @case(lambda: (np.array([1.0, -6.0, 11.0, -6.0]), 2.5, 4.0),
-      graphs=6 if sys.version_info < (3, 13) else 10,
-      breaks=('the truth value of a tensor',) * (6 if sys.version_info < (3, 13) else 10))
+      graphs=6, breaks=('the truth value of a tensor',) * 6)   # on 3.13 too (TO_BOOL + jump)
 def bisection_on_polynomial(coeffs, lo, hi, tol=1e-8):
     def p(x):
         acc = 0.0
