@@ -9,6 +9,7 @@ import types
 import numpy as np
 
 from frame._numpy_functions import einsum_returns_view, einsum_view
+from frame._numpy_indices import r_getitem
 from frame._numpy_interop import FUNCTION_OPS, UFUNC_OPS
 from frame.tensor import from_numpy, tensor
 
@@ -202,7 +203,11 @@ def _numpy_tables():
 
 _PURE_NUMPY_CONSTRUCTORS = {np.zeros, np.ones, np.full, np.arange, np.linspace, np.eye,
                             np.identity, np.array, np.asarray, np.zeros_like, np.ones_like,
-                            np.full_like, np.tri, np.logspace, np.geomspace}
+                            np.full_like, np.tri, np.logspace, np.geomspace,
+                            # index arrays of a shape given by ints
+                            np.triu_indices, np.tril_indices, np.diag_indices, np.indices,
+                            np.ravel_multi_index}
+_R_GETITEM = type(np.r_).__getitem__
 # constructors whose values are unspecified, and their zero-filled twins
 _UNINITIALISED = {np.empty: np.zeros, np.empty_like: np.zeros_like}
 # NumPy functions whose result may be a view of their first argument
@@ -282,6 +287,13 @@ class NumpyFunctionVariable(CallableVariable):
             return ConstantVariable(args[0].kind == NPSCALAR)
         if isinstance(self.fn, np.ufunc) and self.fn in ufuncs:
             args = [numpy_scalar_operand(tx, a) for a in args]   # dynamic NumPy float scalars
+        if self.fn is _R_GETITEM and len(args) == 2 and not kwargs and \
+                getattr(args[0], "obj", None) is np.r_:
+            # np.r_[0, a] (the method, called with np.r_ itself): frame's concatenation
+            if not tx.contains_tensor(args, kwargs):
+                return tx.call_constant(np.r_.__getitem__, args[1:], {})
+            return tx.call_real(r_getitem, args[1:], {}, numpy_semantics=True,
+                                numpy_ref=np.r_.__getitem__)
         if tx.contains_tensor(args, kwargs):
             result = HOOKS.numpy_array_function(tx, self.fn, args, kwargs)
             if result is not None:
