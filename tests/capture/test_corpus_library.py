@@ -22,6 +22,19 @@ from .corpus import Corpus
 
 case = Corpus()
 
+# breaks that should not happen and are not fixed by this sweep (strict xfails)
+ERRSTATE = ("a `with np.errstate(...)` block is a graph break: the entry enters the manager "
+            "natively and the block runs in a resume function (logsumexp, xlogy, safe division)")
+HISTOGRAM_EDGES = ("np.histogram is modelled only with an int bins= and range=: no list of edges, "
+                   "weights= or density= (a graph break)")
+CONSTANT_ARRAY_ARGUMENT = ("an array made in the function from constants (np.array([...]), "
+                           "np.linspace(0, 100, n)) is a traced tensor to frame's NumPy functions: "
+                           "np.digitize's bins / np.percentile's q 'computed from arrays' (a graph break)")
+LINSPACE_OF_TRACED = "np.linspace(x.min(), x.max(), n) of traced scalars has no frame op (a graph break)"
+NUMPY_WARNINGS = ("NumPy's warnings of compiled ops are not the user's: np.nanmean of an all-NaN "
+                  "slice warns from frame/ops/stats.py, natively from the user's line "
+                  "(docs/capture.md, floating-point errors)")
+
 
 def _rng(seed):
     return np.random.default_rng(seed)
@@ -85,14 +98,14 @@ def standard_scaler_fit_transform(X):
     return Z, sc.mean_, sc.scale_, sc.n_samples_seen_
 
 
-@case(lambda: (_scaler_data(np.float32),), kwargs={"with_mean": False, "ddof": 1})
+@case(lambda: (_scaler_data(np.float32),), kwargs={"with_mean": False, "ddof": 1}, graphs=1)
 def standard_scaler_options(X, with_mean=True, ddof=0):
     sc = StandardScaler(with_mean=with_mean, ddof=ddof).fit(X)
     Z = sc.transform(X)
     return Z, Z.dtype, sc.mean_, sc.var_, sc.inverse_transform(Z)
 
 
-@case(lambda: (_scaler_data(),))
+@case(lambda: (_scaler_data(),), graphs=1, breaks="float() of a tensor")
 def standard_scaler_transform_in_place(X):
     sc = StandardScaler().fit(X)
     out = sc.transform(X, copy=False)
@@ -166,7 +179,7 @@ def robust_and_maxabs_scalers(X):
     return (X - med) / iqr, X / max_abs
 
 
-@case(lambda: (_rng(4).normal(size=(5, 3)),), kwargs={"norm": "l1"})
+@case(lambda: (_rng(4).normal(size=(5, 3)),), kwargs={"norm": "l1"}, graphs=1)
 def normalizer_rows(X, norm="l2"):
     if norm == "l1":
         norms = np.abs(X).sum(axis=1)
@@ -180,8 +193,7 @@ def normalizer_rows(X, norm="l2"):
     return X / norms[:, np.newaxis]
 
 
-@case(lambda: (np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan], [np.nan, 8.0, 9.0], [2.0, 2.0, 2.0]]),),
-      graphs=1)
+@case(lambda: (np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan], [np.nan, 8.0, 9.0], [2.0, 2.0, 2.0]]),), graphs=2, breaks="numpy.nonzero on a tensor")
 def simple_imputer_mean_and_median(X):
     mask = np.isnan(X)
     means = np.nanmean(X, axis=0)
@@ -193,7 +205,7 @@ def simple_imputer_mean_and_median(X):
     return filled, X2, mask.sum(axis=0)
 
 
-@case(lambda: (np.array([[0.5, -1.0], [2.0, 3.0]]),), kwargs={"degree": 3})
+@case(lambda: (np.array([[0.5, -1.0], [2.0, 3.0]]),), kwargs={"degree": 3}, graphs=1)
 def polynomial_features(X, degree=2, include_bias=True):
     n, d = X.shape
     cols = [np.ones(n)] if include_bias else []
@@ -215,7 +227,7 @@ def polynomial_features(X, degree=2, include_bias=True):
     return np.column_stack(cols), powers
 
 
-@case(lambda: (np.array(["cat", "dog", "cat", "bird", "dog", "cat"]),))
+@case(lambda: (np.array(["cat", "dog", "cat", "bird", "dog", "cat"]),), graphs=0, breaks="dtype <U4 is not supported")
 def one_hot_encoder_unique_inverse(values):
     categories, inverse = np.unique(values, return_inverse=True)
     onehot = np.zeros((values.shape[0], categories.shape[0]), dtype=np.float64)
@@ -223,7 +235,7 @@ def one_hot_encoder_unique_inverse(values):
     return categories, inverse, onehot
 
 
-@case(lambda: (np.array([3, 1, 3, 7, 1, 1]),), graphs=1)
+@case(lambda: (np.array([3, 1, 3, 7, 1, 1]),), graphs=1, breaks=("numpy.unique on a tensor", "numpy.bincount whose length depends on the values", "numpy.array_equal on a tensor"))
 def label_encoder_fit_transform_inverse(y):
     classes = np.unique(y)
     encoded = np.searchsorted(classes, y)
@@ -232,7 +244,7 @@ def label_encoder_fit_transform_inverse(y):
     return classes, encoded, decoded, counts, np.array_equal(decoded, y)
 
 
-@case(lambda: (np.array([3, 1, 9]), np.array([1, 3, 3, 9, 4])))
+@case(lambda: (np.array([3, 1, 9]), np.array([1, 3, 3, 9, 4])), graphs=1, breaks=("numpy.setdiff1d on a tensor", "formatting Tensor", "the function raises ValueError"))
 def label_encoder_unseen_label_raises(classes, y):
     classes = np.sort(classes)
     diff = np.setdiff1d(y, classes)
@@ -247,7 +259,7 @@ def label_binarizer_eye_index(y, n_classes):
     return Y, Y.argmax(axis=1), Y.sum(axis=0)
 
 
-@case(lambda: (np.array([0.1, 2.5, 3.3, 7.9, 5.0, 9.99, 0.0]),), kwargs={"n_bins": 4}, graphs=1)
+@case(lambda: (np.array([0.1, 2.5, 3.3, 7.9, 5.0, 9.99, 0.0]),), kwargs={"n_bins": 4}, graphs=1, xfail=LINSPACE_OF_TRACED)
 def kbins_discretizer_uniform(x, n_bins=5):
     edges = np.linspace(x.min(), x.max(), n_bins + 1)
     codes = np.digitize(x, edges[1:-1])
@@ -255,7 +267,7 @@ def kbins_discretizer_uniform(x, n_bins=5):
     return edges, codes, centers[codes]
 
 
-@case(lambda: (np.array([1.0, 2.0, 2.0, 3.0, 10.0, 11.0, 15.0, 30.0]),), kwargs={"n_bins": 3})
+@case(lambda: (np.array([1.0, 2.0, 2.0, 3.0, 10.0, 11.0, 15.0, 30.0]),), kwargs={"n_bins": 3}, graphs=1, xfail=CONSTANT_ARRAY_ARGUMENT)
 def kbins_discretizer_quantile(x, n_bins=3):
     edges = np.percentile(x, np.linspace(0, 100, n_bins + 1))
     edges = np.unique(edges)
@@ -263,10 +275,33 @@ def kbins_discretizer_quantile(x, n_bins=3):
     return edges, codes, np.bincount(codes, minlength=len(edges) - 1)
 
 
+def _scale_calls():
+    X = _scaler_data()
+    return [(X, 0.0, 1.0), (X, -1.0, 1.0), (X * 2, -1.0, 1.0), (X[:5], -1.0, 1.0), (X.astype(np.float32), 0, 1)]
+
+
+@case(calls=_scale_calls, recompiles=3)
+def minmax_scale_with_range_per_call(X, lo, hi):
+    data_min, data_max = X.min(axis=0), X.max(axis=0)
+    rng = np.where(data_max - data_min == 0, 1.0, data_max - data_min)
+    return lo + (X - data_min) * (hi - lo) / rng
+
+
+def _threshold_calls():
+    X, y = _binary(n=10, seed=60)
+    w = np.array([1.0, -1.0, 0.5])
+    return [(X, w, 0.5), (X, w, 0.3), (X, w * 2, 0.3), (X, w, 0.7)]
+
+
+@case(calls=_threshold_calls, recompiles=1)
+def predict_with_threshold_per_call(X, w, threshold):
+    proba = 1 / (1 + np.exp(-(X @ w)))
+    return (proba >= threshold).astype(np.int64), proba.max()
+
+
 # == splits, sampling ===============================================================================
 
-@case(lambda: (np.arange(30.0).reshape(10, 3), np.arange(10) % 3), kwargs={"test_size": 0.3, "seed": 7},
-      graphs=1)
+@case(lambda: (np.arange(30.0).reshape(10, 3), np.arange(10) % 3), kwargs={"test_size": 0.3, "seed": 7}, graphs=1, breaks=("numpy.random.default_rng()", "numpy.random.Generator.permutation", "numpy.random.Generator.permutation()"))
 def train_test_split_default_rng(X, y, test_size=0.25, seed=None):
     n = X.shape[0]
     n_test = int(math.ceil(test_size * n))
@@ -306,7 +341,7 @@ def kfold_indices(n_samples, n_splits=3):
     return folds
 
 
-@case(lambda: (np.arange(20.0).reshape(10, 2),), kwargs={"n_boot": 3, "seed": 5}, graphs=1)
+@case(lambda: (np.arange(20.0).reshape(10, 2),), kwargs={"n_boot": 3, "seed": 5})
 def bootstrap_means(X, n_boot=5, seed=0):
     rng = np.random.default_rng(seed)
     stats = []
@@ -326,7 +361,7 @@ def _svd_flip(u, v):
     return u, v
 
 
-@case(lambda: (_rng(5).normal(size=(12, 4)) @ np.diag([4.0, 2.0, 1.0, 0.2]), 2), graphs=1)
+@case(lambda: (_rng(5).normal(size=(12, 4)) @ np.diag([4.0, 2.0, 1.0, 0.2]), 2), graphs=1, breaks="float() of a tensor")
 def pca_svd_flip_explained_variance(X, n_components):
     mean = X.mean(axis=0)
     Xc = X - mean
@@ -383,7 +418,7 @@ def kmeans_plus_plus_then_lloyd(X, k, n_iter=10, tol=1e-6, seed=0):
 
 
 @case(lambda: (np.array([[0.0, 0.0], [0.2, 0.1], [0.1, 0.3], [9.0, 9.0]]),
-               np.array([[0.0, 0.1], [50.0, 50.0], [9.0, 8.5]])), graphs=1)
+               np.array([[0.0, 0.1], [50.0, 50.0], [9.0, 8.5]])), graphs=1, breaks=("numpy.bincount whose length depends on the values", "a slice whose bounds are integer tensors"))
 def kmeans_empty_cluster_relocation(X, centers):
     d = np.sqrt(((X[:, None] - centers[None]) ** 2).sum(-1))
     labels = d.argmin(axis=1)
@@ -398,7 +433,7 @@ def kmeans_empty_cluster_relocation(X, centers):
 
 
 @case(lambda: (*_blobs(n=18, seed=9), np.array([[0.0, 0.0], [3.0, -2.0], [-4.0, 4.0], [1.0, 1.0]])),
-      kwargs={"k": 5}, graphs=1)
+      kwargs={"k": 5}, graphs=2, breaks="numpy.apply_along_axis on a tensor")
 def knn_argpartition_vote(X_train, y_train, X_test, k=3):
     d = (np.sum(X_test ** 2, axis=1)[:, None] - 2 * X_test @ X_train.T + np.sum(X_train ** 2, axis=1)[None])
     nn_idx = np.argpartition(d, k, axis=1)[:, :k]
@@ -464,7 +499,7 @@ def ridge_closed_form_with_intercept(X, y, alpha=1.0, fit_intercept=True):
     return coef, intercept
 
 
-@case(lambda: (_rng(14).normal(size=(15, 2)), _rng(15).normal(size=15)))
+@case(lambda: (_rng(14).normal(size=(15, 2)), _rng(15).normal(size=15)), graphs=2, breaks="numpy.linalg.lstsq on a tensor")
 def linear_regression_lstsq(X, y):
     A = np.hstack([X, np.ones((len(X), 1))])
     coef, residuals, rank, sv = np.linalg.lstsq(A, y, rcond=None)
@@ -474,7 +509,7 @@ def linear_regression_lstsq(X, y):
     return coef, residuals, rank, 1 - ss_res / ss_tot
 
 
-@case(lambda: (_rng(16).normal(size=(20, 4)), _rng(17).normal(size=20)), graphs=1)
+@case(lambda: (_rng(16).normal(size=(20, 4)), _rng(17).normal(size=20)))
 def lasso_coordinate_descent(X, y, alpha=0.1, n_iter=8):
     n, d = X.shape
     w = np.zeros(d)
@@ -489,7 +524,7 @@ def lasso_coordinate_descent(X, y, alpha=0.1, n_iter=8):
     return w, np.count_nonzero(w)
 
 
-@case(lambda: _blobs(n=18, seed=18), graphs=1)
+@case(lambda: _blobs(n=18, seed=18), graphs=3, breaks=("numpy.unique on a tensor", "boolean mask", "boolean mask"))
 def gaussian_nb_log_likelihood(X, y, var_smoothing=1e-9):
     classes = np.unique(y)
     eps = var_smoothing * np.var(X, axis=0).max()
@@ -506,7 +541,7 @@ def gaussian_nb_log_likelihood(X, y, var_smoothing=1e-9):
     return classes[np.argmax(jll, axis=1)], np.exp(jll - log_prob_x[:, None])
 
 
-@case(lambda: (np.array([[2, 0, 1], [0, 3, 0], [1, 1, 4], [0, 0, 2]]), np.array([0, 1, 1, 0])), graphs=1)
+@case(lambda: (np.array([[2, 0, 1], [0, 3, 0], [1, 1, 4], [0, 0, 2]]), np.array([0, 1, 1, 0])), graphs=1, breaks="numpy.unique on a tensor")
 def multinomial_nb_fit(counts, y, alpha=1.0):
     classes = np.unique(y)
     Y = (y[:, None] == classes[None]).astype(np.float64)
@@ -518,7 +553,7 @@ def multinomial_nb_fit(counts, y, alpha=1.0):
     return feature_log_prob, class_log_prior, (counts @ feature_log_prob.T + class_log_prior).argmax(1)
 
 
-@case(lambda: (_binary(n=16, d=2, seed=19)[0], _binary(n=16, d=2, seed=19)[1]), graphs=1)
+@case(lambda: (_binary(n=16, d=2, seed=19)[0], _binary(n=16, d=2, seed=19)[1]))
 def perceptron_epochs(X, y, epochs=4):
     t = np.where(y == 1, 1, -1)
     w = np.zeros(X.shape[1])
@@ -535,7 +570,7 @@ def perceptron_epochs(X, y, epochs=4):
     return w, b, mistakes
 
 
-@case(lambda: (_blobs(n=9, seed=20)[0],), graphs=1)
+@case(lambda: (_blobs(n=9, seed=20)[0],), graphs=2, breaks="min() over tensors compares their values")
 def agglomerative_single_linkage_distances(X):
     d = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
     np.fill_diagonal(d, np.inf)
@@ -546,7 +581,7 @@ def agglomerative_single_linkage_distances(X):
 
 # == metrics =======================================================================================
 
-@case(lambda: (np.array([0, 1, 2, 2, 0, 1, 1, 2]), np.array([0, 2, 2, 2, 0, 0, 1, 1])), graphs=1)
+@case(lambda: (np.array([0, 1, 2, 2, 0, 1, 1, 2]), np.array([0, 2, 2, 2, 0, 0, 1, 1])), graphs=1, xfail=ERRSTATE)
 def confusion_matrix_add_at(y_true, y_pred, n_classes=3):
     cm = np.zeros((n_classes, n_classes), dtype=np.int64)
     np.add.at(cm, (y_true, y_pred), 1)
@@ -556,7 +591,7 @@ def confusion_matrix_add_at(y_true, y_pred, n_classes=3):
     return cm, np.array_equal(cm, cm2), np.nan_to_num(normalized)
 
 
-@case(lambda: (np.array([0, 1, 1, 0, 1]), np.array([0, 0, 0, 0, 0])), graphs=1)
+@case(lambda: (np.array([0, 1, 1, 0, 1]), np.array([0, 0, 0, 0, 0])), graphs=1, breaks="the truth value of a tensor depends on its data")
 def precision_recall_f1_zero_division(y_true, y_pred):
     tp = np.sum((y_true == 1) & (y_pred == 1))
     fp = np.sum((y_true == 0) & (y_pred == 1))
@@ -579,8 +614,7 @@ def _roc_curve(y, score):
     return fps / fps[-1], tps / tps[-1], np.r_[np.inf, score[thr_idx]]
 
 
-@case(lambda: (np.array([0, 0, 1, 1, 0, 1, 1, 0, 1]), np.array([0.1, 0.4, 0.35, 0.8, 0.4, 0.9, 0.6, 0.2, 0.6])),
-      graphs=1)
+@case(lambda: (np.array([0, 0, 1, 1, 0, 1, 1, 0, 1]), np.array([0.1, 0.4, 0.35, 0.8, 0.4, 0.9, 0.6, 0.2, 0.6])), graphs=3, breaks=("NumPy's where() here is not modelled", "NumPy's where() here is not modelled"))
 def roc_curve_and_auc_trapezoid(y, score):
     fpr, tpr, thr = _roc_curve(y, score)
     auc = np.trapezoid(tpr, fpr) if hasattr(np, "trapezoid") else np.trapz(tpr, fpr)
@@ -619,7 +653,7 @@ def regression_metrics(y_true, y_pred):
     return mse, np.sqrt(mse), mae, r2, evs, medae, np.max(np.abs(err))
 
 
-@case(lambda: (_blobs(n=12, seed=21)[0], _blobs(n=12, seed=21)[1]), graphs=1)
+@case(lambda: (_blobs(n=12, seed=21)[0], _blobs(n=12, seed=21)[1]), graphs=1, breaks=("numpy.unique on a tensor", "boolean mask"))
 def silhouette_score_vectorised(X, labels):
     D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
     ks = np.unique(labels)
@@ -635,7 +669,7 @@ def silhouette_score_vectorised(X, labels):
 
 # == histograms, binning, searching =================================================================
 
-@case(lambda: (_rng(22).normal(size=50),), graphs=1)
+@case(lambda: (_rng(22).normal(size=50),), graphs=1, xfail=HISTOGRAM_EDGES)
 def histogram_density_and_cdf(x, bins=8):
     counts, edges = np.histogram(x, bins=bins)
     density, _ = np.histogram(x, bins=edges, density=True)
@@ -644,7 +678,7 @@ def histogram_density_and_cdf(x, bins=8):
     return counts, edges, density, cdf, np.sum(density * widths)
 
 
-@case(lambda: (np.array([0.5, 1.0, 1.5, 2.0, 2.0, 3.7, 4.0]),), graphs=1)
+@case(lambda: (np.array([0.5, 1.0, 1.5, 2.0, 2.0, 3.7, 4.0]),), graphs=1, xfail=HISTOGRAM_EDGES)
 def histogram_explicit_edges_and_range(x):
     c1, e1 = np.histogram(x, bins=[0, 1, 2, 3, 4])
     c2, e2 = np.histogram(x, bins=3, range=(1, 4))
@@ -652,7 +686,7 @@ def histogram_explicit_edges_and_range(x):
     return c1, e1, c2, e2, c3, c1.dtype
 
 
-@case(lambda: (np.array([-1.0, 0.0, 0.5, 1.0, 2.5, 3.0, 10.0]), np.array([0.0, 1.0, 2.0, 3.0])), graphs=1)
+@case(lambda: (np.array([-1.0, 0.0, 0.5, 1.0, 2.5, 3.0, 10.0]), np.array([0.0, 1.0, 2.0, 3.0])), graphs=1, breaks=("numpy.digitize with bins computed from arrays",) * 3)
 def digitize_right_and_left(x, bins):
     return (np.digitize(x, bins), np.digitize(x, bins, right=True),
             np.digitize(x, bins[::-1]), np.searchsorted(bins, x, side="left"),
@@ -667,7 +701,7 @@ def weighted_sampling_searchsorted(cum_weights, seed):
     return idx, np.bincount(idx, minlength=len(cum_weights))
 
 
-@case(lambda: (np.array([5, 1, 4, 1, 5, 9, 2, 6, 5, 3]),), graphs=1)
+@case(lambda: (np.array([5, 1, 4, 1, 5, 9, 2, 6, 5, 3]),), graphs=2, breaks="numpy.unique on a tensor")
 def ranks_with_ties(a):
     order = np.argsort(a, kind="stable")
     ranks = np.empty_like(order)
@@ -678,7 +712,7 @@ def ranks_with_ties(a):
     return ranks, dense, avg
 
 
-@case(lambda: (_rng(23).normal(size=40),), graphs=1)
+@case(lambda: (_rng(23).normal(size=40),), graphs=1, xfail="np.percentile(method='nearest') has no frame op (a graph break)")
 def quantiles_and_iqr_outliers(x):
     q1, q3 = np.quantile(x, [0.25, 0.75])
     iqr = q3 - q1
@@ -713,17 +747,17 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     return out
 
 
-@case(lambda: (np.array([[1000.0, 1000.0, -np.inf], [-1.0, 2.0, 3.0]]),), graphs=1)
+@case(lambda: (np.array([[1000.0, 1000.0, -np.inf], [-1.0, 2.0, 3.0]]),), graphs=1, xfail=ERRSTATE)
 def logsumexp_axis_and_keepdims(a):
     return logsumexp(a, axis=1), logsumexp(a, axis=0, keepdims=True), logsumexp(a)
 
 
-@case(lambda: (np.array([1.0, 2.0, 3.0]), np.array([1.0, -1.0, -1.0])), graphs=1)
+@case(lambda: (np.array([1.0, 2.0, 3.0]), np.array([1.0, -1.0, -1.0])), graphs=1, xfail=ERRSTATE)
 def logsumexp_b_return_sign(a, b):
     return logsumexp(a, b=b, return_sign=True), logsumexp(a, b=np.abs(b))
 
 
-@case(lambda: (np.array([-np.inf, -np.inf]),), graphs=1)
+@case(lambda: (np.array([-np.inf, -np.inf]),), graphs=1, xfail=ERRSTATE)
 def logsumexp_all_neg_inf(a):
     return logsumexp(a)
 
@@ -736,13 +770,13 @@ def expit_softplus_stable(x):
     return expit, softplus, log_expit
 
 
-@case(lambda: (np.array([-800.0, -1.0, 0.0, 1.0, 800.0], np.float32),), graphs=1)
+@case(lambda: (np.array([-800.0, -1.0, 0.0, 1.0, 800.0], np.float32),), graphs=1, xfail=ERRSTATE)
 def expit_naive_float32_overflow(x):
     with np.errstate(over="ignore"):
         return 1.0 / (1.0 + np.exp(-x))
 
 
-@case(lambda: (np.array([0.0, 0.0, 1.0, 2.0]), np.array([0.0, 3.0, 0.0, 0.5])), graphs=1)
+@case(lambda: (np.array([0.0, 0.0, 1.0, 2.0]), np.array([0.0, 3.0, 0.0, 0.5])), graphs=1, xfail=ERRSTATE)
 def xlogy_xlog1py_entr(x, y):
     with np.errstate(divide="ignore", invalid="ignore"):
         xlogy = np.where(x == 0, 0.0, x * np.log(y))
@@ -761,7 +795,7 @@ def softmax_log_softmax_stable(z):
     return sm, lsm, sm.dtype
 
 
-@case(lambda: (np.array([0.5, 1.0, 3.5, 10.0]),), graphs=1)
+@case(lambda: (np.array([0.5, 1.0, 3.5, 10.0]),), graphs=2, breaks=("math.lgamma() of a tensor reads its value",) * 2)
 def gammaln_via_lgamma_and_beta(x):
     lg = np.array([math.lgamma(v) for v in x])
     beta = np.exp(lg[:-1] + lg[1:] - np.array([math.lgamma(a + b) for a, b in zip(x[:-1], x[1:])]))
@@ -792,7 +826,7 @@ def kahan_summation_loop(x):
     return total, naive, total.dtype
 
 
-@case(lambda: ([0.1] * 10 + [1e16, 1.0, -1e16],))
+@case(lambda: ([0.1] * 10 + [1e16, 1.0, -1e16],), graphs=0)
 def neumaier_sum_python_floats(values):
     total = 0.0
     comp = 0.0
@@ -806,14 +840,13 @@ def neumaier_sum_python_floats(values):
     return total + comp, sum(values), math.fsum(values)
 
 
-@case(lambda: (np.array([1.0, 0.0, -1.0, 1e300], np.float64), np.array([1.0, 1.0, -np.inf, np.inf])),
-      graphs=1)
+@case(lambda: (np.array([1.0, 0.0, -1.0, 1e300], np.float64), np.array([1.0, 1.0, -np.inf, np.inf])), graphs=1, xfail="np.nextafter has no frame op (a graph break)")
 def nextafter_and_spacing(x, towards):
     up = np.nextafter(x, towards)
     return up, up - x, np.spacing(np.float32(1.0)), np.nextafter(np.float32(1), np.float32(2))
 
 
-@case(lambda: (np.array([1.0, 1.0 + 1e-9, 1.1]), np.array([1.0, 1.0, 1.0])), graphs=1)
+@case(lambda: (np.array([1.0, 1.0 + 1e-9, 1.1]), np.array([1.0, 1.0, 1.0])), graphs=1, breaks="numpy.allclose under capture", xfail="np.isclose with a NumPy scalar atol= (np.finfo(...).eps) has no frame op (a graph break)")
 def finfo_tolerances(a, b):
     eps64 = np.finfo(np.float64).eps
     eps32 = np.finfo(a.astype(np.float32).dtype).eps
@@ -822,7 +855,7 @@ def finfo_tolerances(a, b):
             np.allclose(a[:2], b[:2]), np.finfo(np.float32).tiny, np.finfo(np.float16).max, eps32)
 
 
-@case(lambda: (np.array([1.0, 0.0, -1.0, np.nan]),), graphs=1)
+@case(lambda: (np.array([1.0, 0.0, -1.0, np.nan]),), graphs=1, xfail=ERRSTATE)
 def errstate_blocks_divide_invalid(x):
     with np.errstate(divide="ignore", invalid="ignore"):
         inv = 1.0 / x
@@ -851,12 +884,12 @@ def nan_functions_all_nan_row(X):
             np.nanpercentile(X[[0, 2]], 50, axis=1), np.count_nonzero(np.isnan(X)))
 
 
-@case(lambda: (np.array([1.0, np.nan, 3.0]),), observe=True)
+@case(lambda: (np.array([1.0, np.nan, 3.0]),), observe=True, xfail=NUMPY_WARNINGS)
 def nanmean_all_nan_warns(x):
     return np.nanmean(x[1:2]), np.nanmean(x)
 
 
-@case(lambda: (np.array([2_000_000_000, 2_000_000_000, 5], dtype=np.int32),), graphs=1)
+@case(lambda: (np.array([2_000_000_000, 2_000_000_000, 5], dtype=np.int32),), graphs=1, xfail="np.add.reduce(a, dtype=) has no frame op (a graph break; a.sum(dtype=) has one)")
 def int32_accumulation_overflow(a):
     total = np.sum(a)                         # sum of int32 goes to the platform int
     as32 = np.add.reduce(a, dtype=np.int32)   # wraps
@@ -879,7 +912,7 @@ def log1p_expm1_precision(x):
     return np.log1p(x), np.log(1 + x), np.expm1(x[:1]), np.exp(x[:1]) - 1, np.hypot(x, x)
 
 
-@case(lambda: (np.array([1e154, 1e154]), np.array([3.0, 4.0])), graphs=1)
+@case(lambda: (np.array([1e154, 1e154]), np.array([3.0, 4.0])), graphs=1, xfail=ERRSTATE)
 def stable_norm_scaling(x, y):
     scale = np.max(np.abs(x))
     stable = scale * np.sqrt(np.sum((x / scale) ** 2))
@@ -901,7 +934,7 @@ def welford_running_variance(x):
     return mean, m2 / (n - 1), np.var(x.astype(np.float64), ddof=1)
 
 
-@case(lambda: (np.float64(2.0),), graphs=1)
+@case(lambda: (np.float64(2.0),), graphs=0)
 def newton_sqrt_until_tolerance(a):
     x = a
     it = 0
@@ -939,12 +972,12 @@ def small_integer_wraparound(u, i):
     return u - np.uint8(100), u * 2, np.abs(i), -i, i + np.int8(1), u.sum(), u.cumsum(), i.prod(), u.astype(np.int8)
 
 
-@case(lambda: (np.array([1, 2, 3, 4], np.int64),), graphs=1)
+@case(lambda: (np.array([1, 2, 3, 4], np.int64),), graphs=1, xfail="np.round of integers with decimals < 0 has no frame op (a graph break)")
 def clip_int_array_with_float_bounds(a):
     return np.clip(a, 1.5, 3.5), np.clip(a, 2, 3), np.minimum(a, 2.5), np.round(a * 1.25), np.round(a, -1)
 
 
-@case(lambda: (np.array([0.0, 1.0, 2.0, 10.0]), np.array([-1.0, 0.0, 0.5, 1.0])), graphs=1)
+@case(lambda: (np.array([0.0, 1.0, 2.0, 10.0]), np.array([-1.0, 0.0, 0.5, 1.0])), graphs=1, xfail=ERRSTATE)
 def log_exp_domain_edges(x, y):
     with np.errstate(all="ignore"):
         return np.log(x), np.log1p(y), np.log2(x), np.sqrt(y), np.arctanh(y), np.power(y, 0.5), 0.0 ** y
@@ -956,7 +989,7 @@ def bool_and_int32_reduction_dtypes(m, a):
             np.add.reduce(a), a.sum(dtype=np.int16), np.prod(a, dtype=np.float32))
 
 
-@case(lambda: (np.float32(0.1), np.float64(0.1), 3), graphs=0)
+@case(lambda: (np.float32(0.1), np.float64(0.1), 3), graphs=0, breaks="overflow encountered in scalar add")
 def nep50_scalar_promotion(f32, f64, n):
     return f32 * 2.5, f32 + f64, f32 * n, np.float32(1e-45) / 2, f64 ** n, np.int32(7) // 2, np.uint8(200) + 100
 
@@ -979,7 +1012,7 @@ def linalg_norm_variants(A):
             np.linalg.norm(A[0], ord=0), np.linalg.norm(A[0], ord=-np.inf))
 
 
-@case(lambda: (np.array([0.0, 0.5, 1.0, 1.0, 2.5, 3.0]),), graphs=1)
+@case(lambda: (np.array([0.0, 0.5, 1.0, 1.0, 2.5, 3.0]),), graphs=1, xfail=HISTOGRAM_EDGES)
 def histogram_with_range_right_edge(x):
     c, e = np.histogram(x, bins=3, range=(0.0, 3.0))
     cw, _ = np.histogram(x, bins=3, range=(0.0, 3.0), weights=np.ones_like(x) * 0.5)
@@ -987,7 +1020,7 @@ def histogram_with_range_right_edge(x):
     return c, e, cw, cd, c.dtype
 
 
-@case(lambda: (np.array([-1.0, 0.0, 0.5, 1.0, 2.5, 3.0, 10.0, np.nan]),), graphs=1)
+@case(lambda: (np.array([-1.0, 0.0, 0.5, 1.0, 2.5, 3.0, 10.0, np.nan]),), graphs=1, xfail=CONSTANT_ARRAY_ARGUMENT)
 def digitize_constant_bins_with_nan(x):
     bins = np.array([0.0, 1.0, 2.0, 3.0])
     return (np.digitize(x, bins), np.digitize(x, bins, right=True), np.digitize(x, bins[::-1]),
@@ -1138,7 +1171,7 @@ def svm_loss_vectorized(W, X, y, reg):
     return loss, dW
 
 
-@case(_linear_clf_data, graphs=2, breaks="data-dependent")
+@case(_linear_clf_data)
 def svm_loss_naive_vs_vectorized(W, X, y, reg):
     l1, g1 = svm_loss_naive(W, X, y, reg)
     l2, g2 = svm_loss_vectorized(W, X, y, reg)
@@ -1234,8 +1267,7 @@ def max_pool_backward_naive(dout, cache):
     return dx
 
 
-@case(lambda: (_rng(33).normal(size=(2, 2, 4, 4)), {"pool_height": 2, "pool_width": 2, "stride": 2}),
-      graphs=1)
+@case(lambda: (_rng(33).normal(size=(2, 2, 4, 4)), {"pool_height": 2, "pool_width": 2, "stride": 2}), graphs=1, breaks=("item assignment at a position given by an integer tensor",) * 2)
 def max_pool_forward_backward_naive(x, pool_param):
     out, cache = max_pool_forward_naive(x, pool_param)
     dx = max_pool_backward_naive(np.arange(out.size, dtype=float).reshape(out.shape), cache)
@@ -1381,7 +1413,7 @@ def dropout_mask_in_cache_legacy_seed(x, dropout_param):
     return out, dx, out.dtype, cache[1].dtype, cache[0] is dropout_param
 
 
-@case(lambda: (np.ones((3, 3)), {"p": 0.5, "mode": "test"}), graphs=1)
+@case(lambda: (np.ones((3, 3)), {"p": 0.5, "mode": "test"}), graphs=0)
 def dropout_test_mode_identity(x, dropout_param):
     out, cache = dropout_forward(x, dropout_param)
     return out is x, dropout_backward(x, cache) is x
@@ -1764,12 +1796,12 @@ def d2l_softmax_regression_with_accumulator(features, labels, num_epochs=3, lr=0
     return W, b, epochs
 
 
-@case(lambda: (np.array([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5]]), np.array([0, 2])), graphs=1)
+@case(lambda: (np.array([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5]]), np.array([0, 2])), graphs=2, breaks=("float() of a tensor reads its value",) * 2)
 def d2l_cross_entropy_range_index(y_hat, y):
     return d2l_cross_entropy(y_hat, y), d2l_accuracy(y_hat, y) / len(y)
 
 
-@case(lambda: (np.arange(10),), graphs=0)
+@case(lambda: (np.arange(10),), graphs=1)
 def d2l_seq_data_iter_sequential(corpus, batch_size=2, num_steps=2):
     offset = 1
     num_tokens = ((len(corpus) - offset - 1) // batch_size) * batch_size
@@ -1940,7 +1972,7 @@ _XOR_X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
 _XOR_Y = np.array([[0.0], [1.0], [1.0], [0.0]])
 
 
-@case(lambda: (_xor_net(), _XOR_X, _XOR_Y), kwargs={"epochs": 5})
+@case(lambda: (_xor_net(), _XOR_X, _XOR_Y), kwargs={"epochs": 5}, graphs=1)
 def from_scratch_xor_training_loop(net, X, Y, epochs=4, lr=0.5):
     losses = []
     for _ in range(epochs):

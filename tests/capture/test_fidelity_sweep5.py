@@ -1,0 +1,118 @@
+"""Focused differential tests of the fifth fidelity sweep (task HX,
+``test_corpus_library.py``: library and course code in NumPy): what the sweep
+found, one test per fix."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import frame
+
+from .helpers import assert_same_as_eager
+
+
+def _no_break(fn, *args, graphs=1):
+    """``frame.explain``: the call is ``graphs`` graphs and no break."""
+    out = frame.explain(fn)(*args)
+    assert [r.reason for r in out.break_reasons] == []
+    assert out.graph_count == graphs
+
+
+# -- a range object as an index array (d2l's cross_entropy, scikit-learn's svd_flip) -------------
+
+def test_range_as_an_index_array():
+    def cross_entropy(y_hat, y):
+        return -np.log(y_hat[range(len(y_hat)), y])
+
+    y_hat = np.array([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5], [0.2, 0.2, 0.6]])
+    y = np.array([0, 2, 1])
+    assert_same_as_eager(cross_entropy, y_hat, y)
+    _no_break(cross_entropy, y_hat, y)
+
+
+def test_range_index_alone_and_with_a_slice_and_in_a_store():
+    def f(u):
+        cols = np.argmax(np.abs(u), axis=0)
+        signs = np.sign(u[cols, range(u.shape[1])])
+        v = u[range(1, 3)] * 2
+        w = u[:, range(2)]
+        u[range(0, 3, 2)] = 0.0
+        return signs, v, w, u[range(0)]
+
+    assert_same_as_eager(f, np.arange(12.0).reshape(4, 3) - 5)
+    _no_break(f, np.arange(12.0).reshape(4, 3) - 5)
+
+
+# -- np.unravel_index of traced indices ------------------------------------------------------------
+
+def test_unravel_index_of_an_argmax_in_a_pooling_backward():
+    def f(x):
+        r, q = np.unravel_index(np.argmax(x), x.shape)
+        rows, cols = np.unravel_index(np.argsort(x, axis=None)[:3], x.shape, order="F")
+        (flat,) = np.unravel_index(np.argmin(x), (x.size,))
+        return r, q, rows, cols, flat
+
+    x = np.random.default_rng(0).normal(size=(3, 4))
+    assert_same_as_eager(f, x)
+    _no_break(f, x)
+
+
+@pytest.mark.parametrize("indices", [np.array([1, 8]), np.array([[0, 4]], np.uint8), np.int32(5)],
+                         ids=["int64", "uint8-2d", "scalar"])
+def test_unravel_index_dtypes_and_kinds(indices):
+    def f(i):
+        return np.unravel_index(i, (3, 3)), np.unravel_index(i, (3, 3), order="F")
+    assert_same_as_eager(f, indices)
+
+
+@pytest.mark.parametrize("indices", [np.array([1, 9]), np.array([-1, 2]), np.array([1.0])],
+                         ids=["past-the-end", "negative", "float"])
+def test_unravel_index_errors_are_numpys(indices):
+    # out of range raises NumPy's ValueError (the graph's checked take fails at
+    # run time, the call runs natively); float indices raise NumPy's TypeError
+    def f(i):
+        return np.unravel_index(i, (3, 3))
+    assert_same_as_eager(f, indices, captured=None)
+
+
+# -- index constructors of ints at trace time -------------------------------------------------------
+
+def test_triu_tril_diag_indices_of_ints():
+    def f(d):
+        iu = np.triu_indices(d.shape[0], k=1)
+        return (d[iu], d[np.diag_indices(3)], np.tril_indices(3, -1, 4), np.indices((2, 3)),
+                np.ravel_multi_index(([0, 1], [2, 0]), (3, 3)))
+
+    d = np.arange(9.0).reshape(3, 3)
+    assert_same_as_eager(f, d)
+    _no_break(f, d)
+
+
+# -- np.r_[...] ----------------------------------------------------------------------------------------
+
+def test_r_concatenation_of_traced_pieces():
+    # scikit-learn's roc_curve: np.r_[0, tps], np.r_[distinct, y.size - 1]
+    def f(a, i, s):
+        return (np.r_[0, a], np.r_[a, a.size - 1], np.r_[np.inf, a[::-1]], np.r_[i, 3],
+                np.r_[i, 2.5], np.r_[a], np.r_[s, i], np.r_[[1, 2], i], np.r_[np.float32(1), i],
+                np.r_[a.reshape(1, 3), a.reshape(1, 3)])
+
+    args = (np.arange(3.0), np.array([4, 5], np.int32), np.float32(2.0))
+    assert_same_as_eager(f, *args)
+    _no_break(f, *args)
+
+
+def test_r_of_constants_and_what_is_not_modelled():
+    def consts(x):
+        return np.r_[0, 1:3, 7] + x
+
+    def with_slice(a):
+        return np.r_[1:3, a]
+
+    def mismatched(a):
+        return np.r_[a, np.ones((2, 2))]
+
+    assert_same_as_eager(consts, np.ones(4))
+    _no_break(consts, np.ones(4))
+    assert_same_as_eager(with_slice, np.arange(3.0), captured=False)
+    assert_same_as_eager(mismatched, np.arange(3.0), captured=None)   # NumPy's ValueError
