@@ -60,7 +60,7 @@ from ._numpy_functions import (NotModelled, _axes, _cut, _dtype, _flat, _int, _n
                                _operand, _shape, diff,
                                cumprod, cumsum, np_mean, np_prod, np_sum, std, var)
 from .dtypes import as_dtype, float64
-from .functions._core import apply1, as_array, schema_attrs
+from .functions._core import apply1, as_array, known_value, schema_attrs
 from .functions.reduction import reduction_axes
 from .tensor import Tensor
 
@@ -102,7 +102,7 @@ def _with_keepdims(result, lead: tuple, shape: tuple, axes: tuple, keepdims: boo
 def _quantile_q(function: str, q, percent: bool):
     """(q as NumPy's ``_quantile`` sees it, weak_q) for a constant ``q``."""
     if isinstance(q, Tensor):
-        raise NotModelled(function, "with q computed from arrays")
+        q = _known(q, function, "q")
     weak = type(q) in (int, float)
     try:
         qa = np.asanyarray(np.true_divide(q, 100) if percent else q)
@@ -459,10 +459,20 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=_NO_VALUE)
 
 # --------------------------------------------------------------------------- searching, binning
 
+def _known(value: Tensor, function: str, what: str) -> np.ndarray:
+    """A Tensor parameter that must be a constant: its value when the function
+    made it from constants under capture (``np.array([0., 1.])``,
+    ``np.linspace(0, 100, 5)``), else ``NotModelled``."""
+    known = known_value(value)
+    if known is None:
+        raise NotModelled(function, f"with {what} computed from arrays")
+    return known
+
+
 def _constant(value, function: str, what: str) -> np.ndarray:
     """A trace-time constant array (not computed from traced arrays)."""
     if isinstance(value, Tensor):
-        raise NotModelled(function, f"with {what} computed from arrays")
+        value = _known(value, function, what)
     arr = np.asarray(value)
     if arr.dtype.kind not in "biuf":
         raise NotModelled(function, f"with {what} of {arr.dtype} values")
@@ -1008,7 +1018,7 @@ def insert(arr, obj, values, axis=None):
     """``np.insert`` with constant positions: ``values`` cast to ``arr``'s dtype
     and laid out as NumPy lays them out."""
     if isinstance(obj, Tensor):
-        raise NotModelled("insert", "with positions computed from arrays")
+        obj = _known(obj, "insert", "positions")
     x, v = _operand(arr, "insert"), _operand(values, "insert")
     dt = _dtype(x)
     if _dtype(v) != dt:
@@ -1019,7 +1029,7 @@ def insert(arr, obj, values, axis=None):
 def delete(arr, obj, axis=None):
     """``np.delete`` with constant positions (or a constant mask)."""
     if isinstance(obj, Tensor):
-        raise NotModelled("delete", "with positions computed from arrays")
+        obj = _known(obj, "delete", "positions")
     x = _operand(arr, "delete")
     return _layout("delete", [x], lambda p: np.delete(p, obj, axis=axis))
 
@@ -1102,7 +1112,7 @@ def _partition(op: str, a, kth, axis, kind, order):
         raise NotModelled(op, "of a 0-d array (NumPy raises)")
     ax = _axis_of(op, axis, nd)
     if isinstance(kth, Tensor):
-        raise NotModelled(op, "with kth computed from arrays")
+        kth = _known(kth, op, "kth")
     ks = np.asarray(kth)
     if ks.dtype.kind not in "iu" or ks.ndim > 1:
         raise NotModelled(op, f"with kth={kth!r} (NumPy raises)")

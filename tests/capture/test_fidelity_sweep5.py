@@ -116,3 +116,31 @@ def test_r_of_constants_and_what_is_not_modelled():
     _no_break(consts, np.ones(4))
     assert_same_as_eager(with_slice, np.arange(3.0), captured=False)
     assert_same_as_eager(mismatched, np.arange(3.0), captured=None)   # NumPy's ValueError
+
+
+# -- constant arrays made in the function as constant parameters -------------------------------------
+
+def test_constant_arrays_made_in_the_function_are_constant_parameters():
+    # np.digitize's bins, np.percentile's q, np.partition's kth, np.insert/np.delete
+    # positions: an np.array literal or np.linspace of constants is a constant of
+    # the graph, not "computed from arrays"
+    def f(x):
+        bins = np.array([0.0, 1.0, 2.0, 3.0])
+        q = np.linspace(0, 100, 5)
+        return (np.digitize(x, bins), np.digitize(x, np.array([3, 2.5, 0]), right=True),
+                np.percentile(x, q), np.partition(x, np.array([1, 2])),
+                np.insert(x, np.array([1]), 5.0), np.delete(x, np.array([0, 2])))
+
+    x = np.array([-1.0, 0.0, 0.5, 1.0, 2.5, 3.0, 10.0, np.nan])
+    assert_same_as_eager(f, x)
+    _no_break(f, x)
+
+
+def test_bins_computed_from_inputs_still_break():
+    def f(x, bins):
+        return np.digitize(x, bins), np.percentile(x, bins * 10)
+
+    x, bins = np.array([-1.0, 0.5, 2.5]), np.array([0.0, 1.0, 2.0])
+    assert_same_as_eager(f, x, bins, captured=None)
+    out = frame.explain(f)(x, bins)
+    assert ["bins computed from arrays" in r.reason for r in out.break_reasons][:1] == [True]
