@@ -1,5 +1,5 @@
-"""NumPy's index helpers written with frame's ops: ``np.unravel_index`` and
-``np.r_[...]``.
+"""NumPy's index and range helpers written with frame's ops:
+``np.unravel_index``, ``np.r_[...]`` and ``np.linspace`` of traced scalars.
 
 ``np.unravel_index(indices, shape)`` of traced integer indices (an ``argmax``
 of a window, a flat position computed in the function) gives one int64 array
@@ -14,6 +14,14 @@ non-integer indices (NumPy raises TypeError) are not modelled (``NotModelled``).
 
 ``np.r_[a, b, 0]`` (``r_getitem``) is not a function NumPy dispatches to
 frame; capture calls it for ``np.r_.__getitem__`` with traced items.
+
+``np.linspace(x.min(), x.max(), n)`` (traced 0-d ends, a constant count) is
+NumPy's own computation step by step (``numpy/_core/function_base.py``):
+``arange(num) * step + start`` in the inexact result type of the ends, with
+NumPy's denormal branch (``(arange / div) * delta`` where the step is 0) as a
+``where``, the last element set to ``stop`` (``endpoint``), ``floor`` before an
+integer ``dtype=``; ``retstep`` gives the step as a NumPy scalar.  Array ends,
+``num < 2``, complex or bool ends and other axes are not modelled.
 """
 from __future__ import annotations
 
@@ -68,7 +76,50 @@ def unravel_index(indices, shape, order="C"):
     return tuple(F.mod(F.floordiv(flat, s), d) for s, d in zip(strides, dims))
 
 
-INDEX_FUNCTIONS: dict = {np.unravel_index: unravel_index}
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """``np.linspace`` with traced 0-d ends: NumPy's steps as frame ops."""
+    try:
+        num = operator.index(num)
+    except TypeError:
+        raise NotModelled("linspace", f"with num={num!r}") from None
+    if num < 2 or axis not in (0, -1) or device not in (None, "cpu"):
+        raise NotModelled("linspace", f"with num={num}, axis={axis!r}, device={device!r}")
+    ends = []
+    for end in (start, stop):
+        if isinstance(end, Tensor):
+            if end.ndim != 0:
+                raise NotModelled("linspace", "of array ends")
+            kind = as_array(end).dtype
+        elif type(end) in (int, float) or isinstance(end, (np.integer, np.floating)):
+            kind = end   # Python scalars weak, NumPy scalars strong (np.result_type)
+        else:
+            raise NotModelled("linspace", f"with an end {type(end).__name__}")
+        if np.dtype(np.result_type(kind)).kind not in "iuf":
+            raise NotModelled("linspace", "of complex or bool ends")
+        ends.append(kind)
+    dt = np.result_type(*ends, 0.0)   # NumPy's result type of the ends, made inexact
+    fdt = from_numpy(dt)
+    integer_dtype = dtype is not None and np.issubdtype(dtype, np.integer)
+    div = num - 1 if endpoint else num
+
+    def as_dt(end):
+        return F.astype(end, fdt) if isinstance(end, Tensor) else np.asarray(end, dtype=dt)
+    delta = F.sub(as_dt(stop), as_dt(start))               # np.subtract(..., dtype=type(dt))
+    y = F.astype(F.arange(num), fdt)
+    step = F.div(delta, div)
+    # NumPy: where the step is 0 (a denormal delta), y / div * delta, else y * step
+    y = F.where(F.equal(step, 0), F.mul(F.div(y, div), delta), F.mul(y, step))
+    y = F.astype(F.add(y, start), fdt)                     # y += start (in place: y's dtype)
+    if endpoint:
+        y = F.concat([y[:-1], F.reshape(as_dt(stop), (1,))], axis=0)
+    if integer_dtype:
+        y = F.floor(y)
+    if dtype is not None:
+        y = F.astype(y, from_numpy(np.dtype(dtype)))
+    return (y, step) if retstep else y
+
+
+INDEX_FUNCTIONS: dict = {np.unravel_index: unravel_index, np.linspace: linspace}
 
 
 def r_getitem(key):

@@ -59,7 +59,7 @@ from . import functions as F
 from ._numpy_functions import (NotModelled, _axes, _cut, _dtype, _flat, _int, _ndim, _no_0d_array,
                                _operand, _shape, diff,
                                cumprod, cumsum, np_mean, np_prod, np_sum, std, var)
-from .dtypes import as_dtype, float64
+from .dtypes import as_dtype, float64, int64
 from .functions._core import apply1, as_array, known_value, schema_attrs
 from .functions.reduction import reduction_axes
 from .tensor import Tensor
@@ -503,11 +503,44 @@ def searchsorted(a, v, side="left", sorter=None):
                   schema_attrs("searchsorted", side=side))
 
 
+def _traced_digitize(values, b, side: str):
+    """``np.digitize`` with bins computed in the graph (``np.quantile`` edges):
+    NumPy's monotonicity test (``_monotonicity``: equal leading bins skipped,
+    the first other pair gives the direction, a NaN there makes it neither;
+    after it a NaN compares as in order) as ops, both searches, and a ``take``
+    whose run-time bounds check fails where the bins are neither increasing
+    nor decreasing (NumPy raises ValueError; the call then runs natively)."""
+    def some(mask):
+        return F.greater(F.sum(F.astype(mask, int64)), 0)
+    n = _shape(b)[0]
+    if n < 2:   # NumPy: one bin is increasing, NaN or not
+        return searchsorted(b, values, side=side)
+    head, rest = b[:1], b[1:]
+    differs = F.not_equal(rest, head)
+    first = F.take(rest, F.argmax(differs), axis=0)
+    leading = F.reshape(head, ())
+    has_pair = some(differs)
+    up_ok = F.logical_not(some(F.greater(b[:-1], b[1:])))
+    down_ok = F.logical_not(some(F.less(b[:-1], b[1:])))
+    increasing = F.logical_or(F.logical_not(has_pair), F.logical_and(F.less(leading, first), up_ok))
+    decreasing = F.logical_and(has_pair, F.logical_and(F.greater(leading, first), down_ok))
+    monotonic = F.logical_or(increasing, decreasing)
+    check = F.take(np.zeros(2, np.int64), F.mul(F.astype(F.logical_not(monotonic), int64), 2), axis=0)
+    up = searchsorted(b, values, side=side)
+    down = F.sub(n, searchsorted(b[::-1], values, side=side))
+    return F.add(F.where(decreasing, down, up), check)   # + 0, once the check passed
+
+
 def digitize(x, bins, right=False):
     """``np.digitize`` with constant bins: NumPy's ``searchsorted`` of the values
-    in the bins (reversed for decreasing bins)."""
-    b = _constant(bins, "digitize", "bins")
+    in the bins (reversed for decreasing bins); with bins computed from arrays,
+    ``_traced_digitize``."""
     values = _operand(x, "digitize")
+    if isinstance(bins, Tensor) and known_value(bins) is None:
+        if _dtype(values).kind == "c" or _dtype(bins).kind not in "biuf" or _ndim(bins) != 1:
+            raise NotModelled("digitize", "of complex values or with bins that are not 1-D")
+        return _traced_digitize(values, bins, "left" if right else "right")
+    b = _constant(bins, "digitize", "bins")
     if _dtype(values).kind == "c" or b.ndim != 1:
         raise NotModelled("digitize", "of complex values or with bins that are not 1-D")
     if b.size > 1:

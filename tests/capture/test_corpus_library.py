@@ -27,10 +27,6 @@ ERRSTATE = ("a `with np.errstate(...)` block is a graph break: the entry enters 
             "natively and the block runs in a resume function (logsumexp, xlogy, safe division)")
 HISTOGRAM_EDGES = ("np.histogram is modelled only with an int bins= and range=: no list of edges, "
                    "weights= or density= (a graph break)")
-CONSTANT_ARRAY_ARGUMENT = ("an array computed in the function from a constant one (bins[::-1] of an "
-                           "np.array literal) is not a constant to frame's NumPy functions: "
-                           "np.digitize 'with bins computed from arrays' (a graph break)")
-LINSPACE_OF_TRACED = "np.linspace(x.min(), x.max(), n) of traced scalars has no frame op (a graph break)"
 NUMPY_WARNINGS = ("NumPy's warnings of compiled ops are not the user's: np.nanmean of an all-NaN "
                   "slice warns from frame/ops/stats.py, natively from the user's line "
                   "(docs/capture.md, floating-point errors)")
@@ -259,7 +255,7 @@ def label_binarizer_eye_index(y, n_classes):
     return Y, Y.argmax(axis=1), Y.sum(axis=0)
 
 
-@case(lambda: (np.array([0.1, 2.5, 3.3, 7.9, 5.0, 9.99, 0.0]),), kwargs={"n_bins": 4}, graphs=1, xfail=LINSPACE_OF_TRACED)
+@case(lambda: (np.array([0.1, 2.5, 3.3, 7.9, 5.0, 9.99, 0.0]),), kwargs={"n_bins": 4}, graphs=1)
 def kbins_discretizer_uniform(x, n_bins=5):
     edges = np.linspace(x.min(), x.max(), n_bins + 1)
     codes = np.digitize(x, edges[1:-1])
@@ -687,7 +683,7 @@ def histogram_explicit_edges_and_range(x):
     return c1, e1, c2, e2, c3, c1.dtype
 
 
-@case(lambda: (np.array([-1.0, 0.0, 0.5, 1.0, 2.5, 3.0, 10.0]), np.array([0.0, 1.0, 2.0, 3.0])), graphs=1, breaks=("numpy.digitize with bins computed from arrays",) * 3)
+@case(lambda: (np.array([-1.0, 0.0, 0.5, 1.0, 2.5, 3.0, 10.0]), np.array([0.0, 1.0, 2.0, 3.0])), graphs=1)
 def digitize_right_and_left(x, bins):
     return (np.digitize(x, bins), np.digitize(x, bins, right=True),
             np.digitize(x, bins[::-1]), np.searchsorted(bins, x, side="left"),
@@ -1021,7 +1017,7 @@ def histogram_with_range_right_edge(x):
     return c, e, cw, cd, c.dtype
 
 
-@case(lambda: (np.array([-1.0, 0.0, 0.5, 1.0, 2.5, 3.0, 10.0, np.nan]),), graphs=1, xfail=CONSTANT_ARRAY_ARGUMENT)
+@case(lambda: (np.array([-1.0, 0.0, 0.5, 1.0, 2.5, 3.0, 10.0, np.nan]),), graphs=1)
 def digitize_constant_bins_with_nan(x):
     bins = np.array([0.0, 1.0, 2.0, 3.0])
     return (np.digitize(x, bins), np.digitize(x, bins, right=True), np.digitize(x, bins[::-1]),

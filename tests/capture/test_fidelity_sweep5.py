@@ -136,11 +136,66 @@ def test_constant_arrays_made_in_the_function_are_constant_parameters():
     _no_break(f, x)
 
 
-def test_bins_computed_from_inputs_still_break():
-    def f(x, bins):
-        return np.digitize(x, bins), np.percentile(x, bins * 10)
+def test_q_computed_from_inputs_still_breaks():
+    def f(x, q):
+        return np.percentile(x, q * 10)
 
-    x, bins = np.array([-1.0, 0.5, 2.5]), np.array([0.0, 1.0, 2.0])
-    assert_same_as_eager(f, x, bins, captured=None)
-    out = frame.explain(f)(x, bins)
-    assert ["bins computed from arrays" in r.reason for r in out.break_reasons][:1] == [True]
+    x, q = np.array([-1.0, 0.5, 2.5]), np.array([0.0, 1.0, 2.0])
+    assert_same_as_eager(f, x, q, captured=None)
+    out = frame.explain(f)(x, q)
+    assert ["q computed from arrays" in r.reason for r in out.break_reasons] == [True]
+
+
+# -- np.linspace of traced ends -------------------------------------------------------------------
+
+@pytest.mark.parametrize("x", [np.array([0.1, 2.5, 3.3, 7.9]), np.array([0.1, 2.5, -3.3, 7.9], np.float32),
+                               np.array([1, 9, 3, 4], np.int32), np.array([1e-310, 2e-310, 0.0, 5e-324])],
+                         ids=["float64", "float32", "int32", "denormal"])
+def test_linspace_of_traced_ends(x):
+    # KBinsDiscretizer's uniform edges: np.linspace(x.min(), x.max(), n_bins + 1)
+    def f(x):
+        return (np.linspace(x.min(), x.max(), 5), np.linspace(x.min(), 10, 4, endpoint=False),
+                np.linspace(0, x.max(), 7, retstep=True), np.linspace(x[0], x[1], 6, dtype=np.int32),
+                np.linspace(x.min(), x.min(), 3), np.linspace(x[2], x[3], 5, axis=-1),
+                np.linspace(np.float32(0), x.max(), 4), np.linspace(x.min(), np.float64(3), 4))
+    assert_same_as_eager(f, x)
+    _no_break(f, x)
+
+
+def test_linspace_not_modelled_counts_run_numpy():
+    def empty(x):
+        return np.linspace(x.min(), x.max(), 0)
+
+    def negative(x):
+        return np.linspace(x.min(), x.max(), -1)     # NumPy's ValueError
+
+    assert_same_as_eager(empty, np.array([1.5, 2.5]), captured=None)
+    assert_same_as_eager(negative, np.array([1.5, 2.5]), captured=None)
+
+
+# -- np.digitize with bins computed in the graph ------------------------------------------------------
+
+@pytest.mark.parametrize("bins", [[0.0, 1.0, 2.0, 3.0], [3.0, 2.0, 1.0, 0.0], [1.0, 1.0, 2.0], [2.0, 2.0, 1.0],
+                                  [1.0, 1.0], [5.0], [0.0, np.nan, 2.0], [np.nan, 1.0, 2.0], [1.0, 3.0, 2.0],
+                                  [0.0, 1.0, 1.0, 5.0]],
+                         ids=["up", "down", "flat-up", "flat-down", "flat", "one", "nan-after", "nan-first",
+                              "not-monotonic", "repeated"])
+def test_digitize_with_traced_bins(bins):
+    # NumPy's monotonicity test decides the direction or raises ValueError
+    # (a run-time check in the graph: the call then runs natively)
+    def f(x, b):
+        return np.digitize(x, b), np.digitize(x, b, right=True)
+
+    x = np.array([-1.0, 0.0, 0.5, 1.0, 2.5, 3.0, 10.0, np.nan])
+    assert_same_as_eager(f, x, np.array(bins), captured=None)
+    _no_break(f, x, np.array(bins))
+
+
+def test_digitize_with_quantile_edges():
+    def quantile_bins(x, n_bins=3):
+        edges = np.quantile(x, np.linspace(0, 1, n_bins + 1))
+        return np.digitize(x, edges[1:-1]), edges
+
+    x = np.array([3.0, 1.0, 2.0, 7.0, 4.5, 0.5])
+    assert_same_as_eager(quantile_bins, x)
+    _no_break(quantile_bins, x)
