@@ -1704,6 +1704,125 @@ def temporal_softmax_loss_masked(x, y, mask):
     return temporal_softmax_loss(x, y, mask)
 
 
+# -- aliasing and in-place updates in course code ----------------------------------------------------
+
+def _inplace_bn_steps():
+    running = np.zeros(3)
+    bn_param = {"mode": "train", "running_mean": running, "running_var": np.ones(3), "momentum": 0.5}
+    xs = [np.arange(6.0).reshape(2, 3) + k for k in range(3)]
+    return [(x, bn_param, running) for x in xs]
+
+
+@case(steps=_inplace_bn_steps)
+def running_stats_updated_in_place_alias(x, bn_param, running):
+    m = bn_param["momentum"]
+    bn_param["running_mean"] *= m                          # the caller's array, in place
+    bn_param["running_mean"] += (1 - m) * x.mean(axis=0)
+    bn_param["running_var"] = m * bn_param["running_var"] + (1 - m) * x.var(axis=0)
+    return running is bn_param["running_mean"], running.copy(), bn_param["running_var"]
+
+
+def _cache_alias_steps():
+    x = np.arange(6.0).reshape(2, 3)
+    w = np.ones((3, 2))
+    state = {}
+
+    def mutate_x():
+        x[0, 0] = 100.0
+    return [(x, w, state, "forward"), mutate_x, (x, w, state, "backward"), (x, w, state, "forward")]
+
+
+@case(steps=_cache_alias_steps)
+def cache_holds_the_input_not_a_copy(x, w, state, phase):
+    if phase == "forward":
+        out, state["cache"] = affine_forward(x, w, np.zeros(2))
+        return out
+    dx, dw, db = affine_backward(np.ones((2, 2)), state["cache"])
+    return dw                                              # sees x as mutated after forward
+
+
+@case(lambda: (np.zeros(5), np.array([0, 1, 1, 3, 1]), np.array([1.0, 2.0, 3.0, 4.0, 5.0])), graphs=1,
+      breaks="numpy.bincount whose length depends on the values")
+def add_at_repeated_indices_vs_fancy_iadd(acc, idx, vals):
+    a = acc.copy()
+    np.add.at(a, idx, vals)
+    b = acc.copy()
+    b[idx] += vals                                         # the last write wins per index
+    c = np.bincount(idx, weights=vals, minlength=5)
+    return a, b, c
+
+
+@case(lambda: (np.arange(12.0).reshape(3, 4),), graphs=0, breaks="an in-place update through a view")
+def view_of_param_mutated_through_reshape(W):
+    flat = W.reshape(-1)
+    flat[::5] = -1.0                                       # writes W through the view
+    col = W[:, 1]
+    col *= 10                                              # and through a column view
+    return W, flat.base is W, np.shares_memory(col, W)
+
+
+@case(lambda: (np.array([[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]]),), graphs=1)
+def relu_backward_mask_store_and_clip_out(x):
+    dx = np.ones_like(x)
+    dx[x <= 0] = 0
+    g = x.copy()
+    np.clip(g, -3.0, 3.0, out=g)
+    h = np.empty_like(x)
+    np.multiply(x, 2, out=h)
+    np.maximum(h, 0, out=h)
+    return dx, g, h
+
+
+def _grad_check_inplace_steps():
+    w = np.array([0.5, -1.0, 2.0])
+    return [(w,), (w,)]
+
+
+@case(steps=_grad_check_inplace_steps)
+def numeric_gradient_restores_entries(w, h=1e-4):
+    def f(v):
+        return np.sum(v ** 3) + v[0] * v[1]
+    grad = np.zeros_like(w)
+    for i in range(w.size):
+        old = w[i]
+        w[i] = old + h
+        fp = f(w)
+        w[i] = old - h
+        fm = f(w)
+        w[i] = old
+        grad[i] = (fp - fm) / (2 * h)
+    return grad, w
+
+
+@case(lambda: ({"W": np.ones((2, 2)), "b": np.zeros(2)}, {"W": np.full((2, 2), 0.5), "b": np.ones(2)}), graphs=1)
+def sgd_dict_update_in_place_and_rebound(params, grads, lr=0.1):
+    before = params["W"]
+    for k in params:
+        if k == "W":
+            params[k] -= lr * grads[k]                     # in place: `before` changes too
+        else:
+            params[k] = params[k] - lr * grads[k]          # rebound: a new array
+    return before is params["W"], before, params
+
+
+@case(lambda: (np.array([3, 1, 2, 3, 3, 1]),), graphs=1)
+def argsort_descending_ties_and_top_k(scores):
+    desc = np.argsort(-scores, kind="stable")
+    rev = np.argsort(scores, kind="stable")[::-1]
+    top = np.argpartition(-scores, 2)[:2]
+    return desc, rev, np.sort(scores[top]), np.flip(np.sort(scores))
+
+
+@case(lambda: (np.array([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]], np.float32),), graphs=1)
+def predict_proba_argmax_and_threshold_ties(p):
+    return p.argmax(axis=1), (p[:, 1] >= 0.5).astype(np.int8), np.round(p * 10).astype(int), p.max(axis=1).dtype
+
+
+@case(lambda: (np.arange(1, 7, dtype=np.int32).reshape(2, 3),), graphs=1)
+def integer_matmul_and_mean_dtypes(a):
+    return a @ a.T, a.dot(a.T).dtype, a.mean(axis=0), (a / 2).dtype, (a // 2).dtype, np.true_divide(a, a.sum())
+
+
 # == d2l-style code ===================================================================================
 
 def data_iter(batch_size, features, labels, rng):
