@@ -33,10 +33,24 @@ import numpy as np
 from . import functions as F
 from ._numpy_functions import NotModelled
 from .dtypes import from_numpy, int64
-from .functions._core import as_array
+from .functions._core import _EAGER, as_array, current_level
 from .tensor import Tensor
 
-__all__ = ["INDEX_FUNCTIONS", "r_getitem"]
+__all__ = ["INDEX_FUNCTIONS", "r_getitem", "checked"]
+
+
+def checked(value, bad, error: Exception):
+    """``value``, once the 0-d bool ``bad`` is known false; NumPy raises
+    ``error`` where it is true.  Eagerly ``bad`` is read now; in a graph it is
+    a ``take`` of index 0 (good) or 2 (bad) from a two-element constant, whose
+    run-time bounds check fails exactly where NumPy raises (the call then runs
+    natively and raises NumPy's error), added to ``value`` as a zero."""
+    if current_level() is _EAGER:
+        if bool(np.asarray(as_array(bad))):
+            raise error
+        return value
+    zeros = np.zeros(2, as_array(value).dtype)
+    return F.add(value, F.take(zeros, F.mul(F.astype(bad, int64), 2), axis=0))
 
 
 def _shape_tuple(shape) -> tuple[int, ...]:
@@ -63,9 +77,9 @@ def unravel_index(indices, shape, order="C"):
         raise NotModelled("unravel_index", f"of {as_array(indices).dtype} indices (NumPy raises)")
     flat = F.astype(indices, int64)
     size = math.prod(dims)
-    outside = F.logical_or(F.less(flat, 0), F.greater_equal(flat, size))
-    check = F.take(np.zeros(2, np.int64), F.mul(F.astype(outside, int64), 2), axis=0)
-    flat = F.add(flat, check)   # + 0, once the check passed
+    outside = F.greater(F.sum(F.astype(F.logical_or(F.less(flat, 0), F.greater_equal(flat, size)),
+                                       int64)), 0)
+    flat = checked(flat, outside, ValueError(f"index out of bounds for array with size {size}"))
     strides = []
     step = 1
     for d in (reversed(dims) if order == "C" else dims):

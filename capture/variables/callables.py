@@ -16,7 +16,7 @@ from frame.tensor import from_numpy, tensor
 from ..errors import Unsupported, UserCodeRaises
 from ..rebuild import make_function
 from ..sources import AttrSource, LocalSource, Source
-from .base import CONSTANT_TYPES, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
+from .base import CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 from .numpy_inplace import numpy_fill_diagonal, numpy_put_along_axis
 from .numpy_layout import numpy_ascontiguousarray, numpy_asfortranarray, numpy_broadcast_arrays
 from .numpy_results import (ROW_STACK, is_cov_of_one_variable, is_masked_mean,
@@ -219,6 +219,16 @@ _NUMPY_VIEW_FUNCTIONS = {np.reshape, np.transpose, np.squeeze, np.expand_dims, n
 _NUMPY_SPLIT_FUNCTIONS = {np.split, np.array_split}
 
 
+def _histogram_edges_of_bins(args, kwargs, result: Variable) -> Variable:
+    """``np.histogram(a, bins=edges)`` returns ``np.asarray(edges)``: the very
+    array when ``edges`` is one (its values are the edges frame computed)."""
+    bins = kwargs.get("bins", args[1] if len(args) > 1 else None)
+    if isinstance(bins, TensorVariable) and bins.kind == NDARRAY and len(result.children()) == 2:
+        counts, _ = result.children()
+        return type(result)([counts, bins])
+    return result
+
+
 def numpy_name(fn) -> str:
     """``numpy.random.rand``, ``numpy.linalg.norm``, ``numpy.exp``: the name a
     user wrote for a NumPy callable."""
@@ -300,6 +310,8 @@ class NumpyFunctionVariable(CallableVariable):
                 return result
             if self.fn in ufuncs or self.fn in functions:
                 result = HOOKS.numpy_call(tx, self.fn, args, kwargs)
+                if self.fn is np.histogram:
+                    result = _histogram_edges_of_bins(args, kwargs, result)
                 if self.fn in _NUMPY_VIEW_FUNCTIONS and args and isinstance(args[0], TensorVariable) \
                         and args[0].kind != TENSOR:
                     if self.fn in _NUMPY_SPLIT_FUNCTIONS:

@@ -25,8 +25,6 @@ case = Corpus()
 # breaks that should not happen and are not fixed by this sweep (strict xfails)
 ERRSTATE = ("a `with np.errstate(...)` block is a graph break: the entry enters the manager "
             "natively and the block runs in a resume function (logsumexp, xlogy, safe division)")
-HISTOGRAM_EDGES = ("np.histogram is modelled only with an int bins= and range=: no list of edges, "
-                   "weights= or density= (a graph break)")
 NUMPY_WARNINGS = ("NumPy's warnings of compiled ops are not the user's: np.nanmean of an all-NaN "
                   "slice warns from frame/ops/stats.py, natively from the user's line "
                   "(docs/capture.md, floating-point errors)")
@@ -666,7 +664,7 @@ def silhouette_score_vectorised(X, labels):
 
 # == histograms, binning, searching =================================================================
 
-@case(lambda: (_rng(22).normal(size=50),), graphs=1, xfail=HISTOGRAM_EDGES)
+@case(lambda: (_rng(22).normal(size=50),), graphs=1)
 def histogram_density_and_cdf(x, bins=8):
     counts, edges = np.histogram(x, bins=bins)
     density, _ = np.histogram(x, bins=edges, density=True)
@@ -675,7 +673,7 @@ def histogram_density_and_cdf(x, bins=8):
     return counts, edges, density, cdf, np.sum(density * widths)
 
 
-@case(lambda: (np.array([0.5, 1.0, 1.5, 2.0, 2.0, 3.7, 4.0]),), graphs=1, xfail=HISTOGRAM_EDGES)
+@case(lambda: (np.array([0.5, 1.0, 1.5, 2.0, 2.0, 3.7, 4.0]),), graphs=1)
 def histogram_explicit_edges_and_range(x):
     c1, e1 = np.histogram(x, bins=[0, 1, 2, 3, 4])
     c2, e2 = np.histogram(x, bins=3, range=(1, 4))
@@ -843,7 +841,7 @@ def nextafter_and_spacing(x, towards):
     return up, up - x, np.spacing(np.float32(1.0)), np.nextafter(np.float32(1), np.float32(2))
 
 
-@case(lambda: (np.array([1.0, 1.0 + 1e-9, 1.1]), np.array([1.0, 1.0, 1.0])), graphs=1, breaks="numpy.allclose under capture", xfail="np.isclose with a NumPy scalar atol= (np.finfo(...).eps) has no frame op (a graph break)")
+@case(lambda: (np.array([1.0, 1.0 + 1e-9, 1.1]), np.array([1.0, 1.0, 1.0])), graphs=1, breaks="numpy.allclose under capture")
 def finfo_tolerances(a, b):
     eps64 = np.finfo(np.float64).eps
     eps32 = np.finfo(a.astype(np.float32).dtype).eps
@@ -886,7 +884,7 @@ def nanmean_all_nan_warns(x):
     return np.nanmean(x[1:2]), np.nanmean(x)
 
 
-@case(lambda: (np.array([2_000_000_000, 2_000_000_000, 5], dtype=np.int32),), graphs=1, xfail="np.add.reduce(a, dtype=) has no frame op (a graph break; a.sum(dtype=) has one)")
+@case(lambda: (np.array([2_000_000_000, 2_000_000_000, 5], dtype=np.int32),), graphs=1)
 def int32_accumulation_overflow(a):
     total = np.sum(a)                         # sum of int32 goes to the platform int
     as32 = np.add.reduce(a, dtype=np.int32)   # wraps
@@ -1009,7 +1007,7 @@ def linalg_norm_variants(A):
             np.linalg.norm(A[0], ord=0), np.linalg.norm(A[0], ord=-np.inf))
 
 
-@case(lambda: (np.array([0.0, 0.5, 1.0, 1.0, 2.5, 3.0]),), graphs=1, xfail=HISTOGRAM_EDGES)
+@case(lambda: (np.array([0.0, 0.5, 1.0, 1.0, 2.5, 3.0]),), graphs=1)
 def histogram_with_range_right_edge(x):
     c, e = np.histogram(x, bins=3, range=(0.0, 3.0))
     cw, _ = np.histogram(x, bins=3, range=(0.0, 3.0), weights=np.ones_like(x) * 0.5)

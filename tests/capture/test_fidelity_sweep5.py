@@ -199,3 +199,114 @@ def test_digitize_with_quantile_edges():
     x = np.array([3.0, 1.0, 2.0, 7.0, 4.5, 0.5])
     assert_same_as_eager(quantile_bins, x)
     _no_break(quantile_bins, x)
+
+
+# -- a data check whose result is unused still raises -------------------------------------------------
+
+def test_unused_out_of_range_index_still_raises():
+    # ``correct = scores[np.arange(n), y]`` left unused: NumPy raises IndexError for a
+    # label out of range all the same (the checked node was dropped as dead code)
+    def loss(scores, y):
+        correct = scores[np.arange(len(y)), y]
+        return scores.sum() * 0.5
+
+    scores = np.arange(6.0).reshape(2, 3)
+    assert_same_as_eager(loss, scores, np.array([0, 5]), captured=None)
+    assert_same_as_eager(loss, scores, np.array([0, 2]))
+
+
+def test_unused_inverse_of_a_singular_matrix_still_raises():
+    def f(A, b):
+        inv = np.linalg.inv(A)
+        return b * 2
+
+    assert_same_as_eager(f, np.zeros((2, 2)), np.ones(2), captured=None)
+    assert_same_as_eager(f, np.eye(2), np.ones(2))
+
+
+# -- np.histogram: explicit edges, weights, density, the data's range -----------------------------------
+
+_HIST_DATA = [np.random.default_rng(0).normal(size=50), np.random.default_rng(1).normal(size=40).astype(np.float32),
+              np.array([0.5, 1.0, 1.5, 2.0, 2.0, 3.7, 4.0]), np.array([3.0, 3.0, 3.0]),
+              np.array([1.0, np.nan, 2.0]), np.array([1.0, np.inf]), np.arange(10, dtype=np.int32)]
+
+
+@pytest.mark.parametrize("x", _HIST_DATA, ids=["normal", "float32", "edges", "constant", "nan", "inf", "int32"])
+def test_histogram_edges_weights_density(x):
+    def f(x):
+        return (np.histogram(x, bins=[0, 1, 2, 3, 4]), np.histogram(x, bins=np.array([-1.0, 0.0, 0.5, 3.0])),
+                np.histogram(x, bins=3, range=(0.0, 3.0), weights=np.linspace(0, 1, x.size)),
+                np.histogram(x, bins=3, range=(0, 3), density=True),
+                np.histogram(x, bins=[0.0, 2.0, 2.0, 4.0], weights=np.ones(x.size) * 0.5, density=True),
+                np.histogram(x, bins=[0, 1, 2], weights=np.arange(x.size, dtype=np.float32)))
+    assert_same_as_eager(f, x)
+    _no_break(f, x)
+
+
+@pytest.mark.parametrize("x", _HIST_DATA[:6], ids=["normal", "float32", "edges", "constant", "nan", "inf"])
+def test_histogram_of_the_datas_range(x):
+    # bins=n without range=: the edges np.linspace(x.min(), x.max(), n + 1) in the
+    # graph; NaN or inf in the data: NumPy's ValueError (a run-time check)
+    def f(x):
+        counts, edges = np.histogram(x, bins=6)
+        density, same = np.histogram(x, bins=edges, density=True)
+        weighted, _ = np.histogram(x, bins=3, weights=np.linspace(-1, 1, x.size))
+        return counts, edges, density, same is edges, weighted
+
+    assert_same_as_eager(f, x, captured=None)
+    _no_break(f, x)
+
+
+def test_histogram_bins_not_increasing_raises_numpys_error():
+    def f(x):
+        counts, edges = np.histogram(x, bins=4)
+        unused, _ = np.histogram(x, bins=edges[::-1])
+        return counts
+
+    assert_same_as_eager(f, np.array([0.5, 1.0, 3.0]), captured=None)
+
+
+def test_histogram_returns_the_bins_array_itself():
+    def f(x):
+        b = np.array([0.0, 1.0, 5.0])
+        counts, edges = np.histogram(x, bins=b)
+        return counts, edges is b
+
+    assert_same_as_eager(f, np.array([0.5, 1.0, 3.0]))
+
+
+def test_eager_numpy_errors_of_run_time_checks():
+    # frame Tensors outside capture: NumPy's error types, read eagerly
+    calls = [lambda: np.unravel_index(frame.tensor(np.array([9])), (3, 3)),
+             lambda: np.digitize(frame.tensor(np.array([1.0])), frame.tensor(np.array([1.0, 3.0, 2.0]))),
+             lambda: np.histogram(frame.tensor(np.array([1.0, np.nan])), bins=3),
+             lambda: np.histogram(frame.tensor(np.array([1.0])), bins=frame.tensor(np.array([2.0, 1.0])))]
+    for call in calls:
+        with pytest.raises(ValueError):
+            call()
+
+
+# -- NumPy scalar tolerances, ufunc.reduce with dtype= --------------------------------------------------
+
+def test_isclose_with_numpy_scalar_tolerances():
+    # np.finfo(np.float32).eps as atol: a 0-d array to NumPy (strongly typed)
+    def f(a, b, h):
+        e32 = np.finfo(np.float32).eps
+        return (np.isclose(a, b, rtol=0, atol=e32), np.isclose(a, b, atol=np.float64(1e-3)),
+                np.isclose(h, h + np.float16(0.001), atol=e32), np.isclose(h, np.float16(1), rtol=np.float32(1e-3)),
+                np.isclose(a, 1.0, atol=np.float32(0.05)), np.isclose(a, np.float64(1.0), atol=np.int32(0)))
+
+    args = (np.array([1.0, 1.0 + 1e-9, 1.1]), np.array([1.0, 1.0, 1.0]),
+            np.array([1.0, 1.0009765625, 2.0], np.float16))
+    assert_same_as_eager(f, *args)
+    _no_break(f, *args)
+
+
+def test_add_reduce_with_dtype():
+    def f(a):
+        return (np.add.reduce(a, dtype=np.int32), np.add.reduce(a.reshape(3, 1), axis=1, dtype=np.int16, keepdims=True),
+                np.multiply.reduce(a, dtype=np.float32), np.add.reduce(a, axis=None, dtype=np.int64))
+
+    a = np.array([2_000_000_000, 2_000_000_000, 5], dtype=np.int32)
+    assert_same_as_eager(f, a)
+    _no_break(f, a)

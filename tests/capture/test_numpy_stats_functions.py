@@ -360,7 +360,7 @@ NOT_MODELLED = [
     ("cov-ddof-too-large", lambda a: np.cov(a, ddof=4), "degrees of freedom"),
     ("matrix_power-1", lambda a: np.linalg.matrix_power(a[:, :3], 1), "NumPy returns the array"),
     ("piecewise-functions", lambda a: np.piecewise(a, [a < 1], [np.sin, np.cos]), "functions"),
-    ("histogram-no-range", lambda a: np.histogram(a, bins=3), "without range="),
+    ("histogram-no-range", lambda a: np.histogram(a.astype(np.int64), bins=3), "without range="),
     ("cross-2d-vectors", lambda a: np.cross(a[:, :2], a[:, 1:3]), "not 3-D"),
     ("quantile-q-from-array", lambda a: np.quantile(a, a[0, 0] / 10), "q computed from arrays"),
 ]
