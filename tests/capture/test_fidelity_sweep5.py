@@ -310,3 +310,22 @@ def test_add_reduce_with_dtype():
     a = np.array([2_000_000_000, 2_000_000_000, 5], dtype=np.int32)
     assert_same_as_eager(f, a)
     _no_break(f, a)
+
+
+# -- np.ndindex ------------------------------------------------------------------------------------
+
+def test_ndindex_loop_of_a_gradient_check():
+    def f(p, h=1e-3):
+        g = np.zeros_like(p)
+        for ix in np.ndindex(p.shape):
+            old = p[ix]
+            p[ix] = old + h
+            fp = np.sum(p ** 2)
+            p[ix] = old - h
+            fm = np.sum(p ** 2)
+            p[ix] = old
+            g[ix] = (fp - fm) / (2 * h)
+        return g, list(np.ndindex(2, 1)), type(np.ndindex(2)).__name__, next(np.ndindex(()))
+
+    assert_same_as_eager(f, np.arange(6.0).reshape(2, 3))
+    _no_break(f, np.arange(6.0).reshape(2, 3))
