@@ -39,15 +39,17 @@ from .tensor import Tensor
 __all__ = ["INDEX_FUNCTIONS", "r_getitem", "checked"]
 
 
-def checked(value, bad, error: Exception):
-    """``value``, once the 0-d bool ``bad`` is known false; NumPy raises
-    ``error`` where it is true.  Eagerly ``bad`` is read now; in a graph it is
-    a ``take`` of index 0 (good) or 2 (bad) from a two-element constant, whose
-    run-time bounds check fails exactly where NumPy raises (the call then runs
-    natively and raises NumPy's error), added to ``value`` as a zero."""
+def checked(value, bad, function: str):
+    """``value``, once the 0-d bool ``bad`` is known false; NumPy's
+    ``function`` raises where it is true.  Eagerly ``bad`` is read now (true:
+    ``NotModelled``, so NumPy runs the call on the data and raises its own
+    error); in a graph it is a ``take`` of index 0 (good) or 2 (bad) from a
+    two-element constant, whose run-time bounds check fails exactly where NumPy
+    raises (the call then runs natively and raises NumPy's error), added to
+    ``value`` as a zero."""
     if current_level() is _EAGER:
         if bool(np.asarray(as_array(bad))):
-            raise error
+            raise NotModelled(function, "of values NumPy rejects")
         return value
     zeros = np.zeros(2, as_array(value).dtype)
     return F.add(value, F.take(zeros, F.mul(F.astype(bad, int64), 2), axis=0))
@@ -79,7 +81,7 @@ def unravel_index(indices, shape, order="C"):
     size = math.prod(dims)
     outside = F.greater(F.sum(F.astype(F.logical_or(F.less(flat, 0), F.greater_equal(flat, size)),
                                        int64)), 0)
-    flat = checked(flat, outside, ValueError(f"index out of bounds for array with size {size}"))
+    flat = checked(flat, outside, "unravel_index")
     strides = []
     step = 1
     for d in (reversed(dims) if order == "C" else dims):

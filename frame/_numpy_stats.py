@@ -528,8 +528,7 @@ def _traced_digitize(values, b, side: str):
     monotonic = F.logical_or(increasing, decreasing)
     up = searchsorted(b, values, side=side)
     down = F.sub(n, searchsorted(b[::-1], values, side=side))
-    return checked(F.where(decreasing, down, up), F.logical_not(monotonic),
-                   ValueError("bins must be monotonically increasing or decreasing"))
+    return checked(F.where(decreasing, down, up), F.logical_not(monotonic), "digitize")
 
 
 def digitize(x, bins, right=False):
@@ -649,7 +648,7 @@ def _traced_edges_histogram(x, edges, ntype, w, density):
         raise NotModelled("histogram", "with bins computed from arrays that are not 1-D numbers")
     if _shape(edges)[0] > 1:
         bad = F.greater(F.sum(F.astype(F.greater(edges[:-1], edges[1:]), int64)), 0)
-        edges = checked(edges, bad, ValueError("`bins` must increase monotonically, when an array"))
+        edges = checked(edges, bad, "histogram")
     counts = _histogram_edges(x, edges, ntype, w)
     return (_histogram_density(counts, edges) if density else counts), edges
 
@@ -691,7 +690,7 @@ def _auto_range_histogram(x, n: int, ntype, w):
     dt = _dtype(x)
     lo, hi = F.min(x), F.max(x)
     finite = F.logical_and(F.less(F.abs(lo), math.inf), F.less(F.abs(hi), math.inf))
-    lo = checked(lo, F.logical_not(finite), ValueError("autodetected range is not finite"))
+    lo = checked(lo, F.logical_not(finite), "histogram")
     same = F.equal(lo, hi)
     first = F.where(same, F.sub(lo, 0.5), lo)
     last = F.where(same, F.add(hi, 0.5), hi)

@@ -276,14 +276,20 @@ def test_histogram_returns_the_bins_array_itself():
 
 
 def test_eager_numpy_errors_of_run_time_checks():
-    # frame Tensors outside capture: NumPy's error types, read eagerly
+    # frame Tensors outside capture: the check is read eagerly, and NumPy runs the
+    # call on the data, raising its own error
     calls = [lambda: np.unravel_index(frame.tensor(np.array([9])), (3, 3)),
              lambda: np.digitize(frame.tensor(np.array([1.0])), frame.tensor(np.array([1.0, 3.0, 2.0]))),
              lambda: np.histogram(frame.tensor(np.array([1.0, np.nan])), bins=3),
              lambda: np.histogram(frame.tensor(np.array([1.0])), bins=frame.tensor(np.array([2.0, 1.0])))]
-    for call in calls:
-        with pytest.raises(ValueError):
+    messages = ["index 9 is out of bounds for array with size 9",
+                "bins must be monotonically increasing or decreasing",
+                "autodetected range of [nan, nan] is not finite",
+                "`bins` must increase monotonically, when an array"]
+    for call, message in zip(calls, messages):
+        with pytest.raises(ValueError) as info:
             call()
+        assert str(info.value) == message
 
 
 # -- NumPy scalar tolerances, ufunc.reduce with dtype= --------------------------------------------------
