@@ -280,12 +280,10 @@ def test_eager_numpy_errors_of_run_time_checks():
     # call on the data, raising its own error
     calls = [lambda: np.unravel_index(frame.tensor(np.array([9])), (3, 3)),
              lambda: np.digitize(frame.tensor(np.array([1.0])), frame.tensor(np.array([1.0, 3.0, 2.0]))),
-             lambda: np.histogram(frame.tensor(np.array([1.0, np.nan])), bins=3),
-             lambda: np.histogram(frame.tensor(np.array([1.0])), bins=frame.tensor(np.array([2.0, 1.0])))]
+             lambda: np.histogram(frame.tensor(np.array([1.0, np.nan])), bins=3)]
     messages = ["index 9 is out of bounds for array with size 9",
                 "bins must be monotonically increasing or decreasing",
-                "autodetected range of [nan, nan] is not finite",
-                "`bins` must increase monotonically, when an array"]
+                "autodetected range of [nan, nan] is not finite"]
     for call, message in zip(calls, messages):
         with pytest.raises(ValueError) as info:
             call()
