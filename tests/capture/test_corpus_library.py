@@ -187,7 +187,8 @@ def normalizer_rows(X, norm="l2"):
     return X / norms[:, np.newaxis]
 
 
-@case(lambda: (np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan], [np.nan, 8.0, 9.0], [2.0, 2.0, 2.0]]),), graphs=2, breaks="numpy.nonzero on a tensor")
+@case(lambda: (np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan], [np.nan, 8.0, 9.0], [2.0, 2.0, 2.0]]),),
+      graphs=2, breaks="numpy.nonzero on a tensor")
 def simple_imputer_mean_and_median(X):
     mask = np.isnan(X)
     means = np.nanmean(X, axis=0)
@@ -221,7 +222,8 @@ def polynomial_features(X, degree=2, include_bias=True):
     return np.column_stack(cols), powers
 
 
-@case(lambda: (np.array(["cat", "dog", "cat", "bird", "dog", "cat"]),), graphs=0, breaks="dtype <U4 is not supported")
+@case(lambda: (np.array(["cat", "dog", "cat", "bird", "dog", "cat"]),), graphs=0,
+      breaks="dtype <U4 is not supported")
 def one_hot_encoder_unique_inverse(values):
     categories, inverse = np.unique(values, return_inverse=True)
     onehot = np.zeros((values.shape[0], categories.shape[0]), dtype=np.float64)
@@ -229,7 +231,9 @@ def one_hot_encoder_unique_inverse(values):
     return categories, inverse, onehot
 
 
-@case(lambda: (np.array([3, 1, 3, 7, 1, 1]),), graphs=1, breaks=("numpy.unique on a tensor", "numpy.bincount whose length depends on the values", "numpy.array_equal on a tensor"))
+@case(lambda: (np.array([3, 1, 3, 7, 1, 1]),), graphs=1,
+      breaks=("numpy.unique on a tensor", "numpy.bincount whose length depends on the values",
+              "numpy.array_equal on a tensor"))
 def label_encoder_fit_transform_inverse(y):
     classes = np.unique(y)
     encoded = np.searchsorted(classes, y)
@@ -238,7 +242,8 @@ def label_encoder_fit_transform_inverse(y):
     return classes, encoded, decoded, counts, np.array_equal(decoded, y)
 
 
-@case(lambda: (np.array([3, 1, 9]), np.array([1, 3, 3, 9, 4])), graphs=1, breaks=("numpy.setdiff1d on a tensor", "formatting Tensor", "the function raises ValueError"))
+@case(lambda: (np.array([3, 1, 9]), np.array([1, 3, 3, 9, 4])), graphs=1,
+      breaks=("numpy.setdiff1d on a tensor", "formatting Tensor", "the function raises ValueError"))
 def label_encoder_unseen_label_raises(classes, y):
     classes = np.sort(classes)
     diff = np.setdiff1d(y, classes)
@@ -296,7 +301,10 @@ def predict_with_threshold_per_call(X, w, threshold):
 
 # == splits, sampling ===============================================================================
 
-@case(lambda: (np.arange(30.0).reshape(10, 3), np.arange(10) % 3), kwargs={"test_size": 0.3, "seed": 7}, graphs=1, breaks=("numpy.random.default_rng()", "numpy.random.Generator.permutation", "numpy.random.Generator.permutation()"))
+@case(lambda: (np.arange(30.0).reshape(10, 3), np.arange(10) % 3), kwargs={"test_size": 0.3, "seed": 7},
+      graphs=1,
+      breaks=("numpy.random.default_rng()", "numpy.random.Generator.permutation",
+              "numpy.random.Generator.permutation()"))
 def train_test_split_default_rng(X, y, test_size=0.25, seed=None):
     n = X.shape[0]
     n_test = int(math.ceil(test_size * n))
@@ -356,7 +364,8 @@ def _svd_flip(u, v):
     return u, v
 
 
-@case(lambda: (_rng(5).normal(size=(12, 4)) @ np.diag([4.0, 2.0, 1.0, 0.2]), 2), graphs=1, breaks="float() of a tensor")
+@case(lambda: (_rng(5).normal(size=(12, 4)) @ np.diag([4.0, 2.0, 1.0, 0.2]), 2), graphs=1,
+      breaks="float() of a tensor")
 def pca_svd_flip_explained_variance(X, n_components):
     mean = X.mean(axis=0)
     Xc = X - mean
@@ -413,7 +422,8 @@ def kmeans_plus_plus_then_lloyd(X, k, n_iter=10, tol=1e-6, seed=0):
 
 
 @case(lambda: (np.array([[0.0, 0.0], [0.2, 0.1], [0.1, 0.3], [9.0, 9.0]]),
-               np.array([[0.0, 0.1], [50.0, 50.0], [9.0, 8.5]])), graphs=1, breaks=("numpy.bincount whose length depends on the values", "a slice whose bounds are integer tensors"))
+               np.array([[0.0, 0.1], [50.0, 50.0], [9.0, 8.5]])), graphs=1,
+      breaks=("numpy.bincount whose length depends on the values", "a slice whose bounds are integer tensors"))
 def kmeans_empty_cluster_relocation(X, centers):
     d = np.sqrt(((X[:, None] - centers[None]) ** 2).sum(-1))
     labels = d.argmin(axis=1)
@@ -494,7 +504,8 @@ def ridge_closed_form_with_intercept(X, y, alpha=1.0, fit_intercept=True):
     return coef, intercept
 
 
-@case(lambda: (_rng(14).normal(size=(15, 2)), _rng(15).normal(size=15)), graphs=2, breaks="numpy.linalg.lstsq on a tensor")
+@case(lambda: (_rng(14).normal(size=(15, 2)), _rng(15).normal(size=15)), graphs=2,
+      breaks="numpy.linalg.lstsq on a tensor")
 def linear_regression_lstsq(X, y):
     A = np.hstack([X, np.ones((len(X), 1))])
     coef, residuals, rank, sv = np.linalg.lstsq(A, y, rcond=None)
@@ -519,7 +530,8 @@ def lasso_coordinate_descent(X, y, alpha=0.1, n_iter=8):
     return w, np.count_nonzero(w)
 
 
-@case(lambda: _blobs(n=18, seed=18), graphs=3, breaks=("numpy.unique on a tensor", "boolean mask", "boolean mask"))
+@case(lambda: _blobs(n=18, seed=18), graphs=3,
+      breaks=("numpy.unique on a tensor", "boolean mask", "boolean mask"))
 def gaussian_nb_log_likelihood(X, y, var_smoothing=1e-9):
     classes = np.unique(y)
     eps = var_smoothing * np.var(X, axis=0).max()
@@ -536,7 +548,8 @@ def gaussian_nb_log_likelihood(X, y, var_smoothing=1e-9):
     return classes[np.argmax(jll, axis=1)], np.exp(jll - log_prob_x[:, None])
 
 
-@case(lambda: (np.array([[2, 0, 1], [0, 3, 0], [1, 1, 4], [0, 0, 2]]), np.array([0, 1, 1, 0])), graphs=1, breaks="numpy.unique on a tensor")
+@case(lambda: (np.array([[2, 0, 1], [0, 3, 0], [1, 1, 4], [0, 0, 2]]), np.array([0, 1, 1, 0])), graphs=1,
+      breaks="numpy.unique on a tensor")
 def multinomial_nb_fit(counts, y, alpha=1.0):
     classes = np.unique(y)
     Y = (y[:, None] == classes[None]).astype(np.float64)
@@ -576,7 +589,8 @@ def agglomerative_single_linkage_distances(X):
 
 # == metrics =======================================================================================
 
-@case(lambda: (np.array([0, 1, 2, 2, 0, 1, 1, 2]), np.array([0, 2, 2, 2, 0, 0, 1, 1])), graphs=1, xfail=ERRSTATE)
+@case(lambda: (np.array([0, 1, 2, 2, 0, 1, 1, 2]), np.array([0, 2, 2, 2, 0, 0, 1, 1])), graphs=1,
+      xfail=ERRSTATE)
 def confusion_matrix_add_at(y_true, y_pred, n_classes=3):
     cm = np.zeros((n_classes, n_classes), dtype=np.int64)
     np.add.at(cm, (y_true, y_pred), 1)
@@ -586,7 +600,8 @@ def confusion_matrix_add_at(y_true, y_pred, n_classes=3):
     return cm, np.array_equal(cm, cm2), np.nan_to_num(normalized)
 
 
-@case(lambda: (np.array([0, 1, 1, 0, 1]), np.array([0, 0, 0, 0, 0])), graphs=1, breaks="the truth value of a tensor depends on its data")
+@case(lambda: (np.array([0, 1, 1, 0, 1]), np.array([0, 0, 0, 0, 0])), graphs=1,
+      breaks="the truth value of a tensor depends on its data")
 def precision_recall_f1_zero_division(y_true, y_pred):
     tp = np.sum((y_true == 1) & (y_pred == 1))
     fp = np.sum((y_true == 0) & (y_pred == 1))
@@ -609,7 +624,8 @@ def _roc_curve(y, score):
     return fps / fps[-1], tps / tps[-1], np.r_[np.inf, score[thr_idx]]
 
 
-@case(lambda: (np.array([0, 0, 1, 1, 0, 1, 1, 0, 1]), np.array([0.1, 0.4, 0.35, 0.8, 0.4, 0.9, 0.6, 0.2, 0.6])), graphs=3, breaks=("NumPy's where() here is not modelled", "NumPy's where() here is not modelled"))
+@case(lambda: (np.array([0, 0, 1, 1, 0, 1, 1, 0, 1]), np.array([0.1, 0.4, 0.35, 0.8, 0.4, 0.9, 0.6, 0.2, 0.6])),
+      graphs=3, breaks=("NumPy's where() here is not modelled", "NumPy's where() here is not modelled"))
 def roc_curve_and_auc_trapezoid(y, score):
     fpr, tpr, thr = _roc_curve(y, score)
     auc = np.trapezoid(tpr, fpr) if hasattr(np, "trapezoid") else np.trapz(tpr, fpr)
@@ -648,7 +664,8 @@ def regression_metrics(y_true, y_pred):
     return mse, np.sqrt(mse), mae, r2, evs, medae, np.max(np.abs(err))
 
 
-@case(lambda: (_blobs(n=12, seed=21)[0], _blobs(n=12, seed=21)[1]), graphs=1, breaks=("numpy.unique on a tensor", "boolean mask"))
+@case(lambda: (_blobs(n=12, seed=21)[0], _blobs(n=12, seed=21)[1]), graphs=1,
+      breaks=("numpy.unique on a tensor", "boolean mask"))
 def silhouette_score_vectorised(X, labels):
     D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
     ks = np.unique(labels)
@@ -707,7 +724,8 @@ def ranks_with_ties(a):
     return ranks, dense, avg
 
 
-@case(lambda: (_rng(23).normal(size=40),), graphs=1, xfail="np.percentile(method='nearest') has no frame op (a graph break)")
+@case(lambda: (_rng(23).normal(size=40),), graphs=1,
+      xfail="np.percentile(method='nearest') has no frame op (a graph break)")
 def quantiles_and_iqr_outliers(x):
     q1, q3 = np.quantile(x, [0.25, 0.75])
     iqr = q3 - q1
@@ -790,7 +808,8 @@ def softmax_log_softmax_stable(z):
     return sm, lsm, sm.dtype
 
 
-@case(lambda: (np.array([0.5, 1.0, 3.5, 10.0]),), graphs=2, breaks=("math.lgamma() of a tensor reads its value",) * 2)
+@case(lambda: (np.array([0.5, 1.0, 3.5, 10.0]),), graphs=2,
+      breaks=("math.lgamma() of a tensor reads its value",) * 2)
 def gammaln_via_lgamma_and_beta(x):
     lg = np.array([math.lgamma(v) for v in x])
     beta = np.exp(lg[:-1] + lg[1:] - np.array([math.lgamma(a + b) for a, b in zip(x[:-1], x[1:])]))
@@ -835,13 +854,15 @@ def neumaier_sum_python_floats(values):
     return total + comp, sum(values), math.fsum(values)
 
 
-@case(lambda: (np.array([1.0, 0.0, -1.0, 1e300], np.float64), np.array([1.0, 1.0, -np.inf, np.inf])), graphs=1, xfail="np.nextafter has no frame op (a graph break)")
+@case(lambda: (np.array([1.0, 0.0, -1.0, 1e300], np.float64), np.array([1.0, 1.0, -np.inf, np.inf])), graphs=1,
+      xfail="np.nextafter has no frame op (a graph break)")
 def nextafter_and_spacing(x, towards):
     up = np.nextafter(x, towards)
     return up, up - x, np.spacing(np.float32(1.0)), np.nextafter(np.float32(1), np.float32(2))
 
 
-@case(lambda: (np.array([1.0, 1.0 + 1e-9, 1.1]), np.array([1.0, 1.0, 1.0])), graphs=1, breaks="numpy.allclose under capture")
+@case(lambda: (np.array([1.0, 1.0 + 1e-9, 1.1]), np.array([1.0, 1.0, 1.0])), graphs=1,
+      breaks="numpy.allclose under capture")
 def finfo_tolerances(a, b):
     eps64 = np.finfo(np.float64).eps
     eps32 = np.finfo(a.astype(np.float32).dtype).eps
@@ -964,10 +985,12 @@ def integer_floor_division_modulo_signs(a, b):
 
 @case(lambda: (np.array([50, 100, 0, 255], np.uint8), np.array([-128, 127, -1, 5], np.int8)), graphs=1)
 def small_integer_wraparound(u, i):
-    return u - np.uint8(100), u * 2, np.abs(i), -i, i + np.int8(1), u.sum(), u.cumsum(), i.prod(), u.astype(np.int8)
+    return (u - np.uint8(100), u * 2, np.abs(i), -i, i + np.int8(1), u.sum(), u.cumsum(), i.prod(),
+            u.astype(np.int8))
 
 
-@case(lambda: (np.array([1, 2, 3, 4], np.int64),), graphs=1, xfail="np.round of integers with decimals < 0 has no frame op (a graph break)")
+@case(lambda: (np.array([1, 2, 3, 4], np.int64),), graphs=1,
+      xfail="np.round of integers with decimals < 0 has no frame op (a graph break)")
 def clip_int_array_with_float_bounds(a):
     return np.clip(a, 1.5, 3.5), np.clip(a, 2, 3), np.minimum(a, 2.5), np.round(a * 1.25), np.round(a, -1)
 
@@ -1262,7 +1285,8 @@ def max_pool_backward_naive(dout, cache):
     return dx
 
 
-@case(lambda: (_rng(33).normal(size=(2, 2, 4, 4)), {"pool_height": 2, "pool_width": 2, "stride": 2}), graphs=1, breaks=("item assignment at a position given by an integer tensor",) * 2)
+@case(lambda: (_rng(33).normal(size=(2, 2, 4, 4)), {"pool_height": 2, "pool_width": 2, "stride": 2}), graphs=1,
+      breaks=("item assignment at a position given by an integer tensor",) * 2)
 def max_pool_forward_backward_naive(x, pool_param):
     out, cache = max_pool_forward_naive(x, pool_param)
     dx = max_pool_backward_naive(np.arange(out.size, dtype=float).reshape(out.shape), cache)
@@ -1793,7 +1817,8 @@ def numeric_gradient_restores_entries(w, h=1e-4):
     return grad, w
 
 
-@case(lambda: ({"W": np.ones((2, 2)), "b": np.zeros(2)}, {"W": np.full((2, 2), 0.5), "b": np.ones(2)}), graphs=1)
+@case(lambda: ({"W": np.ones((2, 2)), "b": np.zeros(2)}, {"W": np.full((2, 2), 0.5), "b": np.ones(2)}),
+      graphs=1)
 def sgd_dict_update_in_place_and_rebound(params, grads, lr=0.1):
     before = params["W"]
     for k in params:
@@ -1911,7 +1936,8 @@ def d2l_softmax_regression_with_accumulator(features, labels, num_epochs=3, lr=0
     return W, b, epochs
 
 
-@case(lambda: (np.array([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5]]), np.array([0, 2])), graphs=2, breaks=("float() of a tensor reads its value",) * 2)
+@case(lambda: (np.array([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5]]), np.array([0, 2])), graphs=2,
+      breaks=("float() of a tensor reads its value",) * 2)
 def d2l_cross_entropy_range_index(y_hat, y):
     return d2l_cross_entropy(y_hat, y), d2l_accuracy(y_hat, y) / len(y)
 
