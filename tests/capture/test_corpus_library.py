@@ -530,8 +530,8 @@ def lasso_coordinate_descent(X, y, alpha=0.1, n_iter=8):
     return w, np.count_nonzero(w)
 
 
-@case(lambda: _blobs(n=18, seed=18), graphs=3,
-      breaks=("numpy.unique on a tensor", "boolean mask", "boolean mask"))
+# (no graphs=: a break inside a list comprehension is captured differently on 3.12+, PEP 709)
+@case(lambda: _blobs(n=18, seed=18))
 def gaussian_nb_log_likelihood(X, y, var_smoothing=1e-9):
     classes = np.unique(y)
     eps = var_smoothing * np.var(X, axis=0).max()
@@ -808,8 +808,8 @@ def softmax_log_softmax_stable(z):
     return sm, lsm, sm.dtype
 
 
-@case(lambda: (np.array([0.5, 1.0, 3.5, 10.0]),), graphs=2,
-      breaks=("math.lgamma() of a tensor reads its value",) * 2)
+# (no graphs=: a break inside a list comprehension is captured differently on 3.12+, PEP 709)
+@case(lambda: (np.array([0.5, 1.0, 3.5, 10.0]),))
 def gammaln_via_lgamma_and_beta(x):
     lg = np.array([math.lgamma(v) for v in x])
     beta = np.exp(lg[:-1] + lg[1:] - np.array([math.lgamma(a + b) for a, b in zip(x[:-1], x[1:])]))
