@@ -664,8 +664,7 @@ def regression_metrics(y_true, y_pred):
     return mse, np.sqrt(mse), mae, r2, evs, medae, np.max(np.abs(err))
 
 
-@case(lambda: (_blobs(n=12, seed=21)[0], _blobs(n=12, seed=21)[1]), graphs=1,
-      breaks=("numpy.unique on a tensor", "boolean mask"))
+@case(lambda: (_blobs(n=12, seed=21)[0], _blobs(n=12, seed=21)[1]))   # (breaks per loop iteration)
 def silhouette_score_vectorised(X, labels):
     D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
     ks = np.unique(labels)
@@ -1285,8 +1284,8 @@ def max_pool_backward_naive(dout, cache):
     return dx
 
 
-@case(lambda: (_rng(33).normal(size=(2, 2, 4, 4)), {"pool_height": 2, "pool_width": 2, "stride": 2}), graphs=1,
-      breaks=("item assignment at a position given by an integer tensor",) * 2)
+@case(lambda: (_rng(33).normal(size=(2, 2, 4, 4)), {"pool_height": 2, "pool_width": 2, "stride": 2}))
+# (a break per store at a traced position: dx[n, c, i * s + r, j * s + q] += ...)
 def max_pool_forward_backward_naive(x, pool_param):
     out, cache = max_pool_forward_naive(x, pool_param)
     dx = max_pool_backward_naive(np.arange(out.size, dtype=float).reshape(out.shape), cache)
@@ -1775,7 +1774,8 @@ def add_at_repeated_indices_vs_fancy_iadd(acc, idx, vals):
     return a, b, c
 
 
-@case(lambda: (np.arange(12.0).reshape(3, 4),), graphs=0, breaks="an in-place update through a view")
+@case(lambda: (np.arange(12.0).reshape(3, 4),), graphs=0,
+      breaks=("an in-place update through a view", "tensor attribute .base"))
 def view_of_param_mutated_through_reshape(W):
     flat = W.reshape(-1)
     flat[::5] = -1.0                                       # writes W through the view

@@ -114,7 +114,7 @@ def test_r_of_constants_and_what_is_not_modelled():
 
     assert_same_as_eager(consts, np.ones(4))
     _no_break(consts, np.ones(4))
-    assert_same_as_eager(with_slice, np.arange(3.0), captured=False)
+    assert_same_as_eager(with_slice, np.arange(3.0), captured=None)
     assert_same_as_eager(mismatched, np.arange(3.0), captured=None)   # NumPy's ValueError
 
 
