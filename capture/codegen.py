@@ -622,9 +622,31 @@ def _choose_outputs(tr: Translation, needed: list[TensorVariable], saved=()
         if id(value) not in out_index and id(value) not in tr.input_by_value:
             out_index[id(value)] = len(outputs)
             outputs.append(value)
+    for value in _unused_checks(graph, outputs):
+        out_index[id(value)] = len(outputs)
+        outputs.append(value)
     graph.set_outputs(outputs)
     _prune_unused_inputs(tr)
     return outputs, out_index
+
+
+def _unused_checks(graph, outputs: list) -> list:
+    """The results of the nodes that check their data (``_checks_data``: an
+    index out of range, a singular matrix) that no output depends on: NumPy
+    raises there even when the result is unused (``y = x[i]`` never read), so
+    each becomes an output the entry ignores, which keeps the node, and its
+    check, from dead-node elimination.  (Nodes with side effects are kept
+    anyway.)"""
+    live = {id(v) for v in outputs}
+    extra = []
+    for node in reversed(graph.nodes):
+        if any(id(v) in live for v in node.outputs):
+            live.update(id(v) for v in node.inputs)
+        elif node.outputs and _checks_data(node) and not get_schema(node.op).has("has_side_effect"):
+            extra.append(node.outputs[0])
+            live.update(id(v) for v in node.outputs)
+            live.update(id(v) for v in node.inputs)
+    return extra[::-1]
 
 
 @dataclasses.dataclass

@@ -52,7 +52,8 @@ class Tracer:
         # random draws (frame.functions.random.draw): each a graph input that the
         # entry draws on the host before the graph runs, in program order
         self.draws: list[tuple[tuple, Value]] = []
-        self.level = OpLevel(self.handle, self.tape, self.handle_gradient, self.fresh, self.draw)
+        self.level = OpLevel(self.handle, self.tape, self.handle_gradient, self.fresh, self.draw,
+                             known=self.known)
 
     @property
     def graph(self):
@@ -91,6 +92,22 @@ class Tracer:
             self._consts[id(arr)] = v
             self._alive.append(arr)
         return v
+
+    def known(self, arr: np.ndarray) -> np.ndarray | None:
+        """The value of a meta array that stands for a constant of the graph
+        (an array the function made from constants), read-only; None for any
+        other array (``frame.functions._core.known_value``)."""
+        v = self.values.get(id(arr))
+        if v is None:   # a real array handed to a frame function: a constant (value_of)
+            if not isinstance(arr, np.ndarray) or any(np.shares_memory(arr, z) for z in self._zeros.values()):
+                return None
+            value = np.array(arr, copy=True)
+        elif v.producer is None or v.producer.op != "constant" or v.producer.const is None:
+            return None
+        else:
+            value = np.asarray(v.producer.const).view()
+        value.flags.writeable = False
+        return value
 
     # -- graph building ----------------------------------------------------------
     def add_input(self, type: TensorType, name: str | None = None) -> np.ndarray:

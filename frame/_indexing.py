@@ -1,7 +1,7 @@
 """``Tensor.__getitem__``: NumPy indexing lowered to frame ops.
 
 Supported: ints (negative too), slices with any step, ``None``, ``...``, and
-integer index arrays (Tensors, ndarrays or lists of ints).  Basic indexing
+integer index arrays (Tensors, ndarrays, lists of ints or ``range`` objects).  Basic indexing
 becomes ``slice`` + ``squeeze`` + ``expand_dims``; one integer array becomes
 ``take``; several are broadcast together and become one ``take`` of flat
 positions on their axes merged into one (``_several_arrays``); each step goes
@@ -67,7 +67,7 @@ def _classify(entry: Any) -> tuple[str, Any]:
         arr = entry.numpy()
     elif isinstance(entry, np.ndarray):
         arr = entry
-    elif isinstance(entry, (list, tuple)):
+    elif isinstance(entry, (list, tuple, range)):  # a range is a sequence of ints to NumPy
         try:
             arr = np.asarray(entry)
         except ValueError as e:  # ragged nesting

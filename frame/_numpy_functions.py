@@ -1060,8 +1060,11 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     ``a == b``; NumPy's own formula and dtypes (``b`` made inexact)."""
     x, y = _weak_or_array(a, "isclose"), _weak_or_array(b, "isclose")
     for name, tol in (("rtol", rtol), ("atol", atol)):
-        if not isinstance(tol, (int, float)) or isinstance(tol, bool) or not math.isfinite(tol):
+        if not isinstance(tol, (int, float, np.integer, np.floating)) or \
+                isinstance(tol, bool) or not math.isfinite(tol):
             raise NotModelled("isclose", f"with {name}={tol!r}")
+    # a NumPy scalar tolerance (np.finfo(dt).eps) is a 0-d array to NumPy: strongly typed
+    rtol, atol = (np.asarray(t) if isinstance(t, np.generic) else t for t in (rtol, atol))
     if not isinstance(y, (bool, int, float)):
         inexact = np.result_type(_dtype(y), 1.0)
         if _dtype(y) != inexact:

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import functions as F
 from ._numpy_functions import NUMPY_FUNCTIONS, UFUNC_FUNCTIONS, NotModelled
+from ._numpy_indices import INDEX_FUNCTIONS
 from ._numpy_linalg import LINALG_FUNCTIONS
 from ._numpy_math import MATH_FUNCTIONS, MATH_UFUNCS, UFUNC_METHODS
 from ._numpy_stats import STATS_FUNCTIONS
@@ -60,10 +61,11 @@ FUNCTION_OPS: dict = {
     np.flip: ("flip", {"axis"}),
 }
 # functions written with NumPy's own signature (frame/_numpy_functions.py,
-# frame/_numpy_linalg.py, frame/_numpy_stats.py): no keyword filter, a use they do not model raises NotModelled
+# frame/_numpy_linalg.py, frame/_numpy_stats.py, frame/_numpy_indices.py): no keyword filter, a use they do not model raises NotModelled
 NUMPY_FUNCTIONS.update(LINALG_FUNCTIONS)
 NUMPY_FUNCTIONS.update(STATS_FUNCTIONS)
 NUMPY_FUNCTIONS.update(MATH_FUNCTIONS)
+NUMPY_FUNCTIONS.update(INDEX_FUNCTIONS)
 FUNCTION_OPS.update({fn: (impl.__name__, None) for fn, impl in NUMPY_FUNCTIONS.items()})
 if hasattr(np, "amax"):
     FUNCTION_OPS[np.amax] = FUNCTION_OPS[np.max]

@@ -254,6 +254,10 @@ def _reduce_where(name, ufunc, array, axis, dtype, keepdims, initial, where):
     masked reduction as its kernel)."""
     if ufunc not in (np.add, np.multiply, np.maximum, np.minimum):
         raise NotModelled(name, "here")
+    if dtype is not None and ufunc in (np.add, np.multiply) and initial is np._NoValue and \
+            where is True:   # np.add.reduce(a, axis, dtype): np.sum(a, axis, dtype)
+        return (np_sum if ufunc is np.add else np_prod)(array, axis=axis, dtype=dtype,
+                                                        keepdims=keepdims)
     if dtype is not None:
         raise NotModelled(name, "with dtype=")
     if not isinstance(array, Tensor) or _dtype(array).kind not in "biuf":

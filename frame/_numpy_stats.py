@@ -57,10 +57,11 @@ import numpy as np
 
 from . import functions as F
 from ._numpy_functions import (NotModelled, _axes, _cut, _dtype, _flat, _int, _ndim, _no_0d_array,
-                               _operand, _shape, diff,
+                               _operand, _shape, argsort, diff, sort,
                                cumprod, cumsum, np_mean, np_prod, np_sum, std, var)
-from .dtypes import as_dtype, float64
-from .functions._core import apply1, as_array, schema_attrs
+from ._numpy_indices import checked, linspace
+from .dtypes import as_dtype, float64, int64
+from .functions._core import apply1, as_array, known_value, schema_attrs
 from .functions.reduction import reduction_axes
 from .tensor import Tensor
 
@@ -102,7 +103,7 @@ def _with_keepdims(result, lead: tuple, shape: tuple, axes: tuple, keepdims: boo
 def _quantile_q(function: str, q, percent: bool):
     """(q as NumPy's ``_quantile`` sees it, weak_q) for a constant ``q``."""
     if isinstance(q, Tensor):
-        raise NotModelled(function, "with q computed from arrays")
+        q = _known(q, function, "q")
     weak = type(q) in (int, float)
     try:
         qa = np.asanyarray(np.true_divide(q, 100) if percent else q)
@@ -459,10 +460,20 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=_NO_VALUE)
 
 # --------------------------------------------------------------------------- searching, binning
 
+def _known(value: Tensor, function: str, what: str) -> np.ndarray:
+    """A Tensor parameter that must be a constant: its value when the function
+    made it from constants under capture (``np.array([0., 1.])``,
+    ``np.linspace(0, 100, 5)``), else ``NotModelled``."""
+    known = known_value(value)
+    if known is None:
+        raise NotModelled(function, f"with {what} computed from arrays")
+    return known
+
+
 def _constant(value, function: str, what: str) -> np.ndarray:
     """A trace-time constant array (not computed from traced arrays)."""
     if isinstance(value, Tensor):
-        raise NotModelled(function, f"with {what} computed from arrays")
+        value = _known(value, function, what)
     arr = np.asarray(value)
     if arr.dtype.kind not in "biuf":
         raise NotModelled(function, f"with {what} of {arr.dtype} values")
@@ -493,11 +504,43 @@ def searchsorted(a, v, side="left", sorter=None):
                   schema_attrs("searchsorted", side=side))
 
 
+def _traced_digitize(values, b, side: str):
+    """``np.digitize`` with bins computed in the graph (``np.quantile`` edges):
+    NumPy's monotonicity test (``_monotonicity``: equal leading bins skipped,
+    the first other pair gives the direction, a NaN there makes it neither;
+    after it a NaN compares as in order) as ops, both searches, and a ``take``
+    whose run-time bounds check fails where the bins are neither increasing
+    nor decreasing (NumPy raises ValueError; the call then runs natively)."""
+    def some(mask):
+        return F.greater(F.sum(F.astype(mask, int64)), 0)
+    n = _shape(b)[0]
+    if n < 2:   # NumPy: one bin is increasing, NaN or not
+        return searchsorted(b, values, side=side)
+    head, rest = b[:1], b[1:]
+    differs = F.not_equal(rest, head)
+    first = F.take(rest, F.argmax(differs), axis=0)
+    leading = F.reshape(head, ())
+    has_pair = some(differs)
+    up_ok = F.logical_not(some(F.greater(b[:-1], b[1:])))
+    down_ok = F.logical_not(some(F.less(b[:-1], b[1:])))
+    increasing = F.logical_or(F.logical_not(has_pair), F.logical_and(F.less(leading, first), up_ok))
+    decreasing = F.logical_and(has_pair, F.logical_and(F.greater(leading, first), down_ok))
+    monotonic = F.logical_or(increasing, decreasing)
+    up = searchsorted(b, values, side=side)
+    down = F.sub(n, searchsorted(b[::-1], values, side=side))
+    return checked(F.where(decreasing, down, up), F.logical_not(monotonic), "digitize")
+
+
 def digitize(x, bins, right=False):
     """``np.digitize`` with constant bins: NumPy's ``searchsorted`` of the values
-    in the bins (reversed for decreasing bins)."""
-    b = _constant(bins, "digitize", "bins")
+    in the bins (reversed for decreasing bins); with bins computed from arrays,
+    ``_traced_digitize``."""
     values = _operand(x, "digitize")
+    if isinstance(bins, Tensor) and known_value(bins) is None:
+        if _dtype(values).kind == "c" or _dtype(bins).kind not in "biuf" or _ndim(bins) != 1:
+            raise NotModelled("digitize", "of complex values or with bins that are not 1-D")
+        return _traced_digitize(values, bins, "left" if right else "right")
+    b = _constant(bins, "digitize", "bins")
     if _dtype(values).kind == "c" or b.ndim != 1:
         raise NotModelled("digitize", "of complex values or with bins that are not 1-D")
     if b.size > 1:
@@ -550,23 +593,145 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     return F.logical_not(found) if invert else found
 
 
+_HISTOGRAM_BLOCK = 65536   # NumPy's block: weighted sums are per block, then added
+
+
+def _histogram_weights(weights, x):
+    """(ntype, weights as float64 or None): NumPy's count type (intp, or the
+    weights' dtype) and the weights it sums (``bincount`` sums float64)."""
+    if weights is None:
+        return np.dtype(np.int64), None
+    w = _flat(_operand(weights, "histogram"))
+    wt = _dtype(w)
+    if _shape(w) != _shape(x):
+        raise NotModelled("histogram", "with weights of another shape (NumPy raises)")
+    if wt.kind not in "biuf" or not np.can_cast(wt, np.double):
+        raise NotModelled("histogram", f"with {wt} weights")
+    if _shape(x)[0] > _HISTOGRAM_BLOCK:
+        raise NotModelled("histogram", "with weights of more than one of NumPy's blocks")
+    return wt, w
+
+
+def _histogram_density(n, edges):
+    """NumPy's ``n / db / n.sum()`` with ``db`` the edges' widths as float64."""
+    db = F.astype(diff(edges), float64) if isinstance(edges, Tensor) else \
+        np.array(np.diff(edges), float)
+    return F.div(F.div(n, db), F.sum(n))
+
+
+def _histogram_edges(x, edges, ntype, w):
+    """NumPy's cumulative histogram for explicit edges: the sorted values (and
+    weights, by ``argsort``) searched for each edge, the last one inclusive."""
+    if w is None:
+        sa = sort(x)
+        cum = F.concat([searchsorted(sa, edges[:-1], side="left"),
+                        searchsorted(sa, edges[-1:], side="right")], axis=0)
+        return F.sub(cum[1:], cum[:-1])
+    if ntype.kind != "f":
+        raise NotModelled("histogram", f"with {ntype} weights and explicit edges")
+    order = argsort(x)
+    sa, sw = F.take(x, order, axis=0), F.take(w, order, axis=0)
+    cw = F.concat([np.zeros(1, ntype), cumsum(sw)], axis=0)
+    index = F.concat([searchsorted(sa, edges[:-1], side="left"),
+                      searchsorted(sa, edges[-1:], side="right")], axis=0)
+    cum = F.add(np.zeros(edges.shape, ntype), F.take(cw, index, axis=0))
+    return F.sub(cum[1:], cum[:-1])
+
+
+def _traced_edges_histogram(x, edges, ntype, w, density):
+    """``np.histogram(a, bins=edges)`` with edges computed in the graph (the
+    edges of an earlier histogram): NumPy raises ValueError unless they
+    increase (NaN compares as in order), checked at run time by a ``take``
+    that fails there (the call then runs natively)."""
+    et = _dtype(edges)
+    if _ndim(edges) != 1 or _shape(edges)[0] < 1 or et.kind not in "iuf":
+        raise NotModelled("histogram", "with bins computed from arrays that are not 1-D numbers")
+    if _shape(edges)[0] > 1:
+        bad = F.greater(F.sum(F.astype(F.greater(edges[:-1], edges[1:]), int64)), 0)
+        edges = checked(edges, bad, "histogram")
+    counts = _histogram_edges(x, edges, ntype, w)
+    return (_histogram_density(counts, edges) if density else counts), edges
+
+
+def _uniform_counts(xs, first, last, denom, edges, n: int, keep, ntype, w):
+    """NumPy's equal-width binning (``first``/``last``/``denom`` constants or
+    traced 0-d tensors of the edges' dtype): the index ``(a - first) / denom *
+    bins`` truncated and corrected against the edges, the last bin closed,
+    counted (or the weights summed, in order, as ``bincount``) per bin."""
+    offsets = F.sub(xs, first)
+    if _dtype(offsets) != _dtype(edges):
+        offsets = F.astype(offsets, as_dtype(_dtype(edges)))
+    f_indices = F.mul(F.div(offsets, denom), n)
+    indices = F.astype(f_indices, as_dtype(np.dtype(np.int64)))
+    indices = F.where(F.equal(indices, n), n - 1, indices)
+    indices = F.where(F.less(xs, F.take(edges, indices, axis=0)), F.sub(indices, 1), indices)
+    increment = F.logical_and(F.greater_equal(xs, F.take(edges, F.add(indices, 1), axis=0)),
+                              F.not_equal(indices, n - 1))
+    indices = F.where(increment, F.add(indices, 1), indices)
+    if w is None:
+        hits = F.equal(F.reshape(indices, (-1, 1)), np.arange(n, dtype=np.int64))
+        if keep is not None:
+            hits = F.logical_and(hits, F.reshape(keep, (-1, 1)))
+        return F.sum(hits, axis=0)
+    updates = F.astype(w, float64)
+    if keep is not None:   # a dropped value adds -0.0 to bin 0: no change to any sum
+        updates = F.where(keep, updates, -0.0)
+    base = F.full((n,), 0, dtype=float64)
+    sums = apply1("scatter_add", (as_array(base), as_array(indices), as_array(updates)), {"axis": 0})
+    return sums if ntype == np.float64 else F.astype(sums, as_dtype(ntype))
+
+
+def _auto_range_histogram(x, n: int, ntype, w):
+    """``np.histogram(a, bins=n)`` of floats: the edges ``np.linspace(a.min(),
+    a.max(), n + 1)`` (widened by 0.5 each way when equal) in the graph;
+    NumPy raises for a range that is not finite (NaN or inf in the data): a
+    ``take`` whose run-time bounds check fails there (the call then runs
+    natively)."""
+    dt = _dtype(x)
+    lo, hi = F.min(x), F.max(x)
+    finite = F.logical_and(F.less(F.abs(lo), math.inf), F.less(F.abs(hi), math.inf))
+    lo = checked(lo, F.logical_not(finite), "histogram")
+    same = F.equal(lo, hi)
+    first = F.where(same, F.sub(lo, 0.5), lo)
+    last = F.where(same, F.add(hi, 0.5), hi)
+    edges = linspace(first, last, n + 1, endpoint=True, dtype=dt)
+    counts = _uniform_counts(x, first, last, F.sub(last, first), edges, n, None, ntype, w)
+    return counts, edges
+
+
 def histogram(a, bins=10, range=None, density=None, weights=None):
-    """``np.histogram`` with a number of bins and a constant range: NumPy's
-    equal-width binning step by step (the values outside the range dropped, the
-    index ``(a - first) / (last - first) * bins`` truncated and corrected
-    against the edges, the last bin closed), counted per bin; the edges are
-    NumPy's own."""
-    if not _int(bins) or int(bins) < 1:
-        raise NotModelled("histogram", f"with bins={bins!r}")
-    if range is None:
-        raise NotModelled("histogram", "without range= (the edges depend on the values)")
-    if density or weights is not None:
-        raise NotModelled("histogram", "with density= or weights=")
+    """``np.histogram`` written with NumPy's own steps: a number of bins with a
+    constant range (equal-width binning, the values outside the range dropped)
+    or, for float data, the data's range (``_auto_range_histogram``); explicit
+    constant edges (the cumulative histogram: sorted values searched per edge);
+    ``weights=`` (summed in NumPy's order, one block of 65536 values at most)
+    and ``density=``.  The edges are NumPy's own."""
     x = _flat(_operand(a, "histogram"))
     dt = _dtype(x)
-    if isinstance(range, Tensor) or dt.kind == "b":
-        raise NotModelled("histogram", "of bools or with a range computed from arrays")
+    if dt.kind not in "iuf":
+        raise NotModelled("histogram", f"of {dt} values")
+    ntype, w = _histogram_weights(weights, x)
+    if isinstance(bins, Tensor) and known_value(bins) is None:
+        return _traced_edges_histogram(x, bins, ntype, w, density)
+    if isinstance(bins, Tensor):
+        bins = known_value(bins)
+    if not _int(bins):
+        edges = np.asarray(bins)
+        if edges.ndim != 1 or edges.dtype.kind not in "iuf" or edges.size < 1 or \
+                bool(np.any(edges[:-1] > edges[1:])):
+            raise NotModelled("histogram", f"with bins={bins!r}")
+        counts = _histogram_edges(x, edges, ntype, w)
+        return (_histogram_density(counts, edges) if density else counts), F.reshape(edges, edges.shape)
+    if int(bins) < 1:
+        raise NotModelled("histogram", f"with bins={bins!r}")
     n = int(bins)
+    if range is None:
+        if dt.kind != "f" or _shape(x)[0] == 0:
+            raise NotModelled("histogram", "without range= of integers or of no values")
+        counts, edges = _auto_range_histogram(x, n, ntype, w)
+        return (_histogram_density(counts, edges) if density else counts), edges
+    if isinstance(range, Tensor):
+        raise NotModelled("histogram", "with a range computed from arrays")
     try:
         first, last = range
         if isinstance(first, Tensor) or isinstance(last, Tensor):
@@ -584,19 +749,9 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     denom = np.asarray(unsigned_subtract(last, first))
     if denom.dtype.kind == "u":
         denom = denom.astype(np.float64)
-    offsets = F.sub(xs, first if type(first) in (int, float) else np.asarray(first))
-    if _dtype(offsets) != edges.dtype:
-        offsets = F.astype(offsets, as_dtype(edges.dtype))
-    f_indices = F.mul(F.div(offsets, denom), n)
-    indices = F.astype(f_indices, as_dtype(np.dtype(np.int64)))
-    indices = F.where(F.equal(indices, n), n - 1, indices)
-    indices = F.where(F.less(xs, F.take(edges, indices, axis=0)), F.sub(indices, 1), indices)
-    increment = F.logical_and(F.greater_equal(xs, F.take(edges, F.add(indices, 1), axis=0)),
-                              F.not_equal(indices, n - 1))
-    indices = F.where(increment, F.add(indices, 1), indices)
-    hits = F.logical_and(F.equal(F.reshape(indices, (-1, 1)), np.arange(n, dtype=np.int64)),
-                         F.reshape(keep, (-1, 1)))
-    return F.sum(hits, axis=0), F.reshape(edges, edges.shape)
+    first_ = first if type(first) in (int, float) else np.asarray(first)
+    counts = _uniform_counts(xs, first_, last, denom, edges, n, keep, ntype, w)
+    return (_histogram_density(counts, edges) if density else counts), F.reshape(edges, edges.shape)
 
 
 def bincount(x, weights=None, minlength=0):
@@ -1008,7 +1163,7 @@ def insert(arr, obj, values, axis=None):
     """``np.insert`` with constant positions: ``values`` cast to ``arr``'s dtype
     and laid out as NumPy lays them out."""
     if isinstance(obj, Tensor):
-        raise NotModelled("insert", "with positions computed from arrays")
+        obj = _known(obj, "insert", "positions")
     x, v = _operand(arr, "insert"), _operand(values, "insert")
     dt = _dtype(x)
     if _dtype(v) != dt:
@@ -1019,7 +1174,7 @@ def insert(arr, obj, values, axis=None):
 def delete(arr, obj, axis=None):
     """``np.delete`` with constant positions (or a constant mask)."""
     if isinstance(obj, Tensor):
-        raise NotModelled("delete", "with positions computed from arrays")
+        obj = _known(obj, "delete", "positions")
     x = _operand(arr, "delete")
     return _layout("delete", [x], lambda p: np.delete(p, obj, axis=axis))
 
@@ -1102,7 +1257,7 @@ def _partition(op: str, a, kth, axis, kind, order):
         raise NotModelled(op, "of a 0-d array (NumPy raises)")
     ax = _axis_of(op, axis, nd)
     if isinstance(kth, Tensor):
-        raise NotModelled(op, "with kth computed from arrays")
+        kth = _known(kth, op, "kth")
     ks = np.asarray(kth)
     if ks.dtype.kind not in "iu" or ks.ndim > 1:
         raise NotModelled(op, f"with kth={kth!r} (NumPy raises)")

@@ -9,13 +9,14 @@ import types
 import numpy as np
 
 from frame._numpy_functions import einsum_returns_view, einsum_view
+from frame._numpy_indices import r_getitem
 from frame._numpy_interop import FUNCTION_OPS, UFUNC_OPS
 from frame.tensor import from_numpy, tensor
 
 from ..errors import Unsupported, UserCodeRaises
 from ..rebuild import make_function
 from ..sources import AttrSource, LocalSource, Source
-from .base import CONSTANT_TYPES, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
+from .base import CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 from .numpy_inplace import numpy_fill_diagonal, numpy_put_along_axis
 from .numpy_layout import numpy_ascontiguousarray, numpy_asfortranarray, numpy_broadcast_arrays
 from .numpy_results import (ROW_STACK, is_cov_of_one_variable, is_masked_mean,
@@ -202,7 +203,11 @@ def _numpy_tables():
 
 _PURE_NUMPY_CONSTRUCTORS = {np.zeros, np.ones, np.full, np.arange, np.linspace, np.eye,
                             np.identity, np.array, np.asarray, np.zeros_like, np.ones_like,
-                            np.full_like, np.tri, np.logspace, np.geomspace}
+                            np.full_like, np.tri, np.logspace, np.geomspace,
+                            # index arrays of a shape given by ints
+                            np.triu_indices, np.tril_indices, np.diag_indices, np.indices,
+                            np.ravel_multi_index}
+_R_GETITEM = type(np.r_).__getitem__
 # constructors whose values are unspecified, and their zero-filled twins
 _UNINITIALISED = {np.empty: np.zeros, np.empty_like: np.zeros_like}
 # NumPy functions whose result may be a view of their first argument
@@ -212,6 +217,16 @@ _NUMPY_VIEW_FUNCTIONS = {np.reshape, np.transpose, np.squeeze, np.expand_dims, n
                          np.imag}  # (of a real array: read-only zeros; a write runs natively)
 # ... and those whose result is a list of slices of it along one axis
 _NUMPY_SPLIT_FUNCTIONS = {np.split, np.array_split}
+
+
+def _histogram_edges_of_bins(args, kwargs, result: Variable) -> Variable:
+    """``np.histogram(a, bins=edges)`` returns ``np.asarray(edges)``: the very
+    array when ``edges`` is one (its values are the edges frame computed)."""
+    bins = kwargs.get("bins", args[1] if len(args) > 1 else None)
+    if isinstance(bins, TensorVariable) and bins.kind == NDARRAY and len(result.children()) == 2:
+        counts, _ = result.children()
+        return type(result)([counts, bins])
+    return result
 
 
 def numpy_name(fn) -> str:
@@ -282,12 +297,21 @@ class NumpyFunctionVariable(CallableVariable):
             return ConstantVariable(args[0].kind == NPSCALAR)
         if isinstance(self.fn, np.ufunc) and self.fn in ufuncs:
             args = [numpy_scalar_operand(tx, a) for a in args]   # dynamic NumPy float scalars
+        if self.fn is _R_GETITEM and len(args) == 2 and not kwargs and \
+                getattr(args[0], "obj", None) is np.r_:
+            # np.r_[0, a] (the method, called with np.r_ itself): frame's concatenation
+            if not tx.contains_tensor(args, kwargs):
+                return tx.call_constant(np.r_.__getitem__, args[1:], {})
+            return tx.call_real(r_getitem, args[1:], {}, numpy_semantics=True,
+                                numpy_ref=np.r_.__getitem__)
         if tx.contains_tensor(args, kwargs):
             result = HOOKS.numpy_array_function(tx, self.fn, args, kwargs)
             if result is not None:
                 return result
             if self.fn in ufuncs or self.fn in functions:
                 result = HOOKS.numpy_call(tx, self.fn, args, kwargs)
+                if self.fn is np.histogram:
+                    result = _histogram_edges_of_bins(args, kwargs, result)
                 if self.fn in _NUMPY_VIEW_FUNCTIONS and args and isinstance(args[0], TensorVariable) \
                         and args[0].kind != TENSOR:
                     if self.fn in _NUMPY_SPLIT_FUNCTIONS:

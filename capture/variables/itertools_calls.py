@@ -3,7 +3,7 @@
 ``islice``, ``starmap``, ``repeat``, ``pairwise``, ``groupby``, ``count``,
 ``cycle``, ``combinations``, ``permutations``, ``combinations_with_replacement``,
 ``compress``, ``takewhile``, ``dropwhile``, ``filterfalse``, ``batched`` (3.12+)
-and ``tee``.
+and ``tee``; and NumPy's ``np.ndindex`` of constant dimensions.
 
 Each is a ``LazyIteratorVariable`` (or, for ``groupby``'s groups and ``tee``'s
 copies, an iterator sharing state with its parent): its items are computed
@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import itertools
 import operator
+
+import numpy as np
 
 from ..errors import Unsupported, UserCodeRaises
 from .base import ConstantVariable, Variable
@@ -508,6 +510,24 @@ def _tee(tx, args, kwargs):
     return TupleVariable([copy() for _ in range(n)])
 
 
+def _ndindex(tx, args, kwargs):
+    """``np.ndindex(*shape)`` of constant dimensions (CS231n's gradient check
+    ``for ix in np.ndindex(p.shape)``): NumPy's index tuples (tuples of ints),
+    each when it is asked for."""
+    if kwargs:
+        raise Unsupported("unsupported_call", "numpy.ndindex() with keyword arguments")
+    shape = _constants("ndindex", *args)
+    try:
+        indices = np.ndindex(*shape)
+    except Exception as e:  # noqa: BLE001 - NumPy's own error, raised natively too
+        raise UserCodeRaises(f"ndindex() raises {type(e).__name__}: {e}", exc=e) from e
+
+    def gen(tx):
+        index = next(indices, None)
+        return None if index is None else TupleVariable([ConstantVariable(i) for i in index])
+    return _lazy(np.ndindex, gen)
+
+
 ITERTOOLS_CLASSES = {
     itertools.chain: _chain, itertools.accumulate: _accumulate, itertools.product: _product,
     itertools.zip_longest: _zip_longest, itertools.islice: _islice, itertools.starmap: _starmap,
@@ -519,6 +539,7 @@ ITERTOOLS_CLASSES = {
     itertools.compress: _compress, itertools.takewhile: _predicate_filter(itertools.takewhile),
     itertools.dropwhile: _predicate_filter(itertools.dropwhile),
     itertools.filterfalse: _predicate_filter(itertools.filterfalse),
+    np.ndindex: _ndindex,
 }
 if hasattr(itertools, "batched"):   # Python 3.12+
     ITERTOOLS_CLASSES[itertools.batched] = _batched

@@ -190,7 +190,8 @@ class ObjectVariable(Variable):
         tx.side_effects.store_attr(self, name, DELETED)
 
     def getitem(self, tx, index: Variable) -> Variable:
-        refuse_tensor_index(index)
+        if self.obj is not np.r_:   # np.r_[0, a] concatenates traced arrays (NumpyFunctionVariable)
+            refuse_tensor_index(index)
         method = tx.getattr(self, "__getitem__")
         return method.call(tx, [index], {})
 

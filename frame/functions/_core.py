@@ -24,7 +24,7 @@ from ..tensor import Tensor
 
 __all__ = ["apply", "apply1", "as_array", "operands", "schema_attrs", "bind_schema", "OpLevel",
            "push_level", "op_handler", "current_level", "current_op_handler", "set_base_tape",
-           "tracked", "eager_op_hook"]
+           "tracked", "eager_op_hook", "known_value"]
 
 _PY_SCALARS = (bool, int, float)
 
@@ -168,15 +168,19 @@ class OpLevel:
     value).  ``draw(method, shape, dtype, param) -> array``, when set, makes
     the random draws of ``frame.functions.random`` (the tracer's: a graph
     input drawn on the host when the graph runs); unset, they come from the
-    process-wide generator now."""
-    __slots__ = ("run", "tape", "grad_run", "copy", "draw")
+    process-wide generator now.  ``known(array) -> ndarray | None``, when set,
+    gives the value an array of the level holds before anything runs (a
+    constant of capture's graph: ``np.array([0., 1.])`` made in the traced
+    function), None for others (``known_value``)."""
+    __slots__ = ("run", "tape", "grad_run", "copy", "draw", "known")
 
-    def __init__(self, run, tape=None, grad_run=None, copy=None, draw=None):
+    def __init__(self, run, tape=None, grad_run=None, copy=None, draw=None, known=None):
         self.run = run
         self.tape = tape
         self.grad_run = grad_run if grad_run is not None else run
         self.copy = copy if copy is not None else _copy
         self.draw = draw
+        self.known = known
 
 
 # The base level: eager kernels, and the eager autograd tape, which
@@ -220,6 +224,18 @@ def op_handler(handler):
 
 def current_level() -> OpLevel:
     return _dispatch.level
+
+
+def known_value(x) -> np.ndarray | None:
+    """The value of the frame Tensor ``x`` when the current level knows it
+    before running (a constant of a traced graph; read-only), else None: an
+    eager tensor's value is data, not a constant of the program, so a NumPy
+    function taking constant parameters (``np.digitize``'s bins) asks this
+    rather than reading any Tensor's data."""
+    known = _dispatch.level.known
+    if known is None or not isinstance(x, Tensor):
+        return None
+    return known(x._data)
 
 
 def current_op_handler():
