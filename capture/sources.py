@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import keyword
 
-__all__ = ["Source", "LocalSource", "GlobalSource", "ClosureSource", "AttrSource", "ItemSource",
+__all__ = ["Source", "DerivedSource", "LocalSource", "GlobalSource", "ClosureSource", "AttrSource", "ItemSource",
            "DefaultSource", "ConstSource", "FunctionSource", "FrameGlobalsSource", "DataSource",
            "ExprSource", "CLOSURE", "FRAME_GLOBALS", "is_safe_key", "user_text"]
 
@@ -53,6 +53,19 @@ class Source:
     @property
     def root(self) -> "Source":
         return self
+
+
+class DerivedSource(Source):
+    """A value read from the value at ``base`` (an attribute, an item, a
+    view...): it reads what ``base`` reads, and its root is ``base``'s."""
+    __slots__ = ("base",)
+
+    def frame_reads(self) -> frozenset:
+        return self.base.frame_reads()
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
 
 
 class LocalSource(Source):
@@ -120,8 +133,8 @@ class ClosureSource(Source):
         return frozenset({CLOSURE})
 
 
-class AttrSource(Source):
-    __slots__ = ("base", "name")
+class AttrSource(DerivedSource):
+    __slots__ = ("name",)
 
     def __init__(self, base: Source, name: str):
         self.base = base
@@ -139,13 +152,6 @@ class AttrSource(Source):
     def _key(self):
         return (self.base, self.name)
 
-    def frame_reads(self) -> frozenset:
-        return self.base.frame_reads()
-
-    @property
-    def root(self) -> Source:
-        return self.base.root
-
 
 def is_safe_key(key) -> bool:
     """Keys whose ``repr`` evaluates back to an equal value."""
@@ -156,8 +162,8 @@ def is_safe_key(key) -> bool:
     return False
 
 
-class ItemSource(Source):
-    __slots__ = ("base", "key")
+class ItemSource(DerivedSource):
+    __slots__ = ("key",)
 
     def __init__(self, base: Source, key):
         if not is_safe_key(key):
@@ -173,13 +179,6 @@ class ItemSource(Source):
 
     def _key(self):
         return (self.base, self.key)
-
-    def frame_reads(self) -> frozenset:
-        return self.base.frame_reads()
-
-    @property
-    def root(self) -> Source:
-        return self.base.root
 
 
 class DefaultSource(Source):
@@ -246,10 +245,10 @@ class FrameGlobalsSource(Source):
         return frozenset({FRAME_GLOBALS})
 
 
-class DataSource(Source):
+class DataSource(DerivedSource):
     """The NumPy array holding the data of the ``frame.Tensor`` at ``base``
     (the one place capture names the slot)."""
-    __slots__ = ("base",)
+    __slots__ = ()
 
     def __init__(self, base: Source):
         self.base = base
@@ -262,13 +261,6 @@ class DataSource(Source):
 
     def _key(self):
         return (self.base,)
-
-    def frame_reads(self) -> frozenset:
-        return self.base.frame_reads()
-
-    @property
-    def root(self) -> Source:
-        return self.base.root
 
 
 class ExprSource(Source):

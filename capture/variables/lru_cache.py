@@ -35,7 +35,7 @@ import functools
 import gc
 
 from ..errors import Unsupported
-from ..sources import AttrSource, ItemSource, Source, is_safe_key
+from ..sources import AttrSource, DerivedSource, ItemSource, Source, is_safe_key
 from .base import ConstantVariable, Variable
 from .containers import constant_value, is_constant_value
 from .registry import wrap_rule
@@ -55,9 +55,9 @@ def cache_dict(wrapper) -> dict:
     return found[0]
 
 
-class CacheDictSource(Source):
+class CacheDictSource(DerivedSource):
     """The cache dict of the wrapper at ``base`` (``cache_dict``, pooled as ``fn``)."""
-    __slots__ = ("base", "fn")
+    __slots__ = ("fn",)
 
     def __init__(self, base: Source, fn: str):
         self.base = base
@@ -71,13 +71,6 @@ class CacheDictSource(Source):
 
     def _key(self):
         return (self.base,)
-
-    def frame_reads(self) -> frozenset:
-        return self.base.frame_reads()
-
-    @property
-    def root(self) -> Source:
-        return self.base.root
 
 
 def _immutable(value) -> bool:

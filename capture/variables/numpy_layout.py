@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import Unsupported, UserCodeRaises
-from ..sources import Source
+from ..sources import DerivedSource, Source
 from .base import NDARRAY, ConstantVariable, TensorVariable, Variable
 from .numpy_inplace import bind_call
 from .registry import HOOKS
@@ -145,10 +145,10 @@ def _tuple(items):
     return TupleVariable(items)
 
 
-class ViewSource(Source):
+class ViewSource(DerivedSource):
     """``base.view(dtype)`` (``dtype`` pooled as ``name``): a new view of the
     array at ``base`` with its bytes read as ``dtype``."""
-    __slots__ = ("base", "name", "dtype")
+    __slots__ = ("name", "dtype")
 
     def __init__(self, base: Source, name: str, dtype: np.dtype):
         self.base = base
@@ -163,13 +163,6 @@ class ViewSource(Source):
 
     def _key(self):
         return (self.base, self.name)
-
-    def frame_reads(self) -> frozenset:
-        return self.base.frame_reads()
-
-    @property
-    def root(self) -> Source:
-        return self.base.root
 
 
 def ndarray_view(tx, a: TensorVariable, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
