@@ -24,6 +24,7 @@ raises ``Unsupported`` and the call runs natively.
 from __future__ import annotations
 
 import inspect
+import operator
 import os
 import sys
 import traceback
@@ -121,7 +122,7 @@ class BreakEnd:
         self.stack = list(brk.stack)     # below the operands taken so far
         self.lines: list[str] = []
         self.consts: dict = {"__Tail": Tail, "__icall": call_intercepted, "__SENTINEL": _SENTINEL,
-                             "__enter_with": enter_with}
+                             "__enter_with": enter_with, "__setitem": operator.setitem}
         self.ran = False
         self.ended = False               # an unconditional continuation was written
 
@@ -170,7 +171,7 @@ class BreakEnd:
         """Evaluate ``expr`` in the entry; its value can be pushed by the continuations.
         Besides the expressions of ``expr``/``call``, it may name builtins as
         ``__<name>`` (``__bool``, ``__next``: the user's globals and parameters
-        cannot shadow those) and ``__SENTINEL``."""
+        cannot shadow those), ``__SENTINEL`` and ``__setitem``."""
         if self.ran:
             raise Unsupported("capture_error", "a break declaration ran two expressions")
         self.ran = True

@@ -272,7 +272,6 @@ def _store_subscr_break(end, instr):
     """``obj[index] = value`` run natively by the entry (an index pattern frame
     does not model): on the real objects the resume function gets."""
     value, obj, index = end.operands(3)
-    end.consts["__setitem"] = operator.setitem
     end.run(f"__setitem({end.expr(obj)}, {end.expr(index)}, {end.expr(value)})")
     end.resume(end.next)
 

@@ -711,7 +711,6 @@ def decode(code: types.CodeType) -> Decoded:
     return decoded
 
 
-
 def inside_handler(code: types.CodeType, instr) -> bool:
     """Is ``instr`` part of an exception handler's body (an ``except`` or
     ``finally`` block run for an exception, a ``with`` block's exit for one)?

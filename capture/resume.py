@@ -194,7 +194,7 @@ def canonical(code: types.CodeType, offset: int) -> tuple[types.CodeType, int]:
 
 def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) -> types.CodeType:
     # lazy: bytecode (~20 ms to import) is needed only to build resume functions
-    from bytecode import Bytecode, Instr, Label, SetLineno, TryBegin
+    from bytecode import Bytecode, Instr, Label
 
     starts = _starts(code)
     try:
@@ -202,9 +202,7 @@ def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) 
     except ValueError:
         raise ValueError(f"{code.co_qualname}: no instruction starts at offset {offset}") from None
 
-    # the handlers' depths of the original: a continuation inside a try or with
-    # block jumps past the block's TryBegin, which the flow analysis of
-    # ``to_code`` then never reaches (it would write no depth for it)
+    # with the original's handler depths: ``to_code`` below runs no flow analysis
     bc = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
     label = Label()
     body = []
@@ -213,13 +211,7 @@ def _build(code: types.CodeType, offset: int, layout, local_names, stack_names) 
     for item in bc:
         if isinstance(item, Instr):
             if k == wanted:
-                # a continuation that starts a try (or with) block enters it
-                # through its TryBegin, so that the stack analysis of the
-                # exception table sees the block begin on the jump's path
-                at = len(body)
-                while at and isinstance(body[at - 1], (TryBegin, SetLineno)):
-                    at -= 1
-                body.insert(at, label)
+                body.append(label)
             k += 1
             halves = _TWO_LOCALS.get(item.name)
             split.append(halves is not None)

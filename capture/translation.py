@@ -87,7 +87,7 @@ class Translation:
         self.generators: list = []   # GeneratorVariables made by the trace (checked at its end)
         # functools.cache calls the trace simulated: (id(wrapper), key) -> result, and how
         # deep it is in the inlined body of a miss (variables/lru_cache.py)
-        self.cached_calls: dict[tuple, Variable] = {}
+        self.cache_results: dict[tuple, Variable] = {}
         # 0-d bool graph values: when one is true at run time, the entry runs the plain
         # function instead (NumPy warns then: np.mean of an empty slice, numpy_results.py)
         self.run_checks: list[TensorVariable] = []

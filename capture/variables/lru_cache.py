@@ -19,7 +19,7 @@ needs is the result, known at trace time without calling the function:
   other writes), and its result must be an immutable Python constant (a
   tensor or list would be another object than the one the cache keeps).
 
-Calls the trace made earlier are remembered (``Translation.cached_calls``):
+Calls the trace made earlier are remembered (``Translation.cache_results``):
 a second call with the same key is a hit on the value the first computed.
 Calls inside a miss's body are not replayed (the replayed outer call makes
 them).  Only unbounded, untyped caches called with positional constant
@@ -113,12 +113,12 @@ class LruCacheVariable(Variable):
             raise Unsupported("unsupported_call", f"calling the cached function {name} with the "
                                                   f"key {key!r}")
         tr = tx.tr
-        remembered = tr.cached_calls.get((id(self.wrapper), key))
+        remembered = tr.cache_results.get((id(self.wrapper), key))
         if remembered is not None:
             result = remembered
         else:
             result = self._result(tx, args, key, name)
-            tr.cached_calls[(id(self.wrapper), key)] = result
+            tr.cache_results[(id(self.wrapper), key)] = result
         if tr.cache_miss_depth == 0:
             tr.side_effects.cached_calls.append((self, tuple(constant_value(a) for a in args)))
         return result

@@ -146,10 +146,7 @@ class Flatten(Module):
         if not 0 <= start <= end < n:
             raise FrameValueError(f"Flatten: dims {self.start_dim}..{self.end_dim} do not fit a "
                                   f"{n}-D input of shape {list(shape)}")
-        merged = 1
-        for d in shape[start:end + 1]:
-            merged *= d
-        return x.reshape(shape[:start] + (merged,) + shape[end + 1:])
+        return x.reshape(shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -411,7 +408,7 @@ class _Loss(Module):
         self.reduction = reduction
 
     def forward(self, input, target):
-        return type(self)._fn(input, target, reduction=self.reduction)
+        return self._fn(input, target, reduction=self.reduction)
 
     def extra_repr(self) -> str:
         return f"reduction={self.reduction!r}"

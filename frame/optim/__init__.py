@@ -102,13 +102,13 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Drop every parameter's gradient (``set_to_none=True``, PyTorch's
-        default) or fill it with zeros."""
+        default) or fill it with zeros in place (an inf or NaN gradient too)."""
         for group in self.param_groups:
             for p in group["params"]:
-                if set_to_none or p.grad is None:
+                if set_to_none:
                     p.grad = None
-                else:
-                    p.grad = p.grad * 0
+                elif p.grad is not None:
+                    p.grad.zero_()
 
     def step(self) -> None:  # pragma: no cover - abstract
         raise FrameTypeError(f"{type(self).__name__} does not implement step()")

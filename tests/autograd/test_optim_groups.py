@@ -103,8 +103,11 @@ def test_zero_grad_set_to_none_false_keeps_zero_tensors():
     a, b = quadratic_params()
     opt = frame.optim.SGD([a, b], lr=0.1)
     (a.sum() + b.sum()).backward()
+    a.grad = frame.tensor(np.array([np.inf, np.nan, 1.0], np.float32))
+    grads = a.grad, b.grad
     opt.zero_grad(set_to_none=False)
     assert all(np.array_equal(p.grad.numpy(), np.zeros(p.shape, np.float32)) for p in (a, b))
+    assert a.grad is grads[0] and b.grad is grads[1]      # in place, as PyTorch's
     opt.zero_grad()
     assert a.grad is None and b.grad is None
 
