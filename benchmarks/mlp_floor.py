@@ -17,7 +17,12 @@ previous block's thread pool still spins), medians of ``--rounds`` blocks of
 * ``numpy 8 GEMMs``: only the step's eight matmuls (3 forward, 5 backward; no
   input gradient), same operands and transposes as the step;
 * ``openvino 8 GEMMs``: the same eight matmuls as one OpenVINO model (transposes
-  as MatMul flags), OpenVINO's own thread count: the fastest GEMM engine here;
+  as MatMul flags), OpenVINO's own thread count, computed in float32
+  (``INFERENCE_PRECISION_HINT`` f32, as frame compiles); ``openvino 8 GEMMs,
+  bf16`` is the same model with OpenVINO's default precision, which on a CPU
+  with AVX512-BF16 (this machine's) computes the matmuls in bfloat16: not the
+  step's arithmetic, shown because the floor before 2026-12-07 was measured
+  with it;
 * ``numpy updates`` / ``param write-back``: the six ``w -= lr * g`` updates, and
   the six copies (``np.copyto``, 919 KB) the capture entry makes after an
   OpenVINO step (OpenVINO cannot write an output into an input's memory);
@@ -65,8 +70,10 @@ def numpy_gemms(ops):
     return run
 
 
-def openvino_gemms(ops):
-    """The eight matmuls as one OpenVINO model; a callable running it."""
+def openvino_gemms(ops, precision: str | None = "f32"):
+    """The eight matmuls as one OpenVINO model; a callable running it.
+    ``precision`` is the ``INFERENCE_PRECISION_HINT`` (None: OpenVINO's
+    default for the device)."""
     import openvino as ov
     import openvino.opset16 as op
     arrays = list(ops)
@@ -77,7 +84,10 @@ def openvino_gemms(ops):
             op.matmul(g3, W3, False, False), op.matmul(g2, h1, True, False),
             op.matmul(g2, W2, False, False), op.matmul(g1, x, True, False)]
     model = ov.Model([o.output(0) for o in outs], params, "gemms")
-    compiled = ov.Core().compile_model(model, "CPU", {"PERFORMANCE_HINT": "LATENCY"})
+    config = {"PERFORMANCE_HINT": "LATENCY"}
+    if precision is not None:
+        config["INFERENCE_PRECISION_HINT"] = precision
+    compiled = ov.Core().compile_model(model, "CPU", config)
     req = compiled.create_infer_request()
     for i, a in enumerate(arrays):
         req.set_input_tensor(i, ov.Tensor(a, shared_memory=True))
@@ -116,6 +126,7 @@ def timings(rounds: int, number: int, pause: float) -> None:
     cands["numpy 8 GEMMs, own BLAS"], blas["numpy 8 GEMMs, own BLAS"] = numpy_gemms(ops), own
     cands["numpy 8 GEMMs, BLAS 1"], blas["numpy 8 GEMMs, BLAS 1"] = numpy_gemms(ops), 1
     cands["openvino 8 GEMMs"] = openvino_gemms(ops)
+    cands["openvino 8 GEMMs, bf16"] = openvino_gemms(ops, None)
     ws = [p.copy() for p in params]
     gs = [np.full_like(p, 1e-3) for p in params]
     src = [p.copy() for p in params]

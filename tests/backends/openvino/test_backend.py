@@ -94,6 +94,20 @@ def test_precision_is_pinned_to_f32_by_default():
     assert backend().config_for("CPU", CompileOptions(precision="bf16"))["INFERENCE_PRECISION_HINT"] == "bf16"
 
 
+@pytest.mark.parametrize("k", [64, 784])
+def test_float32_matmul_is_computed_in_float32(k):
+    """On a CPU with AVX512-BF16 OpenVINO's default precision runs a float32
+    MatMul in bfloat16 (8 mantissa bits): 1 + 2**-10 rounds to 1 there, so a
+    product of such entries is off by ~0.2% where float32 is off by ~1e-7.
+    (On a CPU without bf16 the default is f32 and this holds either way.)"""
+    a = np.full((16, k), 1 + 2.0 ** -10, np.float32)
+    b = np.full((k, 8), 1 + 2.0 ** -9, np.float32)
+    fn = frame.jit(lambda x, w: x @ w, backend="openvino")
+    got = np.asarray(fn(frame.tensor(a), frame.tensor(b)).numpy())
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
 def test_thread_count_follows_graph_size():
     small = backend().config_for("CPU", CompileOptions(), _mlp_like((4,)))
     large = backend().config_for("CPU", CompileOptions(), _mlp_like((512, 512)))
