@@ -1,0 +1,181 @@
+"""Keep a lowered model's float arithmetic IEEE's (NumPy's) through the CPU
+plugin's own rewrites.
+
+The CPU plugin (OpenVINO 2026.4, snippets off: ``backend.SNIPPETS_MODE``)
+rewrites some float arithmetic into forms that are not the same computation
+(plugin sources read, each case measured; docs/openvino.md):
+
+- ``ConvertToPowerStatic``: Multiply/Add/Subtract by a constant of one element
+  become ``PowerStatic(x) = scale * x + shift`` (rank of the constant not above
+  x's).  A multiply is ``shift = +0``: a -0.0 product comes back +0.0 (``x * 0``
+  for x < 0, ``-0.0 * 2``).  ``x + 0.0`` and ``x - (-0.0)`` are ``scale = 1,
+  shift = 0``, run as the identity: -0.0 stays -0.0 (IEEE: +0.0).
+- ``ConvertNegative`` / ``ConvertSubtract``: ``-x`` and ``a - b`` become
+  ``x * -1`` and ``a + b * -1``, that multiply by a scalar again a PowerStatic:
+  ``-(+0.0)`` is +0.0 and ``-0.0 - 0.0`` is +0.0.
+- ``ConvertDivide``: ``a / b`` becomes ``a * b**-1``, two roundings (1 ulp off
+  for ``x / 3``) and wrong for subnormal ``b`` (``1e-40 / 1e-40`` is inf: the
+  reciprocal overflows; ``0 / 1e-40`` is NaN).
+- a Multiply by a per-tensor or per-channel constant that follows a MatMul
+  (FullyConnected) or a convolution is fused into it as a post-op computed
+  ``scale * x + 0``: the same lost -0.0.
+
+What this module does to the built model (``keep_exact``), at the cost of a
+constant read per element where the plugin had an immediate:
+
+- a Multiply by a one-element constant other than 1, and an Add of a
+  one-element +0.0, get the constant *spread* along one axis of the other
+  operand (``spread``): not a scalar, so no PowerStatic, and an ordinary
+  Eltwise multiply or add is IEEE's.  For the output of a MatMul or a
+  convolution the axis is not its channel axis, so the multiply is not fused
+  into it either.  A value with no other axis of two or more elements gets a
+  constant of one more axis, and the product is reshaped back.
+- ``-x`` is ``x`` times a spread -1; ``a - b`` is ``a + (b * spread -1)``
+  (exactly IEEE's ``a - b``, signed zeros included) unless ``b`` is a
+  constant (the plugin folds ``-b`` into it: exact, except that a scalar
+  ``-0.0`` becomes an added +0.0, which is spread) or ``a`` is a scalar
+  constant other than -0.0 (PowerStatic ``-x + a`` is exact then).
+- every float Divide is marked ``nonconvertable_divide`` (the plugin's own
+  run-time attribute): it stays a division, correctly rounded.
+
+Multiplies by 1, Adds of nonzero constants and Powers stay PowerStatic: those
+are exact.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import openvino as ov
+import openvino.opset16 as ops
+
+from .table import Out, out
+
+__all__ = ["keep_exact", "spread", "NONCONVERTIBLE_DIVIDE"]
+
+# The CPU plugin keeps a Divide that carries this run-time attribute
+# (ov::NonconvertibleDivide: the key is its type name and version)
+NONCONVERTIBLE_DIVIDE = "nonconvertable_divide_0"
+
+# producers a following Multiply by a per-tensor / per-channel constant is
+# fused into as a post-op, and their channel axis (negative: from the end)
+_CHANNEL_AXIS = {"MatMul": -1, "Convolution": 1, "GroupConvolution": 1,
+                 "ConvolutionBackpropData": 1, "GroupConvolutionBackpropData": 1}
+
+
+def _shape(x: Out) -> list[int]:
+    return [int(d) for d in x.get_partial_shape().to_shape()]
+
+
+def spread(x: Out, value: float) -> tuple[Out, bool]:
+    """A float32 constant holding ``value`` in a shape the plugin treats neither
+    as a scalar nor as ``x``'s channel: ``(constant, True)`` when the constant
+    has one more axis than ``x`` (an ``x`` with no other axis of two or more
+    elements), so that the caller reshapes the result back to ``x``'s shape."""
+    shape = _shape(x)
+    rank = len(shape)
+    channel = _CHANNEL_AXIS.get(x.get_node().get_type_name())
+    if channel is not None and rank:
+        channel %= rank
+    for axis, size in enumerate(shape):
+        if size >= 2 and axis != channel:
+            dims = [1] * rank
+            dims[axis] = size
+            return ops.constant(np.full(dims, value, np.float32)).output(0), False
+    return ops.constant(np.full([1] * (rank + 1), value, np.float32)).output(0), True
+
+
+def _binary_spread(build, x: Out, value: float) -> Out:
+    """``build(x, c)`` for ``c`` the constant ``value`` broadcast over ``x``."""
+    c, reshape = spread(x, value)
+    y = out(build(x, c))
+    if reshape:
+        y = out(ops.reshape(y, ops.constant(np.asarray(_shape(x), np.int64)).output(0), False))
+    return y
+
+
+def negate(x: Out) -> Out:
+    """``-x``, exactly (``-(+0.0)`` is -0.0)."""
+    return _binary_spread(ops.multiply, x, -1.0)
+
+
+def _scalar(x: Out) -> float | None:
+    """The value of a one-element float Constant, else None."""
+    node = x.get_node()
+    if node.get_type_name() != "Constant" or not node.get_element_type().is_real():
+        return None
+    data = node.get_data()
+    return float(data.reshape(-1)[0]) if data.size == 1 else None
+
+
+def _is_constant(x: Out) -> bool:
+    return x.get_node().get_type_name() == "Constant"
+
+
+def _powerstatic_operand(op, i: int) -> float | None:
+    """The value of input ``i`` when it is a one-element constant the plugin
+    would fold into a PowerStatic with the other input ``x`` (its rank not above
+    ``x``'s), else None."""
+    value = _scalar(op.input_value(i))
+    if value is None:
+        return None
+    other = op.input_value(1 - i)
+    if _is_constant(other) or len(_shape(op.input_value(i))) > len(_shape(other)):
+        return None
+    return value
+
+
+def _is_negative_zero(value: float | None) -> bool:
+    return value == 0.0 and math.copysign(1.0, value) < 0
+
+
+def _is_positive_zero(value: float | None) -> bool:
+    return value == 0.0 and math.copysign(1.0, value) > 0
+
+
+def _exact(op) -> Out | None:
+    """The replacement of ``op``'s output, or None when it is exact as built."""
+    kind = op.get_type_name()
+    if kind == "Negative":
+        return negate(op.input_value(0))
+    if kind in ("Multiply", "Add"):
+        for i in (0, 1):
+            value = _powerstatic_operand(op, i)
+            if value is None:
+                continue
+            if (kind == "Multiply" and value != 1.0) or (kind == "Add" and _is_positive_zero(value)):
+                build = ops.multiply if kind == "Multiply" else ops.add
+                return _binary_spread(build, op.input_value(1 - i), value)
+        return None
+    if kind == "Subtract":
+        a, b = op.input_value(0), op.input_value(1)
+        if _is_constant(b):
+            # the plugin adds -b: exact unless b is a scalar -0.0 (an added +0.0)
+            if _is_negative_zero(_powerstatic_operand(op, 1)):
+                return _binary_spread(ops.add, a, 0.0)
+            return None
+        a_value = _powerstatic_operand(op, 0)
+        if a_value is not None and not _is_negative_zero(a_value):
+            return None  # PowerStatic -b + a: exact
+        # b broadcast to the result's shape first when a is the larger operand
+        return out(ops.add(a, negate(b)))
+    return None
+
+
+def keep_exact(model: ov.Model) -> None:
+    """Rewrite ``model``'s float arithmetic in place (module docstring)."""
+    changed = False
+    for op in model.get_ordered_ops():
+        if op.get_output_size() != 1 or op.get_output_element_type(0) != ov.Type.f32:
+            continue
+        if op.get_type_name() == "Divide":
+            op.get_rt_info()[NONCONVERTIBLE_DIVIDE] = ""
+            continue
+        replacement = _exact(op)
+        if replacement is None:
+            continue
+        for target in list(op.output(0).get_target_inputs()):
+            target.replace_source_output(replacement)
+        changed = True
+    if changed:
+        model.validate_nodes_and_infer_types()
