@@ -57,10 +57,27 @@ __all__ = ["keep_exact", "spread", "NONCONVERTIBLE_DIVIDE"]
 # (ov::NonconvertibleDivide: the key is its type name and version)
 NONCONVERTIBLE_DIVIDE = "nonconvertable_divide_0"
 
-# producers a following Multiply by a per-tensor / per-channel constant is
-# fused into as a post-op, and their channel axis (negative: from the end)
-_CHANNEL_AXIS = {"MatMul": -1, "Convolution": 1, "GroupConvolution": 1,
-                 "ConvolutionBackpropData": 1, "GroupConvolutionBackpropData": 1}
+# Nodes the plugin fuses a following chain of elementwise nodes into (as
+# oneDNN post-ops), and the axis it calls their channel (negative: from the
+# end): a post-op by a per-tensor or per-channel constant is computed its own way
+_POST_OP_CHANNEL = {"MatMul": -1, "Convolution": 1, "GroupConvolution": 1,
+                    "ConvolutionBackpropData": 1, "GroupConvolutionBackpropData": 1,
+                    "ReduceMean": 1, "ReduceSum": 1, "ReduceMax": 1, "ReduceMin": 1,
+                    "ReduceProd": 1, "ReduceL1": 1, "ReduceL2": 1, "MVN": 1,
+                    "NormalizeL2": 1, "Interpolate": 1, "AvgPool": 1, "MaxPool": 1}
+
+
+def _post_op_root(x: Out) -> str | None:
+    """The type of the node ``x`` may be computed as a post-op of: ``x``'s
+    producer, or the start of the chain of nodes with one non-constant input
+    that leads to it, when that is in ``_POST_OP_CHANNEL``."""
+    node = x.get_node()
+    while node.get_type_name() not in _POST_OP_CHANNEL:
+        variable = [v for v in node.input_values() if not _is_constant(v)]
+        if len(variable) != 1 or node.get_type_name() in ("Parameter", "Reshape"):
+            return None
+        node = variable[0].get_node()
+    return node.get_type_name()
 
 
 def _shape(x: Out) -> list[int]:
@@ -74,13 +91,12 @@ def spread(x: Out, value: float) -> tuple[Out, bool]:
     elements), so that the caller reshapes the result back to ``x``'s shape."""
     shape = _shape(x)
     rank = len(shape)
-    channel = _CHANNEL_AXIS.get(x.get_node().get_type_name())
-    if channel is not None and rank:
-        channel %= rank
-    for axis, size in enumerate(shape):
-        if size >= 2 and axis != channel:
+    root = _post_op_root(x)
+    channel = _POST_OP_CHANNEL[root] % rank if root is not None and rank else None
+    for axis in reversed(range(rank)):
+        if shape[axis] >= 2 and axis != channel:
             dims = [1] * rank
-            dims[axis] = size
+            dims[axis] = shape[axis]
             return ops.constant(np.full(dims, value, np.float32)).output(0), False
     return ops.constant(np.full([1] * (rank + 1), value, np.float32)).output(0), True
 
@@ -157,9 +173,19 @@ def _exact(op) -> Out | None:
         a_value = _powerstatic_operand(op, 0)
         if a_value is not None and not _is_negative_zero(a_value):
             return None  # PowerStatic -b + a: exact
-        # b broadcast to the result's shape first when a is the larger operand
         return out(ops.add(a, negate(b)))
     return None
+
+
+def _divide_may_stay(op) -> bool:
+    """May this Divide be kept a division?  Not where it has a constant operand
+    and would be fused as a post-op: the plugin computes a Divide post-op wrong
+    (measured: ``1 / x`` after ReduceMax, MatMul or ReduceMean, ``x / 3`` after
+    ReduceMean, off by up to 100%); the plugin's own reciprocal form is kept there."""
+    a, b = op.input_value(0), op.input_value(1)
+    if _is_constant(a) == _is_constant(b):
+        return True
+    return _post_op_root(b if _is_constant(a) else a) is None
 
 
 def keep_exact(model: ov.Model) -> None:
@@ -169,7 +195,8 @@ def keep_exact(model: ov.Model) -> None:
         if op.get_output_size() != 1 or op.get_output_element_type(0) != ov.Type.f32:
             continue
         if op.get_type_name() == "Divide":
-            op.get_rt_info()[NONCONVERTIBLE_DIVIDE] = ""
+            if _divide_may_stay(op):
+                op.get_rt_info()[NONCONVERTIBLE_DIVIDE] = ""
             continue
         replacement = _exact(op)
         if replacement is None:
