@@ -6,40 +6,45 @@ rewrites some float arithmetic into forms that are not the same computation
 (plugin sources read, each case measured; docs/openvino.md):
 
 - ``ConvertToPowerStatic``: Multiply/Add/Subtract by a constant of one element
-  become ``PowerStatic(x) = scale * x + shift`` (rank of the constant not above
-  x's).  A multiply is ``shift = +0``: a -0.0 product comes back +0.0 (``x * 0``
-  for x < 0, ``-0.0 * 2``).  ``x + 0.0`` and ``x - (-0.0)`` are ``scale = 1,
-  shift = 0``, run as the identity: -0.0 stays -0.0 (IEEE: +0.0).
+  (its rank not above the other operand's) become ``PowerStatic(x) = scale * x
+  + shift``.  A multiply has ``shift = +0``: a -0.0 product comes back +0.0
+  (``x * 0`` for x < 0, ``-0.0 * 2``).  ``x + 0.0`` and ``x - (-0.0)`` run as
+  the identity: -0.0 stays -0.0 (IEEE: +0.0).
 - ``ConvertNegative`` / ``ConvertSubtract``: ``-x`` and ``a - b`` become
   ``x * -1`` and ``a + b * -1``, that multiply by a scalar again a PowerStatic:
   ``-(+0.0)`` is +0.0 and ``-0.0 - 0.0`` is +0.0.
-- ``ConvertDivide``: ``a / b`` becomes ``a * b**-1``, two roundings (1 ulp off
-  for ``x / 3``) and wrong for subnormal ``b`` (``1e-40 / 1e-40`` is inf: the
-  reciprocal overflows; ``0 / 1e-40`` is NaN).
-- a Multiply by a per-tensor or per-channel constant that follows a MatMul
-  (FullyConnected) or a convolution is fused into it as a post-op computed
-  ``scale * x + 0``: the same lost -0.0.
+- ``ConvertDivide``: ``a / b`` becomes ``a * b**-1``: two roundings (1 ulp off
+  for ``x / 3``), and wrong for a subnormal ``b`` (``1e-40 / 1e-40`` is inf:
+  the reciprocal overflows).
+- a Multiply by a per-tensor or per-channel constant that follows a MatMul, a
+  convolution, a reduction... (``_POST_OP_CHANNEL``, also through a chain of
+  one-input nodes) is fused into that node as a post-op ``scale * x + 0``: the
+  same lost -0.0.  A Divide by or into a constant fused that way is wrong
+  outright (``1 / x`` after ReduceMax or MatMul, ``x / 3`` after ReduceMean).
 
-What this module does to the built model (``keep_exact``), at the cost of a
-constant read per element where the plugin had an immediate:
+What ``keep_exact`` does to the built model, at the cost of a constant read per
+element where the plugin had an immediate (none measurable: docs/openvino.md):
 
 - a Multiply by a one-element constant other than 1, and an Add of a
   one-element +0.0, get the constant *spread* along one axis of the other
-  operand (``spread``): not a scalar, so no PowerStatic, and an ordinary
-  Eltwise multiply or add is IEEE's.  For the output of a MatMul or a
-  convolution the axis is not its channel axis, so the multiply is not fused
-  into it either.  A value with no other axis of two or more elements gets a
-  constant of one more axis, and the product is reshaped back.
-- ``-x`` is ``x`` times a spread -1; ``a - b`` is ``a + (b * spread -1)``
-  (exactly IEEE's ``a - b``, signed zeros included) unless ``b`` is a
-  constant (the plugin folds ``-b`` into it: exact, except that a scalar
-  ``-0.0`` becomes an added +0.0, which is spread) or ``a`` is a scalar
-  constant other than -0.0 (PowerStatic ``-x + a`` is exact then).
-- every float Divide is marked ``nonconvertable_divide`` (the plugin's own
-  run-time attribute): it stays a division, correctly rounded.
+  operand (``spread``): not a scalar and not per-channel of a post-op producer,
+  so neither PowerStatic nor a post-op: an ordinary Eltwise, IEEE's.  A value
+  with no such axis gets a constant of one more axis, and the result is
+  reshaped back.
+- ``-x`` is ``x`` times a spread -1; ``a - b`` is ``a + b * (spread -1)``
+  (exactly IEEE's ``a - b``, signed zeros included) unless the plugin's own
+  form is exact: ``b`` a constant (the plugin folds ``-b`` into it; a scalar
+  ``-0.0`` would become an added +0.0, which is spread) or ``a`` a scalar
+  constant other than -0.0 (PowerStatic ``-b + a``).
+- a float Divide is marked ``nonconvertable_divide`` (the plugin's own run-time
+  attribute) and stays a correctly rounded division, except one with a
+  constant operand that would be fused as a post-op: there the plugin's
+  reciprocal stays (1 ulp, and a zero quotient may lose its sign), since its
+  Divide post-op is wrong.
 
 Multiplies by 1, Adds of nonzero constants and Powers stay PowerStatic: those
-are exact.
+are exact.  The rewrites assume snippets off: with snippets on, ``0.0 - x`` is
+-0.0 for x = +0.0.
 """
 from __future__ import annotations
 
