@@ -29,8 +29,8 @@ element where the plugin had an immediate (none measurable: docs/openvino.md):
   one-element +0.0, get the constant *spread* along one axis of the other
   operand (``spread``): not a scalar and not per-channel of a post-op producer,
   so neither PowerStatic nor a post-op: an ordinary Eltwise, IEEE's.  A value
-  with no such axis gets a constant of one more axis, and the result is
-  reshaped back.
+  with no such axis gets a one-element constant of one more axis (no
+  PowerStatic: its rank is above the value's), and the result is reshaped back.
 - ``-x`` is ``x`` times a spread -1; ``a - b`` is ``a + b * (spread -1)``
   (exactly IEEE's ``a - b``, signed zeros included) unless the plugin's own
   form is exact: ``b`` a constant (the plugin folds ``-b`` into it; a scalar
@@ -79,7 +79,7 @@ def _post_op_root(x: Out) -> str | None:
     node = x.get_node()
     while node.get_type_name() not in _POST_OP_CHANNEL:
         variable = [v for v in node.input_values() if not _is_constant(v)]
-        if len(variable) != 1 or node.get_type_name() in ("Parameter", "Reshape"):
+        if len(variable) != 1:  # (a Parameter has none; a Reshape counts: the plugin may drop it)
             return None
         node = variable[0].get_node()
     return node.get_type_name()
@@ -89,11 +89,10 @@ def _shape(x: Out) -> list[int]:
     return [int(d) for d in x.get_partial_shape().to_shape()]
 
 
-def spread(x: Out, value: float) -> tuple[Out, bool]:
+def spread(x: Out, value: float) -> Out | None:
     """A float32 constant holding ``value`` in a shape the plugin treats neither
-    as a scalar nor as ``x``'s channel: ``(constant, True)`` when the constant
-    has one more axis than ``x`` (an ``x`` with no other axis of two or more
-    elements), so that the caller reshapes the result back to ``x``'s shape."""
+    as a scalar nor as ``x``'s channel, or None when ``x`` has no axis of two or
+    more elements besides that channel."""
     shape = _shape(x)
     rank = len(shape)
     root = _post_op_root(x)
@@ -102,17 +101,30 @@ def spread(x: Out, value: float) -> tuple[Out, bool]:
         if shape[axis] >= 2 and axis != channel:
             dims = [1] * rank
             dims[axis] = shape[axis]
-            return ops.constant(np.full(dims, value, np.float32)).output(0), False
-    return ops.constant(np.full([1] * (rank + 1), value, np.float32)).output(0), True
+            return ops.constant(np.full(dims, value, np.float32)).output(0)
+    return None
 
 
 def _binary_spread(build, x: Out, value: float) -> Out:
-    """``build(x, c)`` for ``c`` the constant ``value`` broadcast over ``x``."""
-    c, reshape = spread(x, value)
-    y = out(build(x, c))
-    if reshape:
-        y = out(ops.reshape(y, ops.constant(np.asarray(_shape(x), np.int64)).output(0), False))
-    return y
+    """``build(x, c)`` for ``c`` the constant ``value`` broadcast over ``x``.
+    Without a ``spread`` for ``x``: against a constant of one element and one
+    more axis than ``x`` (no PowerStatic: its rank is above ``x``'s; not fused
+    into a MatMul either, measured), the result reshaped back.  A rank-0 ``x``
+    is made ``[1]`` first: against a rank-1 constant the plugin gave +0.0 for
+    ``-0.0 * 2`` and failed to compile it beside a Concat ("Accessing
+    out-of-range dimension")."""
+    c = spread(x, value)
+    if c is not None:
+        return out(build(x, c))
+    shape = _shape(x)
+    operand = x if shape else out(ops.reshape(x, _ints([1]), False))
+    rank = max(len(shape), 1)
+    y = out(build(operand, ops.constant(np.full([1] * (rank + 1), value, np.float32)).output(0)))
+    return out(ops.reshape(y, _ints(shape), False))
+
+
+def _ints(values) -> Out:
+    return ops.constant(np.asarray(values, np.int64).reshape(len(values))).output(0)
 
 
 def negate(x: Out) -> Out:

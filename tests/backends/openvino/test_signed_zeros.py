@@ -123,3 +123,29 @@ def test_multiply_after_matmul_keeps_the_sign_of_zero(k, rows):
     (got,) = rc.compile(graph, "openvino", OPTIONS).run(inputs)
     (want,) = evaluate(graph, inputs)
     _compare(np.asarray(got), np.asarray(want), f"(x @ w) * {k}", "matmul")
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1)], ids=["0d", "1", "1x1"])
+def test_signed_zeros_of_single_values(shape):
+    """One-element values (a NumPy scalar inside a jitted function): the spread
+    constants need an axis of their own there (exact_arith._binary_spread)."""
+    b = GraphBuilder()
+    values = [np.full(shape, v, np.float32) for v in (-0.0, 0.0, -2.0)]
+    ins = [b.input(from_numpy(v.dtype), v.shape) for v in values]
+    outs = []
+    for x in ins:
+        outs.append(b.op("neg", x))
+        outs.append(b.op("sub", x, x))
+        for c in CONSTANTS:
+            for op in ("mul", "add", "sub", "div"):
+                outs.append(b.op(op, x, b.scalar(c, like=x)))
+                outs.append(b.op(op, b.scalar(c, like=x), x))
+    # beside a Concat: the form the plugin once failed to compile for rank 0
+    outs.append(b.op("concat", *(b.op("reshape", o, shape=(1,)) for o in outs[:4]), axis=0))
+    graph = b.build(*outs)
+    from frame.ops.interpreter import evaluate
+    with np.errstate(all="ignore"):
+        got = rc.compile(graph, "openvino", OPTIONS).run(values)
+        want = evaluate(graph, values)
+    for k, (g, w) in enumerate(zip(got, want)):
+        _compare(np.asarray(g), np.asarray(w), f"single value output {k} {shape}", "mul")
