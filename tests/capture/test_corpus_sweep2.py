@@ -1453,12 +1453,9 @@ def print_config_then_mutate_it(x, cfg):
 
 # -- numerics where a backend differs (float16 cumsum: OpenVINO refuses it, rules_scan.py) ---------------
 
-OV_SIGNED_ZERO = ("openvino: x * 0 gives +0 also for a negative x (NumPy: -0.0), so 1 / (x * 0) is "
-                  "+inf where NumPy gives -inf: with snippets off (backend.SNIPPETS_MODE) the CPU "
-                  "plugin runs a multiply by a scalar constant as scale * x + 0, which loses -0")
-
-
-@case(lambda: (np.array([1.0, -1.0, 0.0], np.float32),), xfail=OV_SIGNED_ZERO, xfail_on="untiered")
+# openvino: the CPU plugin runs a multiply by a scalar constant as scale * x + 0, which
+# loses -0.0, unless the lowering spreads the constant (backends/openvino/exact_arith.py)
+@case(lambda: (np.array([1.0, -1.0, 0.0, -0.0], np.float32),))
 def signed_zero_through_multiply_by_zero(x):
     return 1 / (x * 0), np.signbit(x * 0)
 

@@ -24,7 +24,7 @@ import pytest
 
 import frame
 
-from .helpers import array, assert_same, assert_same_as_eager, resolved_backend
+from .helpers import array, assert_same, assert_same_as_eager
 
 DTYPES = ("float32", "float64", "int64", "bool")
 NUMERIC = ("float32", "float64", "int64")
@@ -329,15 +329,12 @@ def test_round_special_values(dtype, decimals):
         expected = fn(x)
         got = frame.jit(fn)(x.copy())
     assert got.dtype == expected.dtype
-    if resolved_backend() == "cpu":
-        # bit for bit, also the sign of zeros and nan
-        np.testing.assert_array_equal(got, expected)
-        assert np.array_equal(np.signbit(got), np.signbit(expected))
-    else:
-        # OpenVINO's CPU plugin divides by a constant as a multiplication by its
-        # reciprocal (1 ulp off: round(0.3, 2) is 0.29999998) and loses the sign
-        # of zeros in floor and multiply: within the backend's tolerance
-        assert_same(expected, got)
+    # bit for bit, also the sign of zeros and nan: on the cpu backend, and on
+    # OpenVINO, whose CPU plugin would divide by a constant as a product with its
+    # reciprocal and lose the sign of zeros in a multiply, but for the lowering
+    # (frame/backends/openvino/exact_arith.py)
+    np.testing.assert_array_equal(got, expected)
+    assert np.array_equal(np.signbit(got), np.signbit(expected))
     out = frame.explain(fn)(x.copy())
     assert (out.graph_count, out.graph_break_count) == (1, 0), out.break_reasons
 

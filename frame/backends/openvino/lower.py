@@ -31,6 +31,10 @@ compiled to five kernels, five passes over 4 MB at 1024x1024, and with
 0.95-1.1 ms a call; docs/performance.md).  The arithmetic is the same, so the
 results are bit for bit those of the single binding.
 
+The built model's float arithmetic is then rewritten where the CPU plugin's
+own rewrites would change it (``exact_arith.keep_exact``: -0.0 through a
+multiply by a scalar, negation, subtraction; division by a reciprocal).
+
 Graph outputs that are graph inputs or constants never enter the model: the
 executable returns fresh copies of them.  All run-time exactness checks
 (``Lowerer.flags``) are or-ed into one extra boolean model output.
@@ -49,6 +53,7 @@ from ...errors import ErrorCode, FrameError
 from ...ir.graph import Graph, Node, Value
 from . import rules_elementwise, rules_linalg, rules_nn, rules_reduction, rules_scan, rules_shape  # noqa: F401 (fill RULES)
 from . import rules_stats  # noqa: F401 (nan_reduce: refused)
+from .exact_arith import keep_exact
 from .table import RULES, Lowerer, Out, internal_shape, internal_type, out
 
 __all__ = ["LoweredGraph", "lower_graph", "INPUT_DIRECT", "INPUT_INT64", "INPUT_INT64_COPY",
@@ -62,6 +67,9 @@ OUT_MODEL, OUT_INPUT, OUT_CONST = "model", "input", "const"
 # executable's crossover, measured), and an input read by several elementwise
 # nodes gets one Parameter per reader (module docstring).
 SHARE_BYTES = 1 << 17
+# Rewrite the float arithmetic the CPU plugin would not compute as IEEE does
+# (signed zeros, division: exact_arith.py); a switch for measuring its cost only
+EXACT_ARITH = True
 # OpenVINO node types the CPU plugin runs as (fusable) Eltwise kernels
 _ELEMENTWISE = frozenset({
     "Abs", "Add", "Clamp", "Divide", "Elu", "Erf", "Exp", "Floor", "FloorMod", "Gelu",
@@ -258,6 +266,8 @@ def lower_graph(graph: Graph, name: str = "frame", *, alias_inputs: bool = True)
         return LoweredGraph(None, [None] * len(graph.inputs), outputs, None)
     host_checks = list(dict.fromkeys(b.cx.host_checks))
     model = ov.Model([ops.result(r) for r in results], params, name)
+    if EXACT_ARITH:
+        keep_exact(model)
     aliases = _alias_parameters(graph, model, params, inputs) if alias_inputs else []
     return LoweredGraph(model, inputs, outputs, flag_output, aliases, host_checks)
 
