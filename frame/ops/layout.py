@@ -20,8 +20,12 @@ and no data is read:
 * an elementwise op (trait ``elementwise``) allocates its result the way a ufunc
   does, in "K" order over its operands: ``np.nditer`` over the operands' stand-ins
   with an allocated output (the iterator every ufunc call runs on) gives its strides;
-* every other op returns a fresh C-ordered array (matmul, reductions, concat, ...),
-  and a graph input or constant has the strides of its array;
+* every other op returns a fresh array: C-ordered when its operands are (or it is a
+  scalar or a vector); else laid out as its reference kernel -- NumPy's function
+  for the ops NumPy has -- lays it out, run once on zeros of the operands' strides
+  (NumPy's reductions, cumulative sums, sorts and concatenations keep their
+  operands' order; a matrix product is C-ordered);
+* a graph input or constant has the strides of its array;
 * ``relayout`` is not a NumPy op: it keeps its input's layout, so the analysis of a
   graph that already holds relayouts gives the same answer.
 
@@ -157,7 +161,36 @@ def node_layouts(node: Node, ins: list[np.ndarray]) -> list[np.ndarray]:
     if (schema is not None and "elementwise" in schema.traits and len(outs) == 1
             and ins and all(i.ndim <= outs[0].rank for i in ins)):
         return [_elementwise_result(ins, outs[0])]
-    return [_c_stand_in(t) for t in outs]
+    if all(t.rank <= 1 for t in outs) or all(_is_c(i) for i in ins):
+        return [_c_stand_in(t) for t in outs]
+    return _kernel_layouts(node, ins)
+
+
+def _is_c(a: np.ndarray) -> bool:
+    return same_layout(a.shape, element_strides(a), standard_element_strides(a.shape))
+
+
+def _kernel_layouts(node: Node, ins: list[np.ndarray]) -> list[np.ndarray]:
+    """The stand-ins of what ``node``'s reference kernel -- NumPy's function, for the
+    ops NumPy has -- returns from operands laid out like ``ins`` (zeros): reductions,
+    cumulative sums, sorts and concatenations keep their operands' order."""
+    outs = [v.type for v in node.outputs]
+    schema = lookup(node.op)
+    if schema is None or schema.reference is None:
+        return [_c_stand_in(t) for t in outs]
+    args = [with_strides(np.zeros(i.shape, i.dtype), element_strides(i)) for i in ins]
+    try:
+        with np.errstate(all="ignore"):
+            results = schema.reference(args, node.attrs)
+    except Exception:  # noqa: BLE001 -- the op's own errors (zeros are no valid input for some)
+        return [_c_stand_in(t) for t in outs]
+    layouts = []
+    for r, t in zip(results, outs):
+        r = np.asarray(r)
+        ok = r.shape == t.shape and r.dtype.itemsize and not any(
+            s % r.dtype.itemsize for s in r.strides)
+        layouts.append(stand_in(t.dtype.np, t.shape, element_strides(r)) if ok else _c_stand_in(t))
+    return layouts
 
 
 def numpy_layouts(graph: Graph, inputs: Sequence[np.ndarray | None] | None = None
@@ -201,7 +234,7 @@ def pinned_inputs(graph: Graph) -> list[int]:
     with other strides than C order, NumPy's layout there differs from the one the
     graph's relayouts were made for.  A sensitive node reading an input itself
     reads it as it is, as NumPy does."""
-    start = [frozenset((i,)) for i in range(len(graph.inputs))]
+    start = [frozenset((i,)) if v.type.rank else frozenset() for i, v in enumerate(graph.inputs)]
     return sorted(_pinned(graph, start, [True] * len(start))[0])
 
 

@@ -49,6 +49,10 @@ from .base import Pass
 __all__ = ["LayoutAssignment", "LayoutFacts"]
 
 
+# ops whose result is C-ordered in the cpu executable whatever their operands' layout
+_C_RESULTS = frozenset({"matmul", "slice", "reshape", "squeeze", "expand_dims"})
+
+
 class LayoutFacts(NamedTuple):
     """``graph.meta['layout']``: how many ``relayout`` nodes the pass inserted."""
     relayouts: int
@@ -79,12 +83,13 @@ def _frame_layouts(graph: Graph) -> dict[int, tuple[int, ...] | None]:
         if node.op == "relayout":
             known[id(node.outputs[0])] = tuple(node.attrs["strides"])
             continue
-        # kernels return C-ordered arrays from C-ordered operands (ops/shape.py);
-        # the codegen's out= arrays are C-ordered whatever the operands
-        fresh = node.op in ("slice", "reshape", "squeeze", "expand_dims") or all(
-            is_c(v) for v in node.inputs)
+        # C order: the codegen's out= arrays, whatever the operands; a kernel's
+        # result from C-ordered operands (ops/shape.py), and any vector or matrix
+        # product; else NumPy's kernels may follow the operands' order (K order)
+        fresh = (node.op in _C_RESULTS or all(is_c(v) for v in node.inputs))
         for v in node.outputs:
-            known[id(v)] = standard_element_strides(v.type.shape) if fresh else None
+            c = fresh or v.type.rank <= 1
+            known[id(v)] = standard_element_strides(v.type.shape) if c else None
     return known
 
 
