@@ -39,6 +39,7 @@ the node runs the very kernel call NumPy's does.  Both the reference interpreter
 """
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import numpy as np
@@ -99,14 +100,16 @@ def stand_in(dtype: np.dtype, shape: Sequence[int], strides: Sequence[int]) -> n
                                            writeable=False)
 
 
+@functools.lru_cache(maxsize=4096)
 def _c_stand_in(t: TensorType) -> np.ndarray:
+    """The stand-in of a C-ordered value of type ``t`` (read-only: shared)."""
     return stand_in(t.dtype.np, t.shape, standard_element_strides(t.shape))
 
 
 def _elementwise_result(operands: list[np.ndarray], t: TensorType) -> np.ndarray:
     """The stand-in of a ufunc's result: the output ``np.nditer`` allocates in K order."""
-    if t.rank == 0:
-        return _c_stand_in(t)
+    if t.rank == 0 or all(_is_c(o) for o in operands):
+        return _c_stand_in(t)   # C order wins every tie of the iterator's axis ordering
     ops = [np.broadcast_to(o, t.shape) if o.shape != t.shape else o for o in operands]
     try:
         it = np.nditer(ops + [None], flags=["zerosize_ok", "refs_ok"],
@@ -167,7 +170,7 @@ def node_layouts(node: Node, ins: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _is_c(a: np.ndarray) -> bool:
-    return same_layout(a.shape, element_strides(a), standard_element_strides(a.shape))
+    return a.flags.c_contiguous and not any(s < 0 for s in a.strides)
 
 
 def _kernel_layouts(node: Node, ins: list[np.ndarray]) -> list[np.ndarray]:
