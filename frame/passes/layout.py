@@ -50,7 +50,11 @@ __all__ = ["LayoutAssignment", "LayoutFacts"]
 
 
 # ops whose result is C-ordered in the cpu executable whatever their operands' layout
-_C_RESULTS = frozenset({"matmul", "slice", "reshape", "squeeze", "expand_dims"})
+# (slice, reshape, squeeze and expand_dims are views of a C-ordered operand there,
+# and of another operand may be views with its strides: not listed)
+_C_RESULTS = frozenset({"matmul"})
+# ops the cpu codegen may run as views of their operand (memplan.is_view_node)
+_CODEGEN_VIEWS = frozenset({"transpose", "slice", "reshape", "squeeze", "expand_dims"})
 
 
 class LayoutFacts(NamedTuple):
@@ -83,12 +87,12 @@ def _frame_layouts(graph: Graph) -> dict[int, tuple[int, ...] | None]:
         if node.op == "relayout":
             known[id(node.outputs[0])] = tuple(node.attrs["strides"])
             continue
-        # C order: the codegen's out= arrays, whatever the operands; a kernel's
-        # result from C-ordered operands (ops/shape.py), and any vector or matrix
-        # product; else NumPy's kernels may follow the operands' order (K order)
+        # C order: a result of C-ordered operands (kernels and the codegen's out=
+        # arrays; ops/shape.py), a matrix product, a fresh vector; else a kernel
+        # may follow its operands' order (K order), a view their strides
         fresh = (node.op in _C_RESULTS or all(is_c(v) for v in node.inputs))
         for v in node.outputs:
-            c = fresh or v.type.rank <= 1
+            c = fresh or (v.type.rank <= 1 and node.op not in _CODEGEN_VIEWS)
             known[id(v)] = standard_element_strides(v.type.shape) if c else None
     return known
 
