@@ -57,6 +57,9 @@ __all__ = ["numpy_layouts", "node_layouts", "pinned_inputs", "layout_sensitive",
 # elements in C order when reshape cannot view
 _VIEW_OPS = frozenset({"transpose", "slice", "flip", "squeeze", "expand_dims", "broadcast_to",
                        "reshape"})
+# ops whose NumPy result is C-ordered whatever their operands' layout (np.matmul
+# allocates its output so, batched or not)
+_C_ORDERED = frozenset({"matmul"})
 # data movement: the result's elements are the operand's, whatever its layout
 _MOVES = _VIEW_OPS | {"relayout", "constant", "concat", "stack", "split", "pad", "take", "tile",
                       "repeat", "copy"}
@@ -164,7 +167,7 @@ def node_layouts(node: Node, ins: list[np.ndarray]) -> list[np.ndarray]:
     if (schema is not None and "elementwise" in schema.traits and len(outs) == 1
             and ins and all(i.ndim <= outs[0].rank for i in ins)):
         return [_elementwise_result(ins, outs[0])]
-    if all(t.rank <= 1 for t in outs) or all(_is_c(i) for i in ins):
+    if node.op in _C_ORDERED or all(t.rank <= 1 for t in outs) or all(_is_c(i) for i in ins):
         return [_c_stand_in(t) for t in outs]
     return _kernel_layouts(node, ins)
 
