@@ -64,37 +64,34 @@ class LayoutFacts(NamedTuple):
 
 def _frame_layouts(graph: Graph) -> dict[int, tuple[int, ...] | None]:
     """``id(value) -> element strides`` the value has in the cpu executable (and the
-    interpreter) when the inputs are C-ordered, or None where not known."""
-    known: dict[int, tuple[int, ...] | None] = {}
-    for v in graph.inputs:
-        known[id(v)] = standard_element_strides(v.type.shape)
-
-    def is_c(v: Value) -> bool:
-        s = known[id(v)]
-        return s is not None and same_layout(v.type.shape, s,
-                                             standard_element_strides(v.type.shape))
+    interpreter) when the inputs are C-ordered, or None where not known; a value
+    missing is C-ordered."""
+    other: dict[int, tuple[int, ...] | None] = {}   # the values that are not C-ordered
     for node in graph.nodes:
         if node.op == "constant" and node.const is not None and len(node.outputs) == 1:
-            c = node.const
-            out = node.outputs[0]
-            known[id(out)] = element_strides(c) if c.shape == out.type.shape else None
+            c, out = node.const, node.outputs[0]
+            if c.shape != out.type.shape:
+                other[id(out)] = None
+            elif not c.flags.c_contiguous:
+                other[id(out)] = element_strides(c)
             continue
-        if node.op == "transpose" and node.body is None and is_c(node.inputs[0]):
+        if node.op == "transpose" and node.body is None and id(node.inputs[0]) not in other:
             # the view of a C-ordered array, or the kernel's copy laid out like it
             src = standard_element_strides(node.inputs[0].type.shape)
-            known[id(node.outputs[0])] = tuple(src[p] for p in node.attrs["perm"])
+            other[id(node.outputs[0])] = tuple(src[p] for p in node.attrs["perm"])
             continue
         if node.op == "relayout":
-            known[id(node.outputs[0])] = tuple(node.attrs["strides"])
+            other[id(node.outputs[0])] = tuple(node.attrs["strides"])
             continue
         # C order: a result of C-ordered operands (kernels and the codegen's out=
         # arrays; ops/shape.py), a matrix product, a fresh vector; else a kernel
         # may follow its operands' order (K order), a view their strides
-        fresh = (node.op in _C_RESULTS or all(is_c(v) for v in node.inputs))
+        if node.op in _C_RESULTS or not any(id(v) in other for v in node.inputs):
+            continue
         for v in node.outputs:
-            c = fresh or (v.type.rank <= 1 and node.op not in _CODEGEN_VIEWS)
-            known[id(v)] = standard_element_strides(v.type.shape) if c else None
-    return known
+            if v.type.rank > 1 or node.op in _CODEGEN_VIEWS:
+                other[id(v)] = None
+    return other
 
 
 class LayoutAssignment(Pass):
@@ -112,15 +109,17 @@ class LayoutAssignment(Pass):
             graph.meta["layout"] = LayoutFacts(0)
             return graph
         numpy = numpy_layouts(graph)
-        frame = _frame_layouts(graph)
+        other = _frame_layouts(graph)
         made: dict[int, Value] = {}   # id(value) -> its relayout
         nodes: list[Node] = []
         for node in graph.nodes:
             if layout_sensitive(node):
                 inputs = list(node.inputs)
                 for i, v in enumerate(inputs):
+                    if id(v) not in other and numpy[id(v)].flags.c_contiguous:
+                        continue   # C-ordered in both (the common case, checked cheaply)
                     want = element_strides(numpy[id(v)])
-                    have = frame[id(v)]
+                    have = other.get(id(v), standard_element_strides(v.type.shape))
                     if have is not None and same_layout(v.type.shape, want, have):
                         continue
                     if id(v) not in made:
