@@ -27,7 +27,12 @@ and no data is read:
   operands' order; a matrix product is C-ordered);
 * a graph input or constant has the strides of its array;
 * ``relayout`` is not a NumPy op: it keeps its input's layout, so the analysis of a
-  graph that already holds relayouts gives the same answer.
+  graph that already holds relayouts gives the same answer;
+* ``dot_operand`` marks an operand of ``np.dot`` (``ndarray.dot``, ``np.tensordot``),
+  which NumPy hands to BLAS as it is when it is C- or Fortran-contiguous and copies
+  to C order otherwise -- where ``a @ b`` runs a strided array (a reversed or
+  transposed-and-sliced one) through its own loop instead: the two functions
+  round differently on such operands.  ``layout_assignment`` removes it.
 
 ``layout_sensitive(node)`` says which nodes read their operands' memory order in a
 way that can change bits: every op except elementwise ones (position by position)
@@ -61,7 +66,7 @@ _VIEW_OPS = frozenset({"transpose", "slice", "flip", "squeeze", "expand_dims", "
 # allocates its output so, batched or not)
 _C_ORDERED = frozenset({"matmul"})
 # data movement: the result's elements are the operand's, whatever its layout
-_MOVES = _VIEW_OPS | {"relayout", "constant", "concat", "stack", "split", "pad", "take", "tile",
+_MOVES = _VIEW_OPS | {"relayout", "dot_operand", "constant", "concat", "stack", "split", "pad", "take", "tile",
                       "repeat", "copy"}
 
 
@@ -152,6 +157,9 @@ def node_layouts(node: Node, ins: list[np.ndarray]) -> list[np.ndarray]:
         return [_c_stand_in(outs[0])]
     if node.op == "relayout":
         return [ins[0]]
+    if node.op == "dot_operand":
+        x = ins[0]
+        return [x if x.flags.c_contiguous or x.flags.f_contiguous else _c_stand_in(outs[0])]
     if node.body is not None:
         inner = numpy_layouts(node.body, ins)
         return [inner[id(v)] for v in node.body.outputs]
@@ -228,7 +236,7 @@ def layout_sensitive(node: Node) -> bool:
 
 def _passes_layout_on(node: Node) -> bool:
     """Whether NumPy's layout of ``node``'s result follows its operands'."""
-    if node.op in _VIEW_OPS or node.op == "relayout" or node.body is not None:
+    if node.op in _VIEW_OPS or node.op in ("relayout", "dot_operand") or node.body is not None:
         return True
     schema = lookup(node.op)
     return schema is not None and "elementwise" in schema.traits
@@ -302,3 +310,17 @@ register(OpSchema("relayout", 1, _relayout_infer, _relayout_kernel,
                   attrs={"strides": AttrSpec("ints")}, traits=("shape_op",),
                   doc="A copy of x laid out with the given element strides (NumPy's layout "
                       "of the value, ops/layout.py); the same elements."))
+
+
+def _dot_operand_kernel(ins, attrs):
+    x = np.asarray(ins[0])
+    contiguous = x.flags.c_contiguous or x.flags.f_contiguous
+    return (np.array(x, order="K" if contiguous else "C", copy=True),)
+
+
+register(OpSchema("dot_operand", 1, lambda types, attrs: [types[0]], _dot_operand_kernel,
+                  traits=("shape_op",),
+                  doc="An operand of numpy.dot (and tensordot): NumPy hands BLAS a C- or "
+                      "Fortran-contiguous array as it is and a C-ordered copy of any other "
+                      "(where the @ operator runs its own loop); the same elements. "
+                      "layout_assignment removes it (ops/layout.py)."))

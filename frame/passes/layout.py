@@ -7,15 +7,21 @@ intermediate (``frame/ops/layout.py``): ``lr * X.T`` is Fortran-ordered, so
 ``X[:, 1:5].sum()`` add in memory order.  The pass computes, for every value,
 the strides NumPy gives it when the user's code runs op by op
 (``ops.layout.numpy_layouts``: views stay views, elementwise results follow
-their operands in "K" order, everything else is C-ordered; graph inputs and
-constants as the arrays are, inputs taken C-ordered), and the strides the
-value has in the cpu executable (``_frame_layouts``: C order, a transpose of a
-C-ordered value its permuted strides, an input its own).  Before every
+their operands in "K" order, reductions and sorts too, matrix products are
+C-ordered; constants as their arrays are, inputs taken C-ordered), and the
+strides the value has in the cpu executable (``_frame_layouts``: C order; a
+transpose of a C-ordered value its permuted strides; unknown for what is
+computed from a value that is not C-ordered).  Before every
 layout-sensitive node (``ops.layout.layout_sensitive``: any op but elementwise
 ones and data movement) each operand whose two layouts differ is copied by a
 ``relayout`` node into NumPy's strides, so the node makes the kernel call NumPy
 makes on the same strides and gets NumPy's bits.  One relayout serves every
 reader of a value.  ``graph.meta['layout']`` records the number of relayouts.
+
+It also removes the ``dot_operand`` marks ``np.dot`` puts on its operands (NumPy's
+dot copies an operand that is neither C- nor Fortran-contiguous to C order): a
+reader of a mark reads the mark's input, relayouted into the mark's NumPy
+strides where they differ.  Under OpenVINO it only removes them.
 
 Only for the cpu backend (``insert=True``): OpenVINO's kernels are not NumPy's
 anyway (docs/openvino.md), so its pipeline records nothing and inserts nothing.
@@ -105,32 +111,49 @@ class LayoutAssignment(Pass):
         self.insert = insert
 
     def run(self, graph: Graph) -> Graph:
+        # an np.dot operand marker is read as its input: through a relayout into the
+        # strides it gives, when the input's differ (ops/layout.py)
+        marked = {id(n.outputs[0]): n.inputs[0] for n in graph.nodes if n.op == "dot_operand"}
         if not self.insert or not any(layout_sensitive(n) for n in graph.nodes):
+            _unmark(graph, marked)
             graph.meta["layout"] = LayoutFacts(0)
             return graph
         numpy = numpy_layouts(graph)
         other = _frame_layouts(graph)
-        made: dict[int, Value] = {}   # id(value) -> its relayout
+        made: dict[tuple[int, tuple[int, ...]], Value] = {}   # (id(value), strides) -> relayout
         nodes: list[Node] = []
         for node in graph.nodes:
             if layout_sensitive(node):
                 inputs = list(node.inputs)
                 for i, v in enumerate(inputs):
-                    if id(v) not in other and numpy[id(v)].flags.c_contiguous:
+                    src = marked.get(id(v), v)
+                    inputs[i] = src
+                    if id(src) not in other and numpy[id(v)].flags.c_contiguous:
                         continue   # C-ordered in both (the common case, checked cheaply)
                     want = element_strides(numpy[id(v)])
-                    have = other.get(id(v), standard_element_strides(v.type.shape))
-                    if have is not None and same_layout(v.type.shape, want, have):
+                    have = other.get(id(src), standard_element_strides(src.type.shape))
+                    if have is not None and same_layout(src.type.shape, want, have):
                         continue
-                    if id(v) not in made:
-                        copy = Node("relayout", [v], {"strides": want}, device=node.device)
+                    if (id(src), want) not in made:
+                        copy = Node("relayout", [src], {"strides": want}, device=node.device)
                         copy.backward = node.backward
-                        copy.set_output_types(get_schema("relayout").infer([v.type], copy.attrs))
+                        copy.set_output_types(get_schema("relayout").infer([src.type], copy.attrs))
                         nodes.append(copy)
-                        made[id(v)] = copy.outputs[0]
-                    inputs[i] = made[id(v)]
+                        made[(id(src), want)] = copy.outputs[0]
+                    inputs[i] = made[(id(src), want)]
                 node.inputs = tuple(inputs)
             nodes.append(node)
         graph.nodes = nodes
+        _unmark(graph, marked)
         graph.meta["layout"] = LayoutFacts(len(made))
         return graph
+
+
+def _unmark(graph: Graph, marked: dict[int, Value]) -> None:
+    """Remove the ``dot_operand`` nodes; their other readers read their input."""
+    if not marked:
+        return
+    dots = [n for n in graph.nodes if n.op == "dot_operand"]
+    graph.nodes = [n for n in graph.nodes if n.op != "dot_operand"]
+    for n in dots:
+        graph.replace_all_uses(n.outputs[0], marked[id(n.outputs[0])])

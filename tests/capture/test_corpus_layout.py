@@ -238,6 +238,20 @@ def transposed_matmul_result_scaled(a, b):
     return (a @ b).T * 2.0
 
 
+@case(lambda: (_rng(37).standard_normal((301, 9)), _rng(38).standard_normal(301)), graphs=1)
+def dot_of_transposed_feature_slice(X, r):
+    # np.dot copies an operand that is neither C- nor Fortran-contiguous to C
+    # order; the @ operator hands the same strided view to BLAS (lda 9)
+    return np.dot(X[:, 1:5].T, r), X[:, 1:5].T @ r
+
+
+@case(lambda: (_rng(39).standard_normal((301, 9)), _rng(40).standard_normal(9)), graphs=1)
+def reversed_rows_dot_and_matmul(X, v):
+    # np.dot copies the reversed view; the @ operator runs its own loop on it
+    Xr = X[::-1]
+    return np.dot(Xr, v), Xr @ v, Xr.dot(v)
+
+
 # == arguments that are not C-ordered ==============================================================
 
 @case(lambda: (np.asfortranarray(_rng(33).standard_normal((7, 3001))),), graphs=1)

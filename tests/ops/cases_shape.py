@@ -167,6 +167,14 @@ def relayout_cases(op):
                        id=f"{dtype}-{shape}-{strides}")
 
 
+@cases("dot_operand")
+def dot_operand_cases(op):
+    for dtype in ALL:
+        for i, shape in enumerate([(), (4,), (2, 3), (2, 3, 4), (0, 2)]):
+            x = sample(shape, dtype, i)
+            yield Case([x], {}, lambda ins, attrs: [np.array(ins[0])], id=f"{dtype}-{shape}")
+
+
 # --------------------------------------------------------------------------- broadcast_to, expand/squeeze
 
 @cases("broadcast_to")
