@@ -659,7 +659,13 @@ def tensordot(a, b, axes=2):
     _no_0d_array("tensordot", shape)
     left = F.reshape(F.transpose(a, *keep_a, *axes_a), (math.prod(sa[i] for i in keep_a), summed))
     right = F.reshape(F.transpose(b, *axes_b, *keep_b), (summed, math.prod(sb[j] for j in keep_b)))
-    return F.reshape(F.matmul(left, right), shape)
+    return F.reshape(F.matmul(_dot_operand(left), _dot_operand(right)), shape)
+
+
+def _dot_operand(x):
+    """``x`` as ``np.dot`` hands it to BLAS: op ``dot_operand`` (frame/ops/layout.py;
+    NumPy's result depends on the operand's layout, which the graph tracks)."""
+    return apply1("dot_operand", (as_array(x),), {})
 
 
 def dot(a, b, out=None):
@@ -675,7 +681,7 @@ def dot(a, b, out=None):
     if nb == 1 or (na <= 2 and nb == 2):
         if _shape(a)[-1] != _shape(b)[-1 if nb == 1 else -2]:
             raise NotModelled("dot", "of unaligned shapes (NumPy raises)")
-        return F.matmul(a, b)
+        return F.matmul(_dot_operand(a), _dot_operand(b))
     return tensordot(a, b, axes=([na - 1], [nb - 2]))
 
 

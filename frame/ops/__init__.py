@@ -6,6 +6,7 @@ from . import stats  # noqa: F401  (nan_reduce: NumPy's NaN-ignoring reductions)
 from . import fused  # noqa: F401  (registers the 'fused' op of operator_fusion)
 from . import autograd_ops  # noqa: F401  (scatter_add, conj, real: ops gradient rules use)
 from . import collective  # noqa: F401  (all_reduce, broadcast, reduce: frame.distributed)
+from . import layout  # noqa: F401  (relayout: NumPy's strides for a layout-sensitive reader)
 
 __all__ = ["AttrSpec", "OpSchema", "REQUIRED", "register", "get_schema", "lookup", "all_ops",
            "all_schemas"]

@@ -3,6 +3,13 @@
 The numerical definition of a graph: tests compare every pass and backend
 against it.  Constants come from their node's payload; fused nodes run their
 body graph.
+
+Values are NumPy's, bit for bit, also where NumPy's bits depend on memory
+layout (ops/layout.py): beside each value the interpreter keeps a stand-in with
+the strides NumPy would give it (the inputs' own strides, views as views,
+elementwise results in K order), and hands every layout-sensitive node (a
+reduction, a matmul, a fused body, ...) operands with those strides, copying
+(``with_strides``) an operand its kernels laid out otherwise.
 """
 from __future__ import annotations
 
@@ -12,6 +19,8 @@ import numpy as np
 
 from ..errors import FrameError, ErrorCode
 from ..ir.graph import Graph
+from .layout import element_strides, layout_sensitive, node_layouts, same_layout, \
+    standard_element_strides, stand_in, with_strides
 from .registry import get_schema
 
 __all__ = ["evaluate"]
@@ -23,10 +32,19 @@ def evaluate(graph: Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         raise FrameError(ErrorCode.INVALID_ARGUMENT,
                          f"graph expects {len(graph.inputs)} inputs, got {len(inputs)}")
     env: dict[int, np.ndarray] = {}
+    layout: dict[int, np.ndarray] = {}   # id(value) -> a stand-in with NumPy's strides
     for v, a in zip(graph.inputs, inputs):
-        env[id(v)] = np.asarray(a)
+        a = env[id(v)] = np.asarray(a)
+        strides = (element_strides(a) if a.shape == v.type.shape
+                   else standard_element_strides(v.type.shape))
+        layout[id(v)] = stand_in(v.type.dtype.np, v.type.shape, strides)
     for node in graph.nodes:
         args = [env[id(v)] for v in node.inputs]
+        layouts = [layout[id(v)] for v in node.inputs]
+        if layout_sensitive(node):
+            args = [_as_numpy_lays_out(a, s) for a, s in zip(args, layouts)]
+        for v, s in zip(node.outputs, node_layouts(node, layouts)):
+            layout[id(v)] = s
         if node.op == "constant":
             outs = (node.const,)
         elif node.body is not None:
@@ -39,3 +57,11 @@ def evaluate(graph: Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
                 o = o.astype(v.type.dtype.np)
             env[id(v)] = o
     return [env[id(v)] for v in graph.outputs]
+
+
+def _as_numpy_lays_out(a: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """``a``, or its copy with the strides of the stand-in ``like`` when they differ."""
+    want = element_strides(like)
+    if a.shape != like.shape or same_layout(a.shape, element_strides(a), want):
+        return a
+    return with_strides(a, want)

@@ -11,8 +11,10 @@ fixpoint, so running it twice changes nothing more):
 * ``transpose(transpose(x, p1), p2)`` is ``transpose(x, p)`` with the composed
   permutation ``p[i] = p1[p2[i]]``, or ``x`` itself when ``p`` is the identity;
 * ``transpose(matmul(a, b))``, when the transpose swaps only the last two axes,
-  ``a`` and ``b`` both have rank >= 2 and the transpose is the matmul result's
-  only user (the result is no graph output), becomes
+  ``a`` and ``b`` both have rank >= 2, the transpose is the matmul result's
+  only user (the result is no graph output), and the product is exact in any
+  order (integer or bool operands) or both nodes are autograd's (``backward``),
+  becomes
   ``matmul(transpose(b), transpose(a))`` with last-two-axes swaps, which the
   rule above cancels against transposes ``a`` or ``b`` came from.  Autograd
   writes weight gradients as ``transpose(matmul(transpose(x), g))``; after
@@ -24,7 +26,9 @@ The rewrites are exact for every value (NaN, -0.0) except the last one on
 floating-point operands: ``(a @ b)^T`` and ``b^T @ a^T`` multiply the same
 pairs and add them along the same axis, but BLAS may group the additions
 differently for the two operand layouts, so results can differ in the last
-bits (integer and bool products are exact).  Rewritten graphs are what the
+bits.  That is why it leaves user code's floating-point ``(a @ b).T`` alone
+(NumPy computes ``a @ b``): only gradients autograd wrote, which have no
+NumPy counterpart to match, are rewritten.  Rewritten graphs are what the
 backends and the reference interpreter both run, so they still agree.
 
 Dead nodes a rewrite leaves behind (a reshape nobody reads any more) are
@@ -81,6 +85,11 @@ def _new_node(op: str, inputs: Sequence[Value], attrs: dict, device: str | None,
     node.backward = backward
     node.set_output_types(get_schema(op).infer([v.type for v in inputs], node.attrs))
     return node
+
+
+def _exact_product(matmul: Node) -> bool:
+    """Whether ``matmul``'s products and sums are exact in any order (integers, bool)."""
+    return all(v.type.dtype.np.kind in "biu" for v in matmul.inputs + matmul.outputs)
 
 
 class _Rewriter:
@@ -178,6 +187,8 @@ class _Rewriter:
         a, b = src.inputs
         if a.type.rank < 2 or b.type.rank < 2 or self.uses(node.inputs[0]) != 1:
             return None
+        if not (_exact_product(src) or (src.backward and node.backward)):
+            return None   # user code's (a @ b).T: NumPy's bits are those of a @ b
         added: list[Node] = []
         phase = src.backward or node.backward
         bt = self.transposed(b, _swap_last_two(b.type.rank), src.device, added, phase)

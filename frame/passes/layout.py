@@ -1,42 +1,159 @@
-"""layout_assignment: record the layout of every value -- and, exactly, what
-it does not decide.
+"""layout_assignment: give every layout-sensitive reader its operands in the
+memory layout NumPy would give them.
 
-What it decides: nothing beyond one fact.  Every value of the graph, on every
-backend, is row-major (C order, the strides ``np.empty`` gives its type); the
-pass writes ``graph.meta['layout'] = "row-major"`` and changes nothing else.
-No backend reads that entry today: the cpu executable, the OpenVINO lowering
-and the reference interpreter all assume row-major already, so the entry is a
-statement, not an input.
+What it decides.  NumPy's result bits can depend on the strides of an
+intermediate (``frame/ops/layout.py``): ``lr * X.T`` is Fortran-ordered, so
+``lr * X.T @ err`` runs gemv with the transpose flag; ``(X.T * 2).sum(1)`` and
+``X[:, 1:5].sum()`` add in memory order.  The pass computes, for every value,
+the strides NumPy gives it when the user's code runs op by op
+(``ops.layout.numpy_layouts``: views stay views, elementwise results follow
+their operands in "K" order, reductions and sorts too, matrix products are
+C-ordered; constants as their arrays are, inputs taken C-ordered), and the
+strides the value has in the cpu executable (``_frame_layouts``: C order; a
+transpose of a C-ordered value its permuted strides; unknown for what is
+computed from a value that is not C-ordered).  Before every
+layout-sensitive node (``ops.layout.layout_sensitive``: any op but elementwise
+ones and data movement) each operand whose two layouts differ is copied by a
+``relayout`` node into NumPy's strides, so the node makes the kernel call NumPy
+makes on the same strides and gets NumPy's bits.  One relayout serves every
+reader of a value.  ``graph.meta['layout']`` records the number of relayouts.
 
-What decides the layouts that do vary, elsewhere:
+It also removes the ``dot_operand`` marks ``np.dot`` puts on its operands (NumPy's
+dot copies an operand that is neither C- nor Fortran-contiguous to C order): a
+reader of a mark reads the mark's input, relayouted into the mark's NumPy
+strides where they differ.  Under OpenVINO it only removes them.
 
-* whether a matmul operand runs as a transposed view or as a copy: the
-  ``memory_planning`` pass (``plan.views``: a ``transpose`` that is not a graph
-  output is a view of its input) and the cpu codegen (``codegen.transpose_view``:
-  it checks the source's strides at run time, and copies when a reader would
-  read the same memory through another operand);
-* the layout of a region's array: the cpu codegen writes a matmul head's
-  product into the fused node's own row-major array (``operator_fusion``).
+Only for the cpu backend (``insert=True``): OpenVINO's kernels are not NumPy's
+anyway (docs/openvino.md), so its pipeline records nothing and inserts nothing.
+The all-C-ordered graph -- no transposed or sliced operand reaching a
+reduction or matmul through an elementwise op -- gets no relayout and runs as
+before.
 
-No pass places layout-changing transposes (NHWC convolution, blocked layouts);
-a backend that wants one would need this pass to decide and record it per value.
+Input layouts are an assumption (C order) that the cpu executable checks:
+``ops.layout.pinned_inputs`` names the inputs whose layout reaches a
+layout-sensitive node through another op, and the generated code compares
+their strides on entry and runs the reference interpreter -- which follows
+NumPy's layouts for whatever arrays it gets -- when they differ
+(``backends/cpu/codegen.py``).
+
+What it does not decide: buffers stay row-major (the codegen writes
+elementwise results into C-ordered buffers; a ``relayout`` copies where a
+reader needs another layout), and no pass places layout-changing transposes
+(NHWC convolution, blocked layouts).  Transposes the cpu codegen reads as
+views are ``memory_planning``'s and ``codegen.transpose_view``'s.
 """
 from __future__ import annotations
 
-from ..ir.graph import Graph
+from typing import NamedTuple
+
+from ..ir.graph import Graph, Node, Value
+from ..ops.layout import (element_strides, layout_sensitive, numpy_layouts, same_layout,
+                          standard_element_strides)
+from ..ops.registry import get_schema
 from .base import Pass
 
-__all__ = ["LayoutAssignment", "ROW_MAJOR"]
+__all__ = ["LayoutAssignment", "LayoutFacts"]
 
-ROW_MAJOR = "row-major"
+
+# ops whose result is C-ordered in the cpu executable whatever their operands' layout
+# (slice, reshape, squeeze and expand_dims are views of a C-ordered operand there,
+# and of another operand may be views with its strides: not listed)
+_C_RESULTS = frozenset({"matmul"})
+# ops the cpu codegen may run as views of their operand (memplan.is_view_node)
+_CODEGEN_VIEWS = frozenset({"transpose", "slice", "reshape", "squeeze", "expand_dims"})
+
+
+class LayoutFacts(NamedTuple):
+    """``graph.meta['layout']``: how many ``relayout`` nodes the pass inserted."""
+    relayouts: int
+
+
+def _frame_layouts(graph: Graph) -> dict[int, tuple[int, ...] | None]:
+    """``id(value) -> element strides`` the value has in the cpu executable (and the
+    interpreter) when the inputs are C-ordered, or None where not known; a value
+    missing is C-ordered."""
+    other: dict[int, tuple[int, ...] | None] = {}   # the values that are not C-ordered
+    for node in graph.nodes:
+        if node.op == "constant" and node.const is not None and len(node.outputs) == 1:
+            c, out = node.const, node.outputs[0]
+            if c.shape != out.type.shape:
+                other[id(out)] = None
+            elif not c.flags.c_contiguous:
+                other[id(out)] = element_strides(c)
+            continue
+        if node.op == "transpose" and node.body is None and id(node.inputs[0]) not in other:
+            # the view of a C-ordered array, or the kernel's copy laid out like it
+            src = standard_element_strides(node.inputs[0].type.shape)
+            other[id(node.outputs[0])] = tuple(src[p] for p in node.attrs["perm"])
+            continue
+        if node.op == "relayout":
+            other[id(node.outputs[0])] = tuple(node.attrs["strides"])
+            continue
+        # C order: a result of C-ordered operands (kernels and the codegen's out=
+        # arrays; ops/shape.py), a matrix product, a fresh vector; else a kernel
+        # may follow its operands' order (K order), a view their strides
+        if node.op in _C_RESULTS or not any(id(v) in other for v in node.inputs):
+            continue
+        for v in node.outputs:
+            if v.type.rank > 1 or node.op in _CODEGEN_VIEWS:
+                other[id(v)] = None
+    return other
 
 
 class LayoutAssignment(Pass):
-    """``graph.meta['layout'] = "row-major"``; the graph is unchanged (see the
-    module docstring for what this does and does not decide)."""
+    """Insert ``relayout`` nodes where a layout-sensitive node would read an operand
+    in another layout than NumPy's (``insert=True``: the cpu pipeline); see the
+    module docstring."""
 
     name = "layout_assignment"
 
+    def __init__(self, insert: bool = False):
+        self.insert = insert
+
     def run(self, graph: Graph) -> Graph:
-        graph.meta["layout"] = ROW_MAJOR
+        # an np.dot operand marker is read as its input: through a relayout into the
+        # strides it gives, when the input's differ (ops/layout.py)
+        marked = {id(n.outputs[0]): n.inputs[0] for n in graph.nodes if n.op == "dot_operand"}
+        if not self.insert or not any(layout_sensitive(n) for n in graph.nodes):
+            _unmark(graph, marked)
+            graph.meta["layout"] = LayoutFacts(0)
+            return graph
+        numpy = numpy_layouts(graph)
+        other = _frame_layouts(graph)
+        made: dict[tuple[int, tuple[int, ...]], Value] = {}   # (id(value), strides) -> relayout
+        nodes: list[Node] = []
+        for node in graph.nodes:
+            if layout_sensitive(node):
+                inputs = list(node.inputs)
+                for i, v in enumerate(inputs):
+                    src = marked.get(id(v), v)
+                    inputs[i] = src
+                    if id(src) not in other and numpy[id(v)].flags.c_contiguous:
+                        continue   # C-ordered in both (the common case, checked cheaply)
+                    want = element_strides(numpy[id(v)])
+                    have = other.get(id(src), standard_element_strides(src.type.shape))
+                    if have is not None and same_layout(src.type.shape, want, have):
+                        continue
+                    if (id(src), want) not in made:
+                        copy = Node("relayout", [src], {"strides": want}, device=node.device)
+                        copy.backward = node.backward
+                        copy.set_output_types(get_schema("relayout").infer([src.type], copy.attrs))
+                        nodes.append(copy)
+                        made[(id(src), want)] = copy.outputs[0]
+                    inputs[i] = made[(id(src), want)]
+                node.inputs = tuple(inputs)
+            nodes.append(node)
+        graph.nodes = nodes
+        _unmark(graph, marked)
+        graph.meta["layout"] = LayoutFacts(len(made))
         return graph
+
+
+def _unmark(graph: Graph, marked: dict[int, Value]) -> None:
+    """Remove the ``dot_operand`` nodes; their other readers read their input."""
+    if not marked:
+        return
+    dots = [n for n in graph.nodes if n.op == "dot_operand"]
+    graph.nodes = [n for n in graph.nodes if n.op != "dot_operand"]
+    for n in dots:
+        graph.replace_all_uses(n.outputs[0], marked[id(n.outputs[0])])

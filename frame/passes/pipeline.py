@@ -26,6 +26,12 @@ def _fusion(options) -> OperatorFusion:
     return OperatorFusion() if options is None else OperatorFusion(enabled=options.fusion)
 
 
+def _runs_numpy_kernels(backend) -> bool:
+    """Whether ``backend`` computes with NumPy's kernels (the cpu backend), so that
+    ``layout_assignment`` gives layout-sensitive nodes NumPy's operand layouts."""
+    return getattr(backend, "name", backend) == "cpu"
+
+
 def standard_pipeline(backend, options=None) -> list[Pass]:
     """Fresh pass instances for one compile for ``backend`` (``options``: a
     ``CompileOptions``, None for the defaults)."""
@@ -35,7 +41,7 @@ def standard_pipeline(backend, options=None) -> list[Pass]:
         ConstantFolding(),
         CommonSubexpressionElimination(),
         DeadNodeElimination(),
-        LayoutAssignment(),
+        LayoutAssignment(insert=_runs_numpy_kernels(backend)),
         _fusion(options),
         MemoryPlanning(getattr(options, "donate", ())),
         BackendLowering(backend),

@@ -154,6 +154,27 @@ def transpose_cases(op):
                        id=f"{dtype}-{shape}-{perm}")
 
 
+@cases("relayout")
+def relayout_cases(op):
+    # element strides NumPy gives a transpose, a Fortran-ordered result, a column
+    # slice, a reversed view: the same elements, laid out so
+    for dtype in ALL:
+        for i, (shape, strides) in enumerate([((), ()), ((4,), (1,)), ((4,), (-1,)),
+                                              ((2, 3), (1, 2)), ((2, 3), (7, 1)),
+                                              ((2, 3, 4), (1, 2, 6)), ((0, 2), (1, 1))]):
+            x = sample(shape, dtype, i)
+            yield Case([x], {"strides": strides}, lambda ins, attrs: [np.array(ins[0])],
+                       id=f"{dtype}-{shape}-{strides}")
+
+
+@cases("dot_operand")
+def dot_operand_cases(op):
+    for dtype in ALL:
+        for i, shape in enumerate([(), (4,), (2, 3), (2, 3, 4), (0, 2)]):
+            x = sample(shape, dtype, i)
+            yield Case([x], {}, lambda ins, attrs: [np.array(ins[0])], id=f"{dtype}-{shape}")
+
+
 # --------------------------------------------------------------------------- broadcast_to, expand/squeeze
 
 @cases("broadcast_to")

@@ -158,6 +158,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import linecache
+import logging
 import sys
 import threading
 import weakref
@@ -173,6 +174,8 @@ from ...ir.graph import Graph, Node, Value
 from ...ir.memplan import Lifetime, MemoryPlan, is_view_node, plan_memory, standard_strides
 from ...ir.text import dump_lines_with_sites
 from ...ir.types import TensorType
+from ...ops.interpreter import evaluate
+from ...ops.layout import pinned_inputs
 from ...ops.nn import _cross_entropy_kernel, _softmax_kernel, softmax_cross_entropy
 from ...ops.shape import scatter_into
 from ...ops.registry import get_schema, lookup
@@ -182,6 +185,7 @@ from .lowerings import REREADS_ARGUMENTS, Namespace, out_lowering, slice_index
 __all__ = ["CpuExecutable", "build_executable", "check_plan"]
 
 _INDENT = "    "
+_log = logging.getLogger("frame.backends.cpu")
 _sources = itertools.count()
 
 
@@ -923,6 +927,14 @@ class _Codegen:
                      f"{_INDENT * 2}raise {arity}(inputs) from None"]
         else:
             head += [f"{_INDENT}if len(inputs):", f"{_INDENT * 2}raise {arity}(inputs)"]
+        pinned = pinned_inputs(graph)
+        if pinned:
+            # the relayouts were made for C-ordered inputs (layout_assignment)
+            fallback = self.ns.bind(_reference_run(graph), "run_reference")
+            checks = " or ".join(f"{ins[i]}.strides != {_standard_strides(graph.inputs[i].type)!r}"
+                                 for i in pinned)
+            head += [f"{_INDENT}if {checks}:  # NumPy's layouts differ: the interpreter's",
+                     f"{_INDENT * 2}return {fallback}(inputs)"]
         if self.arrays:
             tls = self.ns.bind(threading.local(), "tls")
             alloc = self.ns.bind(_allocator(self.plan, self.arrays), "alloc")
@@ -960,6 +972,17 @@ def _softmax_xent_pairs(graph: Graph) -> dict[int, tuple[Node, Node]]:
             first = n if position[id(n)] < position[id(sm)] else sm
             pairs[id(first)] = (n, sm)
     return pairs
+
+
+def _reference_run(graph: Graph) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
+    """``graph`` run by the reference interpreter, which follows NumPy's layouts for
+    any input strides (ops/layout.py); its results copied, so that none is an input,
+    a constant or another result."""
+    def run_reference(inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        _log.debug("cpu executable: an input is not C-ordered; running the reference "
+                   "interpreter, which follows NumPy's layouts")
+        return [np.array(r, copy=True) for r in evaluate(graph, list(inputs))]
+    return run_reference
 
 
 def _standard_strides(t: TensorType) -> tuple[int, ...]:
