@@ -268,7 +268,8 @@ RESHAPING_VIEWS = frozenset({"squeeze", "expand_dims", "reshape"})
 
 def is_view_node(node: Node) -> bool:
     """Can the executable read ``node``'s output as a view of its input (when
-    it is not a graph output)?  A transpose; a squeeze, expand_dims or reshape
+    it is not a graph output)?  A transpose; a relayout (ops/layout.py) of an
+    array that already has its strides; a squeeze, expand_dims or reshape
     (of a C-ordered array: the same elements in the same order); a slice whose
     view of a C-ordered input has the C-ordered strides of its result.  Never
     an empty result (NumPy gives empty arrays odd strides)."""
@@ -279,6 +280,10 @@ def is_view_node(node: Node) -> bool:
     out = node.outputs[0].type
     if out.size == 0:
         return False
+    if node.op == "relayout":
+        # the input itself when it has the strides asked for (the cpu executable
+        # checks), else a copy: its memory must live as long as the result is read
+        return True
     if node.op in RESHAPING_VIEWS:
         return True
     return node.op == "slice" and slice_is_c_ordered(node)

@@ -163,3 +163,32 @@ def test_all_c_ordered_training_step_gets_no_relayout():
                              list(range(2, 2 + len(params))))
     exe = rc.compile(g, "cpu")
     assert "relayout" not in exe.source and "run_reference" in exe.source
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_an_elementwise_result_is_written_in_the_relayouts_strides(monkeypatch, dtype):
+    """``lr * X.T`` read by a matmul: the cpu executable writes the product
+    straight into NumPy's (Fortran) strides, so its relayout copies nothing
+    (a transposing copy of 64x512 float64 took ~100 us here, against ~6 us for
+    the product itself) and the bits are still NumPy's."""
+    import frame.ops.layout as layout_module
+    copies = []
+    real = layout_module.with_strides
+
+    def counting(x, strides):
+        copies.append(strides)
+        return real(x, strides)
+    monkeypatch.setattr(layout_module, "with_strides", counting)
+
+    def step(X, y, w):
+        h = 1 / (1 + np.exp(-(X @ w)))
+        return w - 0.1 * X.T @ (h - y) / len(y)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((512, 64)).astype(dtype)
+    y = (rng.random(512) > 0.5).astype(dtype)
+    w = rng.standard_normal(64).astype(dtype)
+    jitted = frame.jit(step, backend="cpu")
+    for _ in range(3):
+        got = jitted(X, y, w)
+        np.testing.assert_array_equal(got, step(X, y, w))
+    assert copies == []

@@ -190,9 +190,13 @@ _sources = itertools.count()
 
 
 class _Window(NamedTuple):
-    """A plan buffer seen as one (dtype, shape): ``raw[:size].reshape(shape)``."""
+    """A plan buffer seen as one (dtype, shape): ``raw[:size].reshape(shape)``;
+    with an axis ``order`` (outermost first), ``raw[:size]`` reshaped to the axes
+    in that order and transposed back: the strides a ``relayout`` reading the
+    value asks for (``_Codegen.relayout_view``)."""
     buffer: int
     type: TensorType
+    order: tuple[int, ...] | None = None
 
 
 class _Scratch(NamedTuple):
@@ -391,6 +395,15 @@ class _Codegen:
         self.standard: set[str] = set()
         self.stride_checks: dict[tuple[str, tuple], str] = {}   # (array, strides) -> its check
         self.users = graph.users() if plan.views else {}
+        # id(value) -> the axis order of its plan window: an elementwise result a
+        # relayout reads is written in the relayout's strides, which then copies nothing
+        self.prefer: dict[int, tuple[int, ...]] = {}
+        for n in graph.nodes:
+            if n.op == "relayout" and self.number[id(n.outputs[0])] in plan.views:
+                src = n.inputs[0]
+                order = _dense_order(src.type, n.attrs["strides"])
+                if order is not None and src.producer is not None and _writes_elementwise(src.producer):
+                    self.prefer.setdefault(id(src), order)
         self.softmax_xent = _softmax_xent_pairs(graph)   # id(node) -> (cross_entropy, softmax)
         self.done: set[int] = set()   # nodes computed with their pair's
         self.defs: list[str] = []     # module-level functions before run (chunk functions)
@@ -411,8 +424,8 @@ class _Codegen:
     def dtype(self, t: TensorType) -> str:
         return self.ns.bind(t.dtype.np, f"dt_{t.dtype.name}", key=("dtype", t.dtype.name))
 
-    def window(self, buffer: int, t: TensorType) -> str:
-        key = _Window(buffer, t)
+    def window(self, buffer: int, t: TensorType, order: tuple[int, ...] | None = None) -> str:
+        key = _Window(buffer, t, order)
         name = self.window_names.get(key)
         if name is None:
             name = self.window_names[key] = f"w{len(self.window_names)}"
@@ -514,7 +527,10 @@ class _Codegen:
         index = self.plan.assignment.get(number)
         donor = self.donor(v) if index is None else None
         if index is not None:
-            expr, owned = self.window(index, v.type), False
+            order = self.prefer.get(id(v))
+            expr, owned = self.window(index, v.type, order), False
+            if order is not None:
+                return expr, owned   # not the strides np.empty gives (no self.standard)
         elif donor is not None:
             expr, owned = f"v{number}", True
             empty = self.ns.bind(np.empty, "np_empty")
@@ -573,6 +589,8 @@ class _Codegen:
         elif self.number[id(node.outputs[0])] in self.plan.views:
             if node.op == "transpose":
                 self.transpose_view(node)
+            elif node.op == "relayout":
+                self.relayout_view(node)
             else:
                 self.layout_view(node)
         elif node.body is not None:
@@ -663,6 +681,22 @@ class _Codegen:
             strides = _standard_strides(src.type)
             self.lines.append(f"{name} = {view} if {arg}.strides == {strides!r} else "
                               f"{self.kernel_expr(node, [arg])}[0]")
+        self.set(out, name, owned=False)
+
+    def relayout_view(self, node: Node) -> None:
+        """A relayout the plan made a view: its input itself when that already has
+        the strides asked for (an elementwise result written in them, see
+        ``prefer``), else the kernel's copy."""
+        out, src = node.outputs[0], node.inputs[0]
+        name = f"v{self.number[id(out)]}"
+        arg = self.expr[id(src)]
+        if self.shares_memory_in_a_reader(out, products_only=True):
+            self.kernel_call(node, [arg], [name])
+            self.set(out, name, owned=True)
+            return
+        strides = tuple(s * src.type.dtype.itemsize for s in node.attrs["strides"])
+        self.lines.append(f"{name} = {arg} if {arg}.strides == {strides!r} else "
+                          f"{self.kernel_expr(node, [arg])}[0]")
         self.set(out, name, owned=False)
 
     def layout_view(self, node: Node) -> None:
@@ -948,6 +982,34 @@ class _Codegen:
         return "".join(d + "\n" for d in self.defs) + "\n".join(head + body + tail) + "\n"
 
 
+def _dense_order(t: TensorType, strides: Sequence[int]) -> tuple[int, ...] | None:
+    """The axis order (outermost first) whose C-ordered array, transposed back,
+    has exactly the element ``strides`` of a relayout to type ``t``; None when
+    no such order gives them (gaps, negative or zero strides)."""
+    if t.size <= 1 or len(strides) != t.rank:
+        return None
+    order = tuple(sorted(range(t.rank), key=lambda a: (-strides[a], a)))
+    dense = standard_strides([t.shape[a] for a in order], 1)
+    made = [0] * t.rank
+    for a, s in zip(order, dense):
+        made[a] = s
+    return order if tuple(made) == tuple(strides) and order != tuple(range(t.rank)) else None
+
+
+def _writes_elementwise(node: Node) -> bool:
+    """Does the codegen write ``node``'s one result with elementwise ufuncs into
+    the array ``destination`` gives it (so that any strides of that array give
+    the same values): an op with an ``out=`` lowering and the elementwise trait,
+    or a fused body of such nodes that runs unchunked?"""
+    if len(node.outputs) != 1 or node.const is not None or node.op == "constant":
+        return False
+    if node.body is not None:
+        return (_simple_body(node.body) and parallel_split(node) is None
+                and all(n.op != "constant" and get_schema(n.op).has("elementwise")
+                        and out_lowering(n) is not None for n in node.body.nodes))
+    return get_schema(node.op).has("elementwise") and out_lowering(node) is not None
+
+
 def _softmax_xent_pairs(graph: Graph) -> dict[int, tuple[Node, Node]]:
     """Each ``cross_entropy`` whose logits also feed a ``softmax`` along axis 1
     (autograd's cross-entropy gradient reads one), both with their reference
@@ -1025,7 +1087,13 @@ def _allocator(plan: MemoryPlan, arrays: list[_Window | _Scratch | _Pool]) -> Ca
                 if spec.buffer not in raw:
                     buf = plan.buffers[spec.buffer]
                     raw[spec.buffer] = np.empty(buf.size, buf.dtype.np)
-                out.append(raw[spec.buffer][:spec.type.size].reshape(spec.type.shape))
+                window = raw[spec.buffer][:spec.type.size]
+                if spec.order is None:
+                    out.append(window.reshape(spec.type.shape))
+                else:
+                    shape = spec.type.shape
+                    out.append(window.reshape([shape[a] for a in spec.order])
+                               .transpose(np.argsort(spec.order)))
             elif isinstance(spec, _Pool):
                 out.append([np.empty(spec.type.shape, spec.type.dtype.np)
                             for _ in range(POOL_SIZE)])
