@@ -44,7 +44,9 @@ views are ``memory_planning``'s and ``codegen.transpose_view``'s.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
+
+import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ops.layout import (element_strides, layout_sensitive, numpy_layouts, same_layout,
@@ -52,7 +54,7 @@ from ..ops.layout import (element_strides, layout_sensitive, numpy_layouts, same
 from ..ops.registry import get_schema
 from .base import Pass
 
-__all__ = ["LayoutAssignment", "LayoutFacts"]
+__all__ = ["LayoutAssignment", "LayoutFacts", "without_relayouts"]
 
 
 # ops whose result is C-ordered in the cpu executable whatever their operands' layout
@@ -68,11 +70,18 @@ class LayoutFacts(NamedTuple):
     relayouts: int
 
 
-def _frame_layouts(graph: Graph) -> dict[int, tuple[int, ...] | None]:
+def _frame_layouts(graph: Graph, inputs: Sequence[np.ndarray | None] | None = None
+                   ) -> dict[int, tuple[int, ...] | None]:
     """``id(value) -> element strides`` the value has in the cpu executable (and the
-    interpreter) when the inputs are C-ordered, or None where not known; a value
+    interpreter) when the inputs have the layouts of ``inputs`` (arrays or
+    stand-ins; None, or a None entry: C order), or None where not known; a value
     missing is C-ordered."""
     other: dict[int, tuple[int, ...] | None] = {}   # the values that are not C-ordered
+    for i, v in enumerate(graph.inputs):
+        a = None if inputs is None else inputs[i]
+        if a is not None and not same_layout(v.type.shape, element_strides(a),
+                                             standard_element_strides(v.type.shape)):
+            other[id(v)] = element_strides(a)
     for node in graph.nodes:
         if node.op == "constant" and node.const is not None and len(node.outputs) == 1:
             c, out = node.const, node.outputs[0]
@@ -107,8 +116,10 @@ class LayoutAssignment(Pass):
 
     name = "layout_assignment"
 
-    def __init__(self, insert: bool = False):
+    def __init__(self, insert: bool = False,
+                 inputs: Sequence[np.ndarray | None] | None = None):
         self.insert = insert
+        self.inputs = inputs   # the graph inputs' layouts (arrays or stand-ins); None: C order
 
     def run(self, graph: Graph) -> Graph:
         # an np.dot operand marker is read as its input: through a relayout into the
@@ -118,8 +129,8 @@ class LayoutAssignment(Pass):
             _unmark(graph, marked)
             graph.meta["layout"] = LayoutFacts(0)
             return graph
-        numpy = numpy_layouts(graph)
-        other = _frame_layouts(graph)
+        numpy = numpy_layouts(graph, self.inputs)
+        other = _frame_layouts(graph, self.inputs)
         made: dict[tuple[int, tuple[int, ...]], Value] = {}   # (id(value), strides) -> relayout
         nodes: list[Node] = []
         for node in graph.nodes:
@@ -157,3 +168,45 @@ def _unmark(graph: Graph, marked: dict[int, Value]) -> None:
     graph.nodes = [n for n in graph.nodes if n.op != "dot_operand"]
     for n in dots:
         graph.replace_all_uses(n.outputs[0], marked[id(n.outputs[0])])
+
+
+def without_relayouts(graph: Graph) -> Graph:
+    """``graph`` (changed in place) with its ``relayout`` nodes removed, their
+    readers reading the relayouts' inputs: the same values, no layout decided
+    (``layout_assignment`` can then decide again, for other input layouts)."""
+    relayouts = [n for n in graph.nodes if n.op == "relayout" and n.body is None]
+    graph.nodes = [n for n in graph.nodes if not (n.op == "relayout" and n.body is None)]
+    for n in relayouts:
+        graph.replace_all_uses(n.outputs[0], n.inputs[0])
+    return graph
+
+
+def without_fused(graph: Graph) -> Graph:
+    """``graph`` (changed in place) with every ``fused`` node's body inlined in its
+    place, recursively: the nodes ``operator_fusion`` grouped, computing the same
+    values (``layout_assignment`` sees every node again; fusion can then group
+    them anew)."""
+    values: dict[int, Value] = {}   # id(value of a replaced node or body) -> its value now
+    nodes: list[Node] = []
+
+    def inline(body_nodes: list[Node], outer_of: dict[int, Value], backward: bool) -> None:
+        for node in body_nodes:
+            inputs = [outer_of.get(id(v), values.get(id(v), v)) for v in node.inputs]
+            if node.body is not None and node.op == "fused":
+                inner = {id(bv): v for bv, v in zip(node.body.inputs, inputs)}
+                inline(node.body.nodes, inner, backward or node.backward)
+                for out, bout in zip(node.outputs, node.body.outputs):
+                    values[id(out)] = inner.get(id(bout), values.get(id(bout), bout))
+                continue
+            copy = Node(node.op, inputs, node.attrs, const=node.const, body=node.body,
+                        device=node.device)
+            copy.backward = node.backward or backward
+            copy.outputs = tuple(Value(v.type, copy, v.index, v.name) for v in node.outputs)
+            for old, fresh in zip(node.outputs, copy.outputs):
+                values[id(old)] = fresh
+            nodes.append(copy)
+
+    inline(graph.nodes, {}, False)
+    graph.nodes = nodes
+    graph.outputs = [values.get(id(v), v) for v in graph.outputs]
+    return graph

@@ -375,9 +375,15 @@ def _simple_body(body: Graph) -> bool:
 
 
 class _Codegen:
-    def __init__(self, graph: Graph, plan: MemoryPlan):
+    def __init__(self, graph: Graph, plan: MemoryPlan,
+                 input_strides: dict[int, tuple[int, ...]] | None = None,
+                 variants: "_LayoutVariants | None" = None):
         self.graph = graph
         self.plan = plan
+        # the strides (bytes) the graph's relayouts were made for, by input
+        # position (others: C order), and who runs the other input layouts
+        self.input_strides = input_strides or {}
+        self.variants = variants
         self.ns = Namespace()
         self.lines: list[str] = []
         self.number = {id(v): i for i, v in enumerate(graph.values())}
@@ -963,12 +969,16 @@ class _Codegen:
             head += [f"{_INDENT}if len(inputs):", f"{_INDENT * 2}raise {arity}(inputs)"]
         pinned = pinned_inputs(graph)
         if pinned:
-            # the relayouts were made for C-ordered inputs (layout_assignment)
-            fallback = self.ns.bind(_reference_run(graph), "run_reference")
-            checks = " or ".join(f"{ins[i]}.strides != {_standard_strides(graph.inputs[i].type)!r}"
-                                 for i in pinned)
-            head += [f"{_INDENT}if {checks}:  # NumPy's layouts differ: the interpreter's",
-                     f"{_INDENT * 2}return {fallback}(inputs)"]
+            # the relayouts were made for these input layouts (layout_assignment);
+            # other layouts run an executable compiled for them (_LayoutVariants)
+            variants = self.variants or _LayoutVariants(graph, pinned)
+            other = self.ns.bind(variants, "run_other_layout")
+            checks = " or ".join(
+                f"{ins[i]}.strides != "
+                f"{self.input_strides.get(i, _standard_strides(graph.inputs[i].type))!r}"
+                for i in pinned)
+            head += [f"{_INDENT}if {checks}:  # NumPy's layouts differ: another executable's",
+                     f"{_INDENT * 2}return {other}(inputs)"]
         if self.arrays:
             tls = self.ns.bind(threading.local(), "tls")
             alloc = self.ns.bind(_allocator(self.plan, self.arrays), "alloc")
@@ -1036,15 +1046,58 @@ def _softmax_xent_pairs(graph: Graph) -> dict[int, tuple[Node, Node]]:
     return pairs
 
 
-def _reference_run(graph: Graph) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
-    """``graph`` run by the reference interpreter, which follows NumPy's layouts for
-    any input strides (ops/layout.py); its results copied, so that none is an input,
-    a constant or another result."""
-    def run_reference(inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        _log.debug("cpu executable: an input is not C-ordered; running the reference "
-                   "interpreter, which follows NumPy's layouts")
-        return [np.array(r, copy=True) for r in evaluate(graph, list(inputs))]
-    return run_reference
+class _LayoutVariants:
+    """Executables of one graph for the input layouts its entry check refuses
+    (``pinned_inputs`` with other strides than the graph's relayouts were made
+    for: a Fortran-ordered array, a transposed or sliced view as an argument).
+
+    Each layout seen gets its own executable, compiled once: the graph without
+    its relayouts and with its fused bodies inlined, ``layout_assignment`` again
+    for the arrays' own strides, ``operator_fusion``, a memory plan (no input
+    donation: the caller copies updates back) and the code.  Past ``MAX_VARIANTS`` layouts the reference interpreter runs the
+    graph (it follows NumPy's layouts for any arrays, slower)."""
+
+    MAX_VARIANTS = 4
+
+    def __init__(self, graph: Graph, pinned: Sequence[int]):
+        self.graph = graph
+        self.pinned = tuple(pinned)
+        self.executables: dict[tuple, CpuExecutable] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        key = tuple(inputs[i].strides for i in self.pinned)
+        exe = self.executables.get(key)
+        if exe is None:
+            exe = self._compile(inputs, key)
+            if exe is None:
+                _log.debug("cpu executable: more than %d input layouts; running the "
+                           "reference interpreter, which follows NumPy's layouts",
+                           self.MAX_VARIANTS)
+                return [np.array(r, copy=True) for r in evaluate(self.graph, list(inputs))]
+        return exe.run(inputs)
+
+    def _compile(self, inputs: Sequence[np.ndarray], key: tuple) -> CpuExecutable | None:
+        from ...ir import clone_graph
+        from ...passes.fusion import OperatorFusion
+        from ...passes.layout import LayoutAssignment, without_fused, without_relayouts
+        with self.lock:
+            exe = self.executables.get(key)
+            if exe is not None or len(self.executables) >= self.MAX_VARIANTS:
+                return exe
+            # the nodes before fusion and layouts (a fused body's intermediates have
+            # layouts of their own), laid out for these arrays, fused again
+            graph = without_relayouts(without_fused(clone_graph(self.graph)))
+            arrays = [np.asarray(a) for a in inputs]
+            graph = OperatorFusion().run(LayoutAssignment(insert=True, inputs=arrays).run(graph))
+            # every input's strides: the new executable checks whatever inputs it pins
+            # against the layouts it was made for, so it never hands these back here
+            strides = {i: a.strides for i, a in enumerate(arrays)}
+            exe = build_executable(graph, plan_memory(graph), input_strides=strides,
+                                   variants=self)
+            _log.debug("cpu executable: compiled for the input layouts %s", key)
+            self.executables[key] = exe
+            return exe
 
 
 def _standard_strides(t: TensorType) -> tuple[int, ...]:
@@ -1103,10 +1156,14 @@ def _allocator(plan: MemoryPlan, arrays: list[_Window | _Scratch | _Pool]) -> Ca
     return alloc
 
 
-def build_executable(graph: Graph, plan: MemoryPlan) -> CpuExecutable:
-    """Generate, compile and wrap the function for ``graph`` (planned by ``plan``)."""
+def build_executable(graph: Graph, plan: MemoryPlan, *,
+                     input_strides: dict[int, tuple[int, ...]] | None = None,
+                     variants: _LayoutVariants | None = None) -> CpuExecutable:
+    """Generate, compile and wrap the function for ``graph`` (planned by ``plan``).
+    ``input_strides``: the strides (bytes) of the inputs whose layout the graph's
+    relayouts were made for, when not C order (a ``_LayoutVariants`` executable)."""
     check_plan(graph, plan)
-    gen = _Codegen(graph, plan)
+    gen = _Codegen(graph, plan, input_strides, variants)
     source = gen.generate()
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
     filename = f"<frame cpu executable {next(_sources)} {digest}>"
