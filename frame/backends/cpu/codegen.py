@@ -170,6 +170,7 @@ from ...hal import threadpool as pool
 from ...hal.backend import Executable
 from ...hal.fp_errors import serial_requested
 from ...errors import ErrorCode, FrameError, FrameValueError
+from ...ir.clone import clone_graph
 from ...ir.graph import Graph, Node, Value
 from ...ir.memplan import Lifetime, MemoryPlan, is_view_node, plan_memory, standard_strides
 from ...ir.text import dump_lines_with_sites
@@ -179,6 +180,8 @@ from ...ops.layout import pinned_inputs
 from ...ops.nn import _cross_entropy_kernel, _softmax_kernel, softmax_cross_entropy
 from ...ops.shape import scatter_into
 from ...ops.registry import get_schema, lookup
+from ...passes.fusion import OperatorFusion
+from ...passes.layout import LayoutAssignment, without_fused, without_relayouts
 from .chunks import Split, chunk_allocator, parallel_split
 from .lowerings import REREADS_ARGUMENTS, Namespace, out_lowering, slice_index
 
@@ -1078,9 +1081,6 @@ class _LayoutVariants:
         return exe.run(inputs)
 
     def _compile(self, inputs: Sequence[np.ndarray], key: tuple) -> CpuExecutable | None:
-        from ...ir import clone_graph
-        from ...passes.fusion import OperatorFusion
-        from ...passes.layout import LayoutAssignment, without_fused, without_relayouts
         with self.lock:
             exe = self.executables.get(key)
             if exe is not None or len(self.executables) >= self.MAX_VARIANTS:
