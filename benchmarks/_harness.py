@@ -42,9 +42,9 @@ def per_call_seconds(fn: Callable[[], object], number: int) -> float:
     return (time.perf_counter() - t0) / number
 
 
-def interleaved(candidates: dict[str, Callable[[], object]], number: int = 2000,
-                rounds: int = 15, warmup: int = 200) -> dict[str, float]:
-    """Median per-call seconds for each candidate."""
+def interleaved_samples(candidates: dict[str, Callable[[], object]], number: int = 2000,
+                        rounds: int = 15, warmup: int = 200) -> dict[str, list[float]]:
+    """Per-call seconds of each candidate in each round (candidates interleaved)."""
     for fn in candidates.values():
         for _ in range(warmup):
             fn()
@@ -52,7 +52,23 @@ def interleaved(candidates: dict[str, Callable[[], object]], number: int = 2000,
     for _ in range(rounds):
         for name, fn in candidates.items():
             samples[name].append(per_call_seconds(fn, number))
+    return samples
+
+
+def interleaved(candidates: dict[str, Callable[[], object]], number: int = 2000,
+                rounds: int = 15, warmup: int = 200) -> dict[str, float]:
+    """Median per-call seconds for each candidate."""
+    samples = interleaved_samples(candidates, number, rounds, warmup)
     return {name: statistics.median(v) for name, v in samples.items()}
+
+
+def show_steps(samples: dict[str, list[float]], baseline: str, width: int = 28) -> None:
+    """Median and minimum ms per step of each candidate, and its speed against ``baseline``."""
+    base = statistics.median(samples[baseline])
+    for name, v in samples.items():
+        med, low = statistics.median(v), min(v)
+        print(f"  {name:<{width}} median {med * 1e3:7.3f}  min {low * 1e3:7.3f}  "
+              f"x{base / med:5.3f} vs {baseline} (median)")
 
 
 def show(results: dict[str, float], baseline: str) -> None:

@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import statistics
 import sys
-import time
 
 ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 ap.add_argument("--rounds", type=int, default=15)
@@ -35,6 +33,7 @@ os.environ.setdefault("FRAME_CACHE", "0")   # both variants compiled here, none 
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _harness import interleaved_samples, show_steps  # noqa: E402
 from _mlp_numpy import BATCH, LR, SIZES, make_data  # noqa: E402
 
 
@@ -110,22 +109,9 @@ def main(args) -> None:
     print(f"same bits: {same}; loss {float(a[0]):.6f}")
     cands = {"elementwise-only (before)": lambda: before.run(inputs),
              "regions": lambda: regions.run(inputs)}
-    for fn in cands.values():
-        for _ in range(20):
-            fn()
-    samples = {k: [] for k in cands}
-    for _ in range(args.rounds):
-        for k, fn in cands.items():
-            t0 = time.perf_counter()
-            for _ in range(args.number):
-                fn()
-            samples[k].append((time.perf_counter() - t0) / args.number)
+    samples = interleaved_samples(cands, args.number, args.rounds, warmup=20)
     print(f"load: {os.getloadavg()}; {args.rounds} rounds x {args.number} steps, ms/step")
-    base = statistics.median(samples["elementwise-only (before)"])
-    for k, v in samples.items():
-        med, low = statistics.median(v), min(v)
-        print(f"  {k:<28} median {med * 1e3:7.3f}  min {low * 1e3:7.3f}  "
-              f"x{base / med:5.2f} vs before (median)")
+    show_steps(samples, 'elementwise-only (before)', 28)
 
 
 def parts(number: int = 2000) -> None:

@@ -13,9 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import statistics
 import sys
-import time
 
 ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 ap.add_argument("--rounds", type=int, default=15)
@@ -26,6 +24,7 @@ os.environ.setdefault("FRAME_CACHE", "0")   # both variants compiled here, none 
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _harness import interleaved_samples, show_steps  # noqa: E402
 from _mlp_numpy import SIZES, make_data  # noqa: E402
 from fusion_regions import train_step_graph  # noqa: E402
 
@@ -65,21 +64,9 @@ def main(args) -> None:
     same = all(np.array_equal(p, q) and p.dtype == q.dtype for p, q in zip(a, b))
     print(f"same bits: {same}; loss {float(a[0]):.6f}")
     cands = {"before": lambda: before.run(inputs), "layouts": lambda: after.run(inputs)}
-    for fn in cands.values():
-        for _ in range(20):
-            fn()
-    samples = {k: [] for k in cands}
-    for _ in range(args.rounds):
-        for k, fn in cands.items():
-            t0 = time.perf_counter()
-            for _ in range(args.number):
-                fn()
-            samples[k].append((time.perf_counter() - t0) / args.number)
+    samples = interleaved_samples(cands, args.number, args.rounds, warmup=20)
     print(f"load: {os.getloadavg()}; {args.rounds} rounds x {args.number} steps, ms/step")
-    base = statistics.median(samples["before"])
-    for k, v in samples.items():
-        med, low = statistics.median(v), min(v)
-        print(f"  {k:<10} median {med * 1e3:7.3f}  min {low * 1e3:7.3f}  x{base / med:5.3f} vs before")
+    show_steps(samples, 'before', 10)
 
 
 if __name__ == "__main__":

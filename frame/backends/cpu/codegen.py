@@ -692,16 +692,24 @@ class _Codegen:
                               f"{self.kernel_expr(node, [arg])}[0]")
         self.set(out, name, owned=False)
 
+    def copied_for_a_product(self, node: Node, name: str, arg: str) -> bool:
+        """Give a view node's result the kernel's copy when a matrix product
+        reading it reads the same memory through another operand too (NumPy
+        would pick another BLAS routine for the aliased operands)."""
+        out = node.outputs[0]
+        if not self.shares_memory_in_a_reader(out, products_only=True):
+            return False
+        self.kernel_call(node, [arg], [name])
+        self.set(out, name, owned=True)
+        return True
+
     def relayout_view(self, node: Node) -> None:
         """A relayout the plan made a view: its input itself when that already has
         the strides asked for (an elementwise result written in them, see
         ``prefer``), else the kernel's copy."""
         out, src = node.outputs[0], node.inputs[0]
-        name = f"v{self.number[id(out)]}"
-        arg = self.expr[id(src)]
-        if self.shares_memory_in_a_reader(out, products_only=True):
-            self.kernel_call(node, [arg], [name])
-            self.set(out, name, owned=True)
+        name, arg = f"v{self.number[id(out)]}", self.expr[id(src)]
+        if self.copied_for_a_product(node, name, arg):
             return
         strides = tuple(s * src.type.dtype.itemsize for s in node.attrs["strides"])
         self.lines.append(f"{name} = {arg} if {arg}.strides == {strides!r} else "
@@ -718,11 +726,8 @@ class _Codegen:
         (else the kernel copies).  As for transposes, a reader that reads the
         same memory through another operand gets the kernel's copy."""
         out, src = node.outputs[0], node.inputs[0]
-        name = f"v{self.number[id(out)]}"
-        arg = self.expr[id(src)]
-        if self.shares_memory_in_a_reader(out, products_only=True):
-            self.kernel_call(node, [arg], [name])
-            self.set(out, name, owned=True)
+        name, arg = f"v{self.number[id(out)]}", self.expr[id(src)]
+        if self.copied_for_a_product(node, name, arg):
             return
         if node.op == "slice":
             view = f"{arg}[{slice_index(node, self.ns)}]"
