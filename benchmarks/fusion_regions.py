@@ -86,17 +86,22 @@ def elementwise_only():
         codegen._softmax_xent_pairs = pairs
 
 
-def main(args) -> None:
-    from frame.passes import fusion_summary
-    from frame.runtime import compile as rc
-    graph = train_step_graph()
+def train_step_inputs() -> list[np.ndarray]:
+    """The inputs of ``train_step_graph``: a batch, its labels and the six parameters."""
     rng = np.random.default_rng(1)
     x, y = make_data()
     params = []
     for n_in, n_out in zip(SIZES, SIZES[1:]):
         params += [rng.uniform(-0.05, 0.05, (n_out, n_in)).astype(np.float32),
                    rng.uniform(-0.05, 0.05, n_out).astype(np.float32)]
-    inputs = [x, y] + params
+    return [x, y] + params
+
+
+def main(args) -> None:
+    from frame.passes import fusion_summary
+    from frame.runtime import compile as rc
+    graph = train_step_graph()
+    inputs = train_step_inputs()
     print(f"fused nodes (regions): {fusion_summary(graph)}")
     regions = rc.compile(graph, "cpu")
     rc.clear_cache()

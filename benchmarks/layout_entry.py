@@ -25,8 +25,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _harness import interleaved_samples, show_steps  # noqa: E402
-from _mlp_numpy import SIZES, make_data  # noqa: E402
-from fusion_regions import train_step_graph  # noqa: E402
+from fusion_regions import train_step_graph, train_step_inputs  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -46,13 +45,7 @@ def layouts_off():
 def main(args) -> None:
     from frame.runtime import compile as rc
     graph = train_step_graph()
-    rng = np.random.default_rng(1)
-    x, y = make_data()
-    params = []
-    for n_in, n_out in zip(SIZES, SIZES[1:]):
-        params += [rng.uniform(-0.05, 0.05, (n_out, n_in)).astype(np.float32),
-                   rng.uniform(-0.05, 0.05, n_out).astype(np.float32)]
-    inputs = [x, y] + params
+    inputs = train_step_inputs()
     after = rc.compile(graph, "cpu")
     rc.clear_cache()
     with layouts_off():

@@ -29,16 +29,16 @@ The all-C-ordered graph -- no transposed or sliced operand reaching a
 reduction or matmul through an elementwise op -- gets no relayout and runs as
 before.
 
-Input layouts are an assumption (C order) that the cpu executable checks:
-``ops.layout.pinned_inputs`` names the inputs whose layout reaches a
-layout-sensitive node through another op, and the generated code compares
-their strides on entry and runs the reference interpreter -- which follows
-NumPy's layouts for whatever arrays it gets -- when they differ
-(``backends/cpu/codegen.py``).
+Input layouts are an assumption (C order, or ``inputs``: the arrays' own) that
+the cpu executable checks: ``ops.layout.pinned_inputs`` names the inputs whose
+layout reaches a layout-sensitive node through another op, and the generated
+code compares their strides on entry; other strides run an executable compiled
+for them, this pass run again with those arrays' layouts
+(``backends/cpu/codegen.py``, ``_LayoutVariants``).
 
-What it does not decide: buffers stay row-major (the codegen writes
-elementwise results into C-ordered buffers; a ``relayout`` copies where a
-reader needs another layout), and no pass places layout-changing transposes
+What it does not decide: where a relayout's copy is avoided (the cpu codegen
+writes an elementwise result a relayout reads in the relayout's strides, and
+the relayout is then a view), and no pass places layout-changing transposes
 (NHWC convolution, blocked layouts).  Transposes the cpu codegen reads as
 views are ``memory_planning``'s and ``codegen.transpose_view``'s.
 """
@@ -160,25 +160,36 @@ class LayoutAssignment(Pass):
         return graph
 
 
+def _bypass(graph: Graph, op: str) -> Graph:
+    """``graph`` (changed in place) without its top-level ``op`` nodes, ops whose
+    result has its input's elements: their readers (and the graph outputs) read
+    the input instead."""
+    source: dict[int, Value] = {}
+    nodes: list[Node] = []
+    for node in graph.nodes:
+        if source and any(id(v) in source for v in node.inputs):
+            node.inputs = tuple(source.get(id(v), v) for v in node.inputs)
+        if node.op == op and node.body is None:
+            source[id(node.outputs[0])] = node.inputs[0]
+        else:
+            nodes.append(node)
+    if source:
+        graph.nodes = nodes
+        graph.outputs = [source.get(id(v), v) for v in graph.outputs]
+    return graph
+
+
 def _unmark(graph: Graph, marked: dict[int, Value]) -> None:
     """Remove the ``dot_operand`` nodes; their other readers read their input."""
-    if not marked:
-        return
-    dots = [n for n in graph.nodes if n.op == "dot_operand"]
-    graph.nodes = [n for n in graph.nodes if n.op != "dot_operand"]
-    for n in dots:
-        graph.replace_all_uses(n.outputs[0], marked[id(n.outputs[0])])
+    if marked:
+        _bypass(graph, "dot_operand")
 
 
 def without_relayouts(graph: Graph) -> Graph:
     """``graph`` (changed in place) with its ``relayout`` nodes removed, their
     readers reading the relayouts' inputs: the same values, no layout decided
     (``layout_assignment`` can then decide again, for other input layouts)."""
-    relayouts = [n for n in graph.nodes if n.op == "relayout" and n.body is None]
-    graph.nodes = [n for n in graph.nodes if not (n.op == "relayout" and n.body is None)]
-    for n in relayouts:
-        graph.replace_all_uses(n.outputs[0], n.inputs[0])
-    return graph
+    return _bypass(graph, "relayout")
 
 
 def without_fused(graph: Graph) -> Graph:

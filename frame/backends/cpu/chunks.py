@@ -13,8 +13,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ...ir.graph import Node
-from ...ops.registry import lookup
-from .lowerings import out_lowering
+from .lowerings import elementwise_out
 
 __all__ = ["Split", "parallel_split", "chunk_allocator", "PARALLEL_MIN_ELEMENTS",
            "PARALLEL_MIN_WORK", "CHUNK_BYTES", "MIN_CHUNKS"]
@@ -72,9 +71,7 @@ def parallel_split(node: Node) -> Split | None:
     if not shape or size < PARALLEL_MIN_ELEMENTS or size * len(body.nodes) < PARALLEL_MIN_WORK:
         return None
     for n in body.nodes:
-        schema = lookup(n.op)
-        if (schema is None or "elementwise" not in schema.traits or out_lowering(n) is None
-                or n.outputs[0].type.shape != shape):
+        if not elementwise_out(n) or n.outputs[0].type.shape != shape:
             return None
     rank = len(shape)
     kinds: list[str | None] = [None] * len(node.inputs)   # "full" / "bcast" over the prefix

@@ -183,7 +183,7 @@ from ...ops.registry import get_schema, lookup
 from ...passes.fusion import OperatorFusion
 from ...passes.layout import LayoutAssignment, without_fused, without_relayouts
 from .chunks import Split, chunk_allocator, parallel_split
-from .lowerings import REREADS_ARGUMENTS, Namespace, out_lowering, slice_index
+from .lowerings import REREADS_ARGUMENTS, Namespace, elementwise_out, out_lowering, slice_index
 
 __all__ = ["CpuExecutable", "build_executable", "check_plan"]
 
@@ -1023,9 +1023,8 @@ def _writes_elementwise(node: Node) -> bool:
         return False
     if node.body is not None:
         return (_simple_body(node.body) and parallel_split(node) is None
-                and all(n.op != "constant" and get_schema(n.op).has("elementwise")
-                        and out_lowering(n) is not None for n in node.body.nodes))
-    return get_schema(node.op).has("elementwise") and out_lowering(node) is not None
+                and all(elementwise_out(n) for n in node.body.nodes))
+    return elementwise_out(node)
 
 
 def _softmax_xent_pairs(graph: Graph) -> dict[int, tuple[Node, Node]]:

@@ -29,7 +29,8 @@ from ...ops.elementwise import (BINARY_UFUNCS, EXTRA_BINARY_UFUNCS, EXTRA_UNARY_
                                 UNARY_UFUNCS)
 from ...ops.registry import lookup
 
-__all__ = ["Namespace", "Emitter", "REREADS_ARGUMENTS", "out_lowering", "slice_index"]
+__all__ = ["Namespace", "Emitter", "REREADS_ARGUMENTS", "out_lowering", "elementwise_out",
+           "slice_index"]
 
 
 class Namespace:
@@ -212,6 +213,13 @@ def _build_table() -> dict[str, tuple[Callable, Emitter]]:
 
 
 _TABLE: dict[str, tuple[Callable, Emitter]] | None = None
+
+
+def elementwise_out(node: Node) -> bool:
+    """Is ``node`` elementwise with an ``out=`` lowering: a ufunc call that writes
+    position by position into whatever array it is given?"""
+    schema = lookup(node.op)
+    return schema is not None and "elementwise" in schema.traits and out_lowering(node) is not None
 
 
 def out_lowering(node: Node) -> Emitter | None:
