@@ -268,13 +268,16 @@ class InstructionTranslator:
     # Python <-> Variable conversion for calls that run for real on meta arrays
     # (Variable.to_python, and back:)
     def from_python(self, value, kind: TensorKind, passed: dict[int, Variable] | None = None,
-                    constant_ok: bool = False) -> Variable:
+                    constant_ok: bool = False, probe=None) -> Variable:
         """The Variable for what a frame function returned.  ``passed`` maps the
         Python objects handed to it to their Variables: a function returning one
         of its arguments returns that very object (``Tensor.__pos__``), which
         matters for frame Tensors; NumPy semantics always make a new array.
         ``constant_ok``: the call had no tensor arguments, so an array that is
-        not a meta array is a constant it computed (``frame.tensor([1, 2])``)."""
+        not a meta array is a constant it computed (``frame.tensor([1, 2])``).
+        ``probe``: what NumPy returned for the same call (``_numpy_result``),
+        which tells a 0-d array from a NumPy scalar; without it a 0-d result of
+        NumPy semantics is a scalar, as a ufunc's is."""
         tracer = self.tr.tracer
         if passed and id(value) in passed and kind == TENSOR:
             return passed[id(value)]
@@ -293,14 +296,17 @@ class InstructionTranslator:
                     raise Unsupported("unsupported_object", str(e)) from e
             if kind == TENSOR:
                 return TensorVariable(data, TENSOR, requires_grad=tracer.tape.is_tracked(data))
-            return TensorVariable(data, NPSCALAR if data.ndim == 0 else NDARRAY)
+            zero_d_array = data.ndim == 0 and type(probe) is np.ndarray
+            return TensorVariable(data, NPSCALAR if data.ndim == 0 and not zero_d_array else NDARRAY)
         if isinstance(value, tuple):
-            items = [self.from_python(v, kind, passed, constant_ok) for v in value]
+            probes = _parallel(probe, value)
+            items = [self.from_python(v, kind, passed, constant_ok, p) for v, p in zip(value, probes)]
             if is_namedtuple_class(type(value)):  # np.linalg.eigh's EighResult, ...
                 return NamedTupleVariable(type(value), items)
             return TupleVariable(items)
         if isinstance(value, list):
-            return ListVariable([self.from_python(v, kind, passed, constant_ok) for v in value])
+            return ListVariable([self.from_python(v, kind, passed, constant_ok, p)
+                                 for v, p in zip(value, _parallel(probe, value))])
         if value is None or (constant_ok and (isinstance(value, CONSTANT_TYPES)
                                               or isinstance(value, np.generic))):
             return ConstantVariable(value)
@@ -349,18 +355,27 @@ class InstructionTranslator:
             raise Unsupported("unsupported_object", "an op on an input tensor that requires grad "
                                                     "but is not a leaf: eager extends its autograd "
                                                     "record, which capture does not model")
-        return self.from_python(result, kind, passed, constant_ok=not passed)
+        probe = None
+        if kind == NDARRAY and _has_0d_array(result):
+            probe = self._numpy_result(numpy_ref or fn, args, kwargs)
+        return self.from_python(result, kind, passed, constant_ok=not passed, probe=probe)
 
-    def _numpy_raises(self, fn, args, kwargs) -> bool:
-        """Does NumPy raise for this call?  Meta arrays are real (zero-filled,
-        read-only) ndarrays of the right dtypes and shapes."""
+    def _numpy_result(self, fn, args, kwargs):
+        """What NumPy returns for this call on the meta arrays (real zero-filled,
+        read-only ndarrays of the right dtypes and shapes), or ``RAISES``.  It
+        tells whether a 0-d result is an array or a NumPy scalar, NumPy's choice
+        per function (a ufunc gives a scalar; ``astype``, ``reshape`` or
+        ``np.array`` of a 0-d array give a 0-d array)."""
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the probe's warnings are not the user's
-                fn(*[a.to_numpy() for a in args], **{k: v.to_numpy() for k, v in kwargs.items()})
+                return fn(*[a.to_numpy() for a in args], **{k: v.to_numpy() for k, v in kwargs.items()})
         except Exception:  # noqa: BLE001 - any error counts as raising
-            return True
-        return False
+            return RAISES
+
+    def _numpy_raises(self, fn, args, kwargs) -> bool:
+        """Does NumPy raise for this call?"""
+        return self._numpy_result(fn, args, kwargs) is RAISES
 
     def call_constant(self, fn, args, kwargs) -> Variable:
         """Run a pure function on constant arguments at trace time."""
@@ -688,6 +703,28 @@ _BOOL_BITWISE = {operator.and_: lambda frame: frame.logical_and,
 
 # ndarray << k and >> k are NumPy's shift ufuncs (frame Tensors have no shift operators)
 _NUMPY_SHIFTS = {operator.lshift: np.left_shift, operator.rshift: np.right_shift}
+
+
+RAISES = object()  # what ``_numpy_result`` gives for a call NumPy raises on
+
+
+def _has_0d_array(value) -> bool:
+    """Is a 0-d array (a meta array, or a Tensor of one) among what a call returned?"""
+    if isinstance(value, Tensor):
+        value = value._data
+    if type(value) is np.ndarray:
+        return value.ndim == 0
+    if isinstance(value, (tuple, list)):
+        return any(_has_0d_array(v) for v in value)
+    return False
+
+
+def _parallel(probe, value) -> list:
+    """The items of ``probe`` (NumPy's result) that stand for the items of
+    ``value`` (frame's), or Nones when the two are not alike."""
+    if isinstance(probe, (tuple, list)) and len(probe) == len(value):
+        return list(probe)
+    return [None] * len(value)
 
 
 def _numpy_bools(v: Variable) -> bool:

@@ -20,7 +20,7 @@ from frame.tensor import Tensor
 from ..errors import Unsupported, UserCodeRaises
 from ..side_effects import DELETED
 from ..sources import AttrSource, ConstSource, Source
-from .base import TENSOR, ConstantVariable, TensorVariable, Variable, refuse_tensor_index
+from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable, refuse_tensor_index
 from .callables import BuiltinVariable, MethodVariable
 from .containers import DictVariable, NamedTupleVariable, is_namedtuple_class
 from .flow import (ExceptionVariable, initialised_exception_class, make_exception,
@@ -500,8 +500,12 @@ class ClassVariable(Variable):
         if isinstance(self.cls, type) and issubclass(self.cls, (np.number, np.bool_)) and \
                 len(args) == 1 and not kwargs and isinstance(args[0], TensorVariable) and \
                 args[0].kind != TENSOR:
-            # np.float32(x.sum()): NumPy converts an array or a NumPy scalar as astype does
-            return args[0].getattr(tx, "astype").call(tx, [ConstantVariable(np.dtype(self.cls))], {})
+            # np.float32(x.sum()): NumPy converts an array or a NumPy scalar as astype does,
+            # and a 0-d array to a NumPy scalar
+            result = args[0].getattr(tx, "astype").call(tx, [ConstantVariable(np.dtype(self.cls))], {})
+            if isinstance(result, TensorVariable) and result.kind == NDARRAY and not result.shape:
+                result = TensorVariable(result.meta, NPSCALAR)
+            return result
         if mod == "numpy" or mod.startswith("numpy."):
             return tx.call_constant(self.cls, args, kwargs)
         if self.cls is Tensor:

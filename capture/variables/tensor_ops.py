@@ -494,7 +494,8 @@ def tensor_getattr(tx, t: TensorVariable, name: str) -> Variable:
             return tx.wrap_static(t.dtype)
         return tx.wrap_static(t.meta.dtype)
     if name == "T":
-        result = tx.call_real(frame.transpose, [t], {}, numpy_semantics=t.kind != TENSOR)
+        result = tx.call_real(frame.transpose, [t], {}, numpy_semantics=t.kind != TENSOR,
+                              numpy_ref=np.transpose)
         return tx.tr.mark_view(result, t, np.transpose) if t.kind != TENSOR else result
     if name == "requires_grad" and t.kind == TENSOR:
         return ConstantVariable(t.requires_grad)

@@ -1,0 +1,68 @@
+"""0-d arrays against NumPy scalars in results.
+
+NumPy decides per function whether a 0-d result is an array or a scalar: a
+ufunc or a full reduction gives a scalar (``np.float64``), while ``astype``,
+``reshape``, ``.T``, ``np.transpose``, ``np.squeeze`` or ``np.broadcast_to`` of
+a 0-d array give a 0-d ``ndarray``, and ``np.float32(a)`` of one gives a scalar
+again.  Capture asks NumPy itself, on the meta arrays, whenever a call of NumPy
+semantics returns a 0-d array (``InstructionTranslator._numpy_result``); before,
+every 0-d result was a scalar, so ``a.astype(np.uint8)`` of a 0-d argument came
+back as ``np.uint8`` where NumPy returns an array (found by a random-expression
+fuzz)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .helpers import assert_same_as_eager
+
+
+pytestmark = pytest.mark.usefixtures("quiet_fresh_stats")
+
+
+FUNCTIONS = {
+    "astype": lambda a: a.astype(np.uint8),
+    "astype_same_dtype_no_copy": lambda a: a.astype(a.dtype, copy=False),
+    "astype_then_T": lambda a: a.astype(np.float32).T,
+    "T": lambda a: a.T,
+    "reshape_0d": lambda a: a.reshape(()),
+    "np_transpose": lambda a: np.transpose(a),
+    "np_squeeze": lambda a: np.squeeze(a),
+    "broadcast_to_0d": lambda a: np.broadcast_to(a, ()),
+    "ellipsis_index": lambda a: a[...],
+    "empty_tuple_index": lambda a: a[()],
+    "copy": lambda a: a.copy(),
+    "np_array": lambda a: np.array(a),
+    "asarray_dtype": lambda a: np.asarray(a, dtype=np.float32),
+    "ufunc": lambda a: a + 1,
+    "ufunc_call": lambda a: np.maximum(a, 0),
+    "negative": lambda a: -a,
+    "full_reduction": lambda a: a.sum(),
+    "reduction_no_axes": lambda a: np.sum(a, axis=()),
+    "np_scalar_type_of_0d": lambda a: np.float32(a),
+    "np_scalar_type_of_sum": lambda a: np.int64(a.sum()),
+    "where": lambda a: np.where(a > 0, a, 0),
+    "chain": lambda a: (a.astype(np.float64) * 2).astype(np.int8).reshape(()),
+    "tuple_of_both": lambda a: (a.astype(np.int16), a * 2, a.T + 1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "float32", "bool"])
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_0d_argument(name, dtype):
+    a = np.array(5 if dtype != "bool" else True, dtype=dtype)
+    assert_same_as_eager(FUNCTIONS[name], a, captured=None)
+
+
+@pytest.mark.parametrize("name", ["astype", "T", "reshape_0d", "np_transpose", "np_squeeze",
+                                  "copy", "np_array", "np_scalar_type_of_0d", "tuple_of_both"])
+def test_numpy_scalar_argument(name):
+    """The same functions on a NumPy scalar: ``s.astype`` and ``s.T`` stay scalars."""
+    assert_same_as_eager(FUNCTIONS[name], np.float64(2.5), captured=None)
+
+
+def test_0d_results_of_array_arguments():
+    def f(x, v):
+        return x.sum(axis=(0, 1)).astype(np.float32), np.cov(v), v.dot(v), np.squeeze(x[:1, :1])
+    rng = np.random.default_rng(0)
+    assert_same_as_eager(f, rng.random((2, 3)), rng.random(4), captured=None)
