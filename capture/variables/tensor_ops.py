@@ -136,6 +136,8 @@ def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> 
         if not np.can_cast(value.meta.dtype, target, casting="same_kind"):
             raise Unsupported("unsupported_call", f"item assignment of {value.meta.dtype} values "
                                                   f"into a {target} array (an unsafe cast)")
+        if value.kind == NPSCALAR:
+            _check_scalar_fits(tx, value, target, index)
     else:
         v = value.as_constant() if value.is_constant() else None
         if not isinstance(v, (bool, int, float, complex, np.generic)):
@@ -159,6 +161,64 @@ def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> 
         result = tx.call_real(setitem, [a, index, value], {}, numpy_semantics=True,
                               numpy_ref=_numpy_setitem)
     tx.write_in_place(a, result)
+
+
+def _check_scalar_fits(tx, value: TensorVariable, target: np.dtype, index: Variable) -> None:
+    """NumPy stores a NumPy integer scalar at a basic index (ints, slices,
+    ``...``) of a *signed* integer array as a Python int: out of the dtype's
+    range it raises ``OverflowError`` (``a[0] = np.int64(300)`` into int8),
+    where an array value, an unsigned target or an advanced index wraps.  The
+    scalar's value is known only at run time: the graph outputs whether it is
+    out of range, a run-time check on which the entry calls the plain function
+    (which raises) before writing anything."""
+    source = value.meta.dtype
+    if target.kind != "i" or source.kind not in "iu":
+        return
+    basic = _is_basic_index(index)
+    if basic is None:
+        raise Unsupported("unsupported_call", f"item assignment of a NumPy {source} scalar into a "
+                                              f"{target} array at this index")
+    if not basic:
+        return
+    low, high = np.iinfo(target).min, np.iinfo(target).max
+    checks = []
+    if np.iinfo(source).min < low:
+        checks.append(tx.binary_op(operator.lt, value, ConstantVariable(source.type(low))))
+    if np.iinfo(source).max > high:
+        checks.append(tx.binary_op(operator.gt, value, ConstantVariable(source.type(high))))
+    if checks:
+        out_of_range = checks[0] if len(checks) == 1 else tx.binary_op(operator.or_, *checks)
+        tx.tr.run_checks.append(out_of_range)
+
+
+def _is_basic_index(index: Variable) -> bool | None:
+    """Is ``index`` NumPy's basic indexing (True), advanced (False), or a
+    case this does not decide (None: a bool or a 0-d array as an index)?"""
+    from .containers import ListVariable, SliceVariable, TupleVariable  # (lazy, see above)
+    items = index.items if isinstance(index, TupleVariable) else [index]
+    if isinstance(index, ConstantVariable) and isinstance(index.as_constant(), tuple):
+        items = [ConstantVariable(c) for c in index.as_constant()]
+    basic = True
+    for item in items:
+        if isinstance(item, TensorVariable):
+            if not item.shape:
+                return None
+            basic = False
+        elif isinstance(item, ListVariable):
+            basic = False
+        elif isinstance(item, SliceVariable):
+            continue
+        elif item.is_constant():
+            c = item.as_constant()
+            if isinstance(c, (bool, np.bool_)):
+                return None
+            if isinstance(c, (list, np.ndarray)):
+                basic = False
+            elif not isinstance(c, (int, np.integer, slice, type(Ellipsis), type(None))):
+                return None
+        elif item.python_type() is not int:  # a dynamic int (a graph input) is basic
+            return None
+    return basic
 
 
 @HOOKS.provide

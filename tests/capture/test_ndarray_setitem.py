@@ -294,3 +294,60 @@ def test_a_long_fill_loop_runs_natively_with_its_reason():
                              f"array (a loop filling it runs natively: NumPy writes in place)")
     assert_same_as_eager(fill, X, ITEM_WRITES_PER_ARRAY + 1, captured=None)
     assert_same_as_eager(fill, X, 5)
+
+
+# -- a NumPy integer scalar stored into a signed integer array ------------------------------------
+# NumPy stores it at a basic index as a Python int: out of the dtype's range it raises
+# OverflowError; an unsigned target or an advanced index wraps (as an array value does).
+# The scalar here is computed from the data, so whether it fits is a run-time check.
+
+def store_sum_at_int(a, b):
+    a[0] = b.sum()
+    return a
+
+
+def store_and_at_slice(a, b):
+    a[1:] = b & b
+    return a
+
+
+def fill_with_max(a, b):
+    a.fill(b.max())
+    return a
+
+
+def store_max_at_ellipsis_of_row(a, b):
+    a[0, ...] = b.max()
+    return a
+
+
+def store_sum_at_positions(a, b):
+    a[[0, 2]] = b.sum()   # advanced: wraps
+    return a
+
+
+def store_sum_under_mask(a, b):
+    a[a > 1] = b.sum()    # advanced: wraps
+    return a
+
+
+def store_at_dynamic_position(a, b):
+    a[int(b.argmin())] = b.max()
+    return a
+
+
+@pytest.mark.parametrize("fn", [store_sum_at_int, store_and_at_slice, fill_with_max,
+                                store_max_at_ellipsis_of_row, store_sum_at_positions,
+                                store_sum_under_mask, store_at_dynamic_position],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int64"])
+@pytest.mark.parametrize("values", [[300, 5], [3, 5], [-200, 1], [2**40, 0]], ids=str)
+def test_numpy_integer_scalar_stored_into_an_integer_array(fn, dtype, values):
+    a = np.array([[1, 2, 3], [4, 5, 6]], dtype=dtype)
+    assert_same_as_eager(fn, a, np.array(values), captured=None)
+
+
+def test_a_scalar_that_fits_stays_captured():
+    jitted = assert_same_as_eager(store_sum_at_int, np.array([1, 2, 3], np.int8), np.array([3, 5]))
+    entry = jitted._frame_cache.entries[0]
+    assert entry.graph is not None and not entry.breaks
