@@ -31,7 +31,7 @@ import numpy as np
 
 from . import functions as F
 from .dtypes import as_dtype, float64, from_numpy
-from .errors import FrameTypeError
+from .errors import FrameAxisError, FrameTypeError
 from .tensor import Tensor
 from .functions._core import _EAGER, apply1, as_array, current_level, operands, schema_attrs
 from .functions.reduction import reduction_axes
@@ -72,6 +72,16 @@ def _flat(x):
 
 # --------------------------------------------------------------------------- std, var
 
+def statistic_axes(function: str, axis, rank: int) -> tuple[int, ...]:
+    """The axes of NumPy's ``mean``/``var``/``std``: as a reduction's, except that
+    an int axis of a 0-d array raises (NumPy counts the elements along it with
+    ``normalize_axis_index``; a ufunc's ``reduce`` lets 0 and -1 name it)."""
+    if rank == 0 and isinstance(axis, (numbers.Integral, np.integer)) and not isinstance(axis, bool):
+        raise FrameAxisError(f"{function}: axis {int(axis)} is out of bounds for an array of "
+                             f"dimension 0")
+    return reduction_axes(function, axis, rank)
+
+
 def _var(function, a, axis, dtype, out, ddof, keepdims, where, mean, correction):
     for name, value, default in (("dtype", dtype, None), ("out", out, None),
                                  ("where", where, True), ("mean", mean, None)):
@@ -85,7 +95,7 @@ def _var(function, a, axis, dtype, out, ddof, keepdims, where, mean, correction)
         raise NotModelled(function, f"with ddof={ddof!r}")
     x = _floating(a, function)
     shape = as_array(x).shape
-    axes = reduction_axes(function, axis, len(shape))
+    axes = statistic_axes(function, axis, len(shape))
     count = math.prod(shape[i] for i in axes)
     if count - ddof <= 0:
         raise NotModelled(function, "with degrees of freedom <= 0 (NumPy warns and returns inf/nan)")
@@ -1218,7 +1228,7 @@ def np_mean(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, *, where=n
         raise NotModelled("mean", "with out= or where=")
     keepdims = False if keepdims is np._NoValue else bool(keepdims)
     x = _operand(a, "mean", True)
-    axes = reduction_axes("mean", axis, _ndim(x))
+    axes = statistic_axes("mean", axis, _ndim(x))
     if dtype is None:
         return F.mean(x, axis=axes, keepdims=keepdims)
     count = math.prod(_shape(x)[i] for i in axes)

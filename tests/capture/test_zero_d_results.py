@@ -66,3 +66,23 @@ def test_0d_results_of_array_arguments():
         return x.sum(axis=(0, 1)).astype(np.float32), np.cov(v), v.dot(v), np.squeeze(x[:1, :1])
     rng = np.random.default_rng(0)
     assert_same_as_eager(f, rng.random((2, 3)), rng.random(4), captured=None)
+
+
+AXIS_ON_0D = {
+    "sum_axis0": lambda v: v.sum().sum(axis=0),        # a ufunc's reduce: 0 and -1 name the 0-d axis
+    "max_axis_minus1": lambda v: np.max(v.max(), axis=-1),
+    "sum_axis_tuple": lambda v: np.sum(v.sum(), axis=(0,)),   # AxisError
+    "mean_axis0": lambda v: v.std().mean(axis=0),       # AxisError: NumPy counts along the axis
+    "np_mean_axis0": lambda v: np.mean(v.max(), axis=0),
+    "var_axis_minus1": lambda v: np.var(v.sum(), axis=-1),
+    "std_axis0": lambda v: v.sum().std(axis=0),
+    "average_axis0": lambda v: np.average(v.sum(), axis=0),
+    "mean_no_axes": lambda v: np.mean(v.sum(), axis=()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AXIS_ON_0D))
+def test_axis_of_a_0d_value(name):
+    """NumPy's ufunc reductions accept an int axis 0/-1 on a 0-d value; its
+    mean/var/std raise AxisError (found by the random-expression fuzz)."""
+    assert_same_as_eager(AXIS_ON_0D[name], np.arange(4.0), captured=None)
