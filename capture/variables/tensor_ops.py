@@ -194,7 +194,8 @@ def _check_scalar_fits(tx, value: TensorVariable, target: np.dtype, index: Varia
 def _is_basic_index(index: Variable) -> bool | None:
     """Is ``index`` NumPy's basic indexing (True), advanced (False), or a
     case this does not decide (None: a bool or a 0-d array as an index)?"""
-    from .containers import ListVariable, SliceVariable, TupleVariable  # (lazy, see above)
+    # lazy: containers imports callables, which imports this module
+    from .containers import ListVariable, SliceVariable, TupleVariable
     items = index.items if isinstance(index, TupleVariable) else [index]
     if isinstance(index, ConstantVariable) and isinstance(index.as_constant(), tuple):
         items = [ConstantVariable(c) for c in index.as_constant()]
