@@ -26,7 +26,7 @@ __all__ = ["apply", "apply1", "as_array", "operands", "schema_attrs", "bind_sche
            "push_level", "op_handler", "current_level", "current_op_handler", "set_base_tape",
            "tracked", "eager_op_hook", "known_value"]
 
-_PY_SCALARS = (bool, int, float)
+_PY_SCALARS = (bool, int, float, complex)
 
 
 def as_array(x, dtype: DType | None = None) -> np.ndarray:

@@ -61,3 +61,28 @@ def test_astype_float_is_float64_and_captured():
         return img.astype(float).ravel()
     img = np.array([[0.0, 144.0, 3.0, 0.0], [92.0, 0.0, 0.0, 5.0]], np.float32)
     assert_same_as_eager(normalize, img)   # one graph, float64 result, the input written
+
+
+# Python scalars as operands are weak (NEP 50), complex ones too: an int array times
+# ``2j`` is complex128 in NumPy (float32 with ``2j`` stays complex64).  frame made every
+# Python complex a complex64 constant (found by the random-expression fuzz).
+WEAK_COMPLEX = {
+    "times_imaginary": lambda x: x * 2j,
+    "complex_plus": lambda x: complex(1, -1) + x,
+    "np_multiply": lambda x: np.multiply(x, 0.5j),
+    "complex_of_sum": lambda x: complex(x.sum()) * x,
+}
+
+
+@pytest.mark.parametrize("name", list(WEAK_COMPLEX))
+@pytest.mark.parametrize("dtype", ["int16", "uint8", "bool", "float16", "float32", "float64"])
+def test_python_complex_is_weak(name, dtype):
+    x = np.array([[1, 0, 3], [2, 5, 1]]).astype(dtype)
+    assert_same_as_eager(WEAK_COMPLEX[name], x, captured=None)
+
+
+def test_frame_tensor_with_python_complex_follows_nep50():
+    import frame
+    for dtype in ("int16", "float32", "float64"):
+        t = frame.tensor(np.ones(3, dtype))
+        assert (t * 2j).dtype.np == np.result_type(np.dtype(dtype), 2j)
