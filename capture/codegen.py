@@ -790,6 +790,7 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
         # on its inputs: it runs natively at once (docs/capture.md, "Floating-point errors").
         body += ["    if __fp_raise():",
                  f"        return __fn({call})"]
+    body += _scalar_check_lines(tr, rb, call)
     if tr.tracer.draws:   # all of them, used or not, as the plain function draws them
         if exe is not None:
             body.append("    __rs = __rng_state()")
@@ -831,6 +832,20 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
         count = "\n".join(replay.end).count("\n") + 1
         at = {first + i: brk.instr.lineno for i in range(count)}
     return "\n".join(head + body) + "\n", at
+
+
+def _scalar_check_lines(tr: Translation, rb: _Rebuilder, call: str) -> list[str]:
+    """The Python scalars the trace computed by operations that raise for some
+    values (``t = 1.0 / s``, ``math.log(s)``; ``Translation.scalar_checks``),
+    evaluated before anything is drawn, run or written, used or not: when one
+    raises, the plain function runs and raises it where the user's code does."""
+    if not tr.scalar_checks:
+        return []
+    lines = ["    try:"]
+    for var in tr.scalar_checks:
+        rb.frame_reads |= var.source.frame_reads()
+        lines.append(f"        {var.source.expr()}")
+    return lines + ["    except __Exception:", f"        return __fn({call})"]
 
 
 def _warning_lines(tr: Translation, fn, rb: _Rebuilder) -> list[str]:

@@ -91,6 +91,10 @@ class Translation:
         # 0-d bool graph values: when one is true at run time, the entry runs the plain
         # function instead (NumPy warns then: np.mean of an empty slice, numpy_results.py)
         self.run_checks: list[TensorVariable] = []
+        # Python scalars the trace computed by an operation that raises for some values
+        # (``1.0 / s``): the entry evaluates each before anything else, and runs the plain
+        # function when one raises (variables/scalars.py, codegen._scalar_check_lines)
+        self.scalar_checks: list = []
         self.cache_miss_depth = 0
         # autograd under capture (capture/autograd.py)
         self.grad_mode: bool | None = None       # None: the caller's grad mode (guarded when read)

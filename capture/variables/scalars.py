@@ -70,6 +70,9 @@ _BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.tru
 _COMPARE = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
             operator.eq: "==", operator.ne: "!="}
 _UNARY = {operator.neg: "-", operator.pos: "+"}
+# operations that raise for some operand values (ZeroDivisionError, OverflowError of
+# a float power)
+_RAISING = (operator.truediv, operator.floordiv, operator.mod, operator.pow)
 # tensor (op) dynamic scalar: the scalar is a weak 0-d graph operand
 _TENSOR_OPS = (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
                operator.mod)
@@ -160,10 +163,18 @@ def _operand(v: Variable):
 
 
 def _derived(like: ScalarVariable, template: str, shown: str, args: list, concrete,
-             dynamic: bool | None = None) -> ScalarVariable:
+             dynamic: bool | None = None, may_raise: bool = False) -> ScalarVariable:
+    """The scalar ``template`` computes from ``args``.  ``may_raise``: the
+    operation raises for some values (``1 / s`` for s == 0, ``math.log``,
+    ``int(nan)``): its value is not guarded, so the entry evaluates it before
+    anything else even when nothing uses the result (``Translation.scalar_checks``),
+    and runs the plain function, which raises, when it does."""
     ops = [_operand(a) for a in args]
-    return ScalarVariable(concrete, ExprSource(template, tuple(o[0] for o in ops), shown),
-                          like.tr, any(o[2] for o in ops) if dynamic is None else dynamic)
+    var = ScalarVariable(concrete, ExprSource(template, tuple(o[0] for o in ops), shown),
+                         like.tr, any(o[2] for o in ops) if dynamic is None else dynamic)
+    if may_raise:
+        like.tr.scalar_checks.append(var)
+    return var
 
 
 def _scalar_result(value) -> bool:
@@ -205,7 +216,8 @@ def scalar_binary_op(tx, fn, a: Variable, b: Variable) -> Variable | None:
         return None
     op = _BINARY.get(fn) or _COMPARE[fn]
     like = a if isinstance(a, ScalarVariable) else b
-    return _derived(like, f"({{}} {op} {{}})", f"({{}} {op} {{}})", [a, b], concrete)
+    return _derived(like, f"({{}} {op} {{}})", f"({{}} {op} {{}})", [a, b], concrete,
+                    may_raise=fn in _RAISING)
 
 
 def numpy_scalar_operand(tx, v: Variable) -> Variable:
@@ -265,7 +277,8 @@ def scalar_builtin_call(tx, fn, args: list, kwargs: dict) -> Variable | None:
             return None
         if type(concrete) not in SCALAR_TYPES:
             return None
-        return _derived(like, f"{pooled}({{}})", f"math.{fn.__name__}({{}})", args, concrete)
+        return _derived(like, f"{pooled}({{}})", f"math.{fn.__name__}({{}})", args, concrete,
+                        may_raise=True)
     else:
         return None
     try:
@@ -275,7 +288,8 @@ def scalar_builtin_call(tx, fn, args: list, kwargs: dict) -> Variable | None:
     if type(concrete) not in SCALAR_TYPES:
         return None
     slots = ", ".join("{}" for _ in args)
-    return _derived(like, f"__{name}({slots})", f"{name}({slots})", args, concrete)
+    return _derived(like, f"__{name}({slots})", f"{name}({slots})", args, concrete,
+                    may_raise=fn in (float, int, round))   # (huge ints, NaN, inf)
 
 
 def _tensor_op(tx, fn, a: Variable, b: Variable) -> Variable | None:

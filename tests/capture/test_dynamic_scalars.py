@@ -339,3 +339,51 @@ def test_a_scalar_accumulated_in_a_long_loop_stays_correct():
         return x * lr, lr
     for lr in (0.1, 0.2, 0.3):
         assert_same_as_eager(decay, tensor(), lr)
+
+
+# -- a scalar operation that raises, its result unused ------------------------------------------
+# ``t = 1.0 / s`` of a scalar whose value is not guarded: the entry evaluates it (and runs
+# the plain function, which raises) even when nothing uses ``t``; the raise was lost.
+
+def unused_reciprocal(a, s):
+    t = 1.0 / s
+    return a * 2
+
+
+def unused_floor_division(a, s):
+    s //= s * s
+    return a + 1
+
+
+def unused_modulo(a, n):
+    r = 10 % n
+    return a
+
+
+def unused_negative_power(a, s):
+    t = s ** -1
+    return a
+
+
+def unused_log(a, s):
+    t = math.log(s)
+    return a
+
+
+def unused_int_of_ratio(a, s):
+    k = int(s / 0.5)
+    return a - 1
+
+
+def used_reciprocal(a, s):
+    return a * (1.0 / s)
+
+
+@pytest.mark.parametrize("fn", [unused_reciprocal, unused_floor_division, unused_modulo,
+                                unused_negative_power, unused_log, unused_int_of_ratio,
+                                used_reciprocal], ids=lambda f: f.__name__)
+def test_scalar_operation_that_raises_is_not_dropped(fn):
+    a = array((2, 3))
+    as_int = fn is unused_modulo
+    for s in (2.0, 3.0, 0.5, 0.0, -1.0, 4.0):
+        assert_same_as_eager(fn, a, int(s) if as_int else s, captured=None)
