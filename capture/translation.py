@@ -143,7 +143,8 @@ class Translation:
         if not isinstance(result, TensorVariable):  # the items of a tuple or list of results
             for item in result.children():
                 self.mark_view(item, base)
-        elif isinstance(base, TensorVariable) and result.kind != NPSCALAR and result is not base:
+        elif isinstance(base, TensorVariable) and NPSCALAR not in (result.kind, base.kind) \
+                and result is not base:   # (a NumPy scalar's ravel/reshape/.T is a new array)
             root = base.base if base.base is not None else base
             result.base = root
             self.views.setdefault(id(root), []).append(result)

@@ -86,3 +86,33 @@ def test_axis_of_a_0d_value(name):
     """NumPy's ufunc reductions accept an int axis 0/-1 on a 0-d value; its
     mean/var/std raise AxisError (found by the random-expression fuzz)."""
     assert_same_as_eager(AXIS_ON_0D[name], np.arange(4.0), captured=None)
+
+
+def write_into_a_scalar(a):
+    s = a.sum()
+    s[:] = s.ravel()     # TypeError: a NumPy scalar has no item assignment (a break)
+    return s
+
+
+def write_into_a_scalar_reshaped(a):
+    s = a.sum()
+    r = s.reshape(1)     # a new array, not a view of the scalar
+    r[0] = 5
+    return s, r
+
+
+def scalar_T_and_ravel(a):
+    s = a.max()
+    u = s.ravel()
+    u += 1
+    return s, s.T, u
+
+
+@pytest.mark.parametrize("fn", [write_into_a_scalar, write_into_a_scalar_reshaped,
+                                scalar_T_and_ravel], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", ["int64", "float64"])
+def test_arrays_made_from_a_numpy_scalar_are_not_its_views(fn, dtype):
+    """A NumPy scalar has no memory to share: ``s.ravel()`` is remade at a break
+    by NumPy's own call, not ``np.ndarray.ravel(s)`` (which raised a TypeError of
+    its own; found by the random-expression fuzz)."""
+    assert_same_as_eager(fn, np.array([1, 2], dtype), captured=None)
