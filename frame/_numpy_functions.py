@@ -36,6 +36,7 @@ from .tensor import Tensor
 from .functions._core import _EAGER, apply1, as_array, current_level, operands, schema_attrs
 from .functions.reduction import reduction_axes
 from .ops.common import normalize_axis
+from .ops.contract import normalize_subscripts
 from .ops.scan import SORT_KINDS
 
 __all__ = ["NotModelled", "NUMPY_FUNCTIONS", "UFUNC_FUNCTIONS", "einsum_returns_view", "einsum_view"]
@@ -256,9 +257,24 @@ def _move(x, labels, order):
     return x if perm == list(range(len(perm))) else F.transpose(x, *perm)
 
 
+def _einsum_optimize(optimize) -> str:
+    """The ``optimize`` attr of the einsum op: "" for NumPy's own loops (False)."""
+    if optimize is False or optimize is None:
+        return ""
+    if optimize is True:
+        return "greedy"  # what np.einsum_path makes of True
+    if isinstance(optimize, str) and optimize in ("greedy", "optimal"):
+        return optimize
+    raise NotModelled("einsum", f"with optimize={optimize!r}")
+
+
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
-    """``np.einsum``: diagonals by slicing, labels of one operand summed, then the
-    operands contracted left to right with batched ``matmul``."""
+    """``np.einsum``.  A floating result is the ``einsum`` op (frame/ops/contract.py),
+    whose kernel is NumPy's: its sum-of-products loops round unlike any
+    composition.  Integer and bool results (exact in any order) and one operand
+    that NumPy returns as a view (nothing summed) are composed: diagonals by
+    slicing, labels of one operand summed, then the operands contracted left to
+    right with batched ``matmul``."""
     if out is not None or dtype is not None or order not in ("K", "A", "C") or casting != "safe":
         raise NotModelled("einsum", "with out=, dtype=, order= or casting=")
     subscripts, arrays = _einsum_args(operands)
@@ -304,6 +320,13 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
             if sizes.get(lab, 1) != 1 and n not in (1, sizes[lab]):
                 raise NotModelled("einsum", f"with label {lab!r} of sizes {sizes[lab]} and {n}")
             sizes[lab] = n if sizes.get(lab, 1) == 1 else sizes[lab]
+    if result_dtype.kind == "f" and not (len(arrays) == 1 and einsum_returns_view(subscripts)):
+        if order != "K":
+            raise NotModelled("einsum", f"of floats with order={order!r}")
+        attrs = {"subscripts": subscripts if arrow else normalize_subscripts(
+                     subscripts, [d.shape for d in datas]),
+                 "optimize": _einsum_optimize(optimize)}
+        return apply1("einsum", datas, attrs)
     xs = []
     for i, (a, labels) in enumerate(zip(arrays, parsed)):
         x = a if datas[i].dtype == compute else F.astype(a, as_dtype(compute))
