@@ -693,18 +693,22 @@ def _dot_operand(x):
 
 def dot(a, b, out=None):
     """``np.dot``: a product with a 0-d operand, ``matmul`` for 1-D and 2-D
-    operands and N-D by 1-D, ``tensordot`` over (last of ``a``, second-last of
-    ``b``) otherwise."""
+    operands and N-D by 1-D.  Beyond (an operand of rank > 2) NumPy takes one
+    dot product per result element: floats are the ``dot`` op (NumPy's kernel,
+    frame/ops/contract.py), integers (exact in any order) ``tensordot`` over
+    (last of ``a``, second-last of ``b``)."""
     if out is not None:
         raise NotModelled("dot", "with out=")
     a, b = _operand(a, "dot"), _operand(b, "dot")
     na, nb = _ndim(a), _ndim(b)
     if na == 0 or nb == 0:
         return F.mul(a, b)
+    if _shape(a)[-1] != _shape(b)[-1 if nb == 1 else -2]:
+        raise NotModelled("dot", "of unaligned shapes (NumPy raises)")
     if nb == 1 or (na <= 2 and nb == 2):
-        if _shape(a)[-1] != _shape(b)[-1 if nb == 1 else -2]:
-            raise NotModelled("dot", "of unaligned shapes (NumPy raises)")
         return F.matmul(_dot_operand(a), _dot_operand(b))
+    if np.result_type(_dtype(a), _dtype(b)).kind == "f":
+        return apply1("dot", (as_array(a), as_array(b)), {})
     return tensordot(a, b, axes=([na - 1], [nb - 2]))
 
 
@@ -718,13 +722,19 @@ def vdot(a, b):
 
 
 def inner(a, b):
-    """``np.inner``: sums over the last axes of both operands."""
+    """``np.inner``: sums over the last axes of both operands.  Floats: the
+    ``inner`` op (NumPy's kernel: ``np.dot`` with ``b``'s last axis moved before
+    its second-to-last, which copies a reversed vector and takes one dot
+    product per element beyond matrices); integers (exact in any order): one
+    ``matmul``."""
     a, b = _operand(a, "inner"), _operand(b, "inner")
     sa, sb = _shape(a), _shape(b)
     if not sa or not sb:
         return F.mul(a, b)
     if sa[-1] != sb[-1]:
         raise NotModelled("inner", "of arrays whose last dimensions differ (NumPy raises)")
+    if np.result_type(_dtype(a), _dtype(b)).kind == "f":
+        return apply1("inner", (as_array(a), as_array(b)), {})
     if len(sa) == 1 and len(sb) == 1:
         return F.matmul(a, b)
     left = F.reshape(a, (-1, sa[-1]))

@@ -1,4 +1,5 @@
-"""Gradient rules of ``einsum``, ``convolve`` and ``correlate`` (frame/ops/contract.py).
+"""Gradient rules of ``einsum``, ``dot``, ``inner``, ``convolve`` and ``correlate``
+(frame/ops/contract.py).
 
 - ``einsum``: the gradient of operand k is an einsum of the output gradient
   and the other operands, with operand k's labels as its output.  Around that
@@ -8,6 +9,7 @@
   diagonal by a second einsum with identity matrices (``"i,ij->ij"``); an axis
   of size 1 that the einsum broadcast is summed back; the axes ``...`` covers
   get letters of their own, right-aligned as NumPy broadcasts them.
+- ``dot``/``inner``: einsum's rule on their subscripts (``product_subscripts``).
 - ``convolve``/``correlate``: the output gradient is padded with zeros to the
   full result (``window`` says where the mode's part lies), then
   ``da = correlate(g_full, v, "valid")`` and ``dv = correlate(g_full, a, "valid")``
@@ -19,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import FrameValueError
-from ..ops.contract import CONVOLUTIONS, parse_einsum, window
+from ..ops.contract import CONVOLUTIONS, PRODUCTS, parse_einsum, product_subscripts, window
 from .helpers import differentiable, fit, sum_axes
 from .registry import gradient_rule
 
@@ -89,15 +91,30 @@ def _einsum_operand_grad(b, k, inputs, g, spec, letters):
     return fit(b, grad, x)
 
 
-@gradient_rule("einsum")
-def _einsum_rule(b, inputs, outputs, grads, attrs):
-    (g,) = grads
+def _contraction_grads(b, inputs, g, subscripts):
     if g is None:
         return [None] * len(inputs)
-    spec = parse_einsum(attrs["subscripts"], [v.type.shape for v in inputs])
+    spec = parse_einsum(subscripts, [v.type.shape for v in inputs])
     letters = _Letters([lab for t in spec.terms for lab in t])
     return [_einsum_operand_grad(b, k, list(inputs), g, spec, letters)
             if differentiable(inputs[k]) else None for k in range(len(inputs))]
+
+
+@gradient_rule("einsum")
+def _einsum_rule(b, inputs, outputs, grads, attrs):
+    return _contraction_grads(b, inputs, grads[0], attrs["subscripts"])
+
+
+def _product_rule(op: str):
+    def rule(b, inputs, outputs, grads, attrs):
+        a, v = inputs
+        return _contraction_grads(b, inputs, grads[0],
+                                  product_subscripts(op, a.type.rank, v.type.rank))
+    return rule
+
+
+for _op in PRODUCTS:
+    gradient_rule(_op)(_product_rule(_op))
 
 
 def _convolution_rule(op: str):

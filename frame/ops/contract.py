@@ -17,6 +17,12 @@ it (``order='K'``).
   ``optimize=False``, else "greedy" or "optimal": NumPy's contraction path,
   run by NumPy).  Operands: any number, real (bool, integers, floats); the
   result dtype is ``np.result_type`` of the operands, as NumPy's.
+- ``dot``/``inner``: ``np.dot``/``np.inner`` of operands of rank >= 1.  For
+  operands of rank > 2 NumPy's dot (and inner, which is dot with ``b``'s last
+  axis moved before its second-to-last) takes one dot product per result
+  element, BLAS's ddot or its own loop by stride, not one matrix product;
+  ``product_subscripts`` spells the contraction as einsum subscripts (for
+  shapes, gradients and OpenVINO; not for the bits).
 - ``convolve``/``correlate``: attr ``mode`` (full, same, valid) of two
   non-empty 1-D real operands; ``window(op, n, m, mode)`` says which part of
   the full result a mode keeps (NumPy swaps the operands when the second is
@@ -33,10 +39,11 @@ from .registry import register
 from .schema import AttrSpec, OpSchema
 
 __all__ = ["EinsumSpec", "parse_einsum", "normalize_subscripts", "window", "CONVOLUTIONS",
-           "EINSUM_OPTIMIZE"]
+           "EINSUM_OPTIMIZE", "PRODUCTS", "product_subscripts"]
 
 EINSUM_OPTIMIZE = ("", "greedy", "optimal")
 CONVOLUTIONS = ("convolve", "correlate")
+PRODUCTS = ("dot", "inner")
 _MODES = ("full", "same", "valid")
 
 
@@ -206,3 +213,51 @@ for _op in CONVOLUTIONS:
                       attrs={"mode": AttrSpec("str", "full")},
                       doc=f"numpy.{_op}(a, v, mode) of 1-D real operands: NumPy's own loop, one "
                           f"dot product per window."))
+
+
+# --------------------------------------------------------------------------- dot, inner
+
+def product_subscripts(op: str, ndim_a: int, ndim_b: int) -> str:
+    """``np.dot``/``np.inner`` of operands of ranks ``ndim_a``, ``ndim_b`` (>= 1) as
+    einsum subscripts: the last axis of ``a`` against the last axis of ``b``
+    (inner) or its second-to-last (dot; the last for a 1-D ``b``)."""
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXY")
+    lead_a = "".join(next(letters) for _ in range(ndim_a - 1))
+    b_terms = [next(letters) for _ in range(ndim_b)]
+    k = "Z"
+    if op == "dot" and ndim_b >= 2:
+        b_terms[-2] = k
+        out_b = "".join(b_terms[:-2]) + b_terms[-1]
+    else:
+        b_terms[-1] = k
+        out_b = "".join(b_terms[:-1])
+    return f"{lead_a}{k},{''.join(b_terms)}->{lead_a}{out_b}"
+
+
+def _product_infer(op: str):
+    def infer(types, attrs):
+        a, b = types
+        if a.rank == 0 or b.rank == 0:
+            raise FrameValueError(f"{op}: operands must have rank >= 1, got {a} and {b}")
+        _real_dtype(op, types)
+        k_b = b.shape[-2] if op == "dot" and b.rank >= 2 else b.shape[-1]
+        if a.shape[-1] != k_b:
+            raise FrameValueError(f"{op}: shapes {a.shape} and {b.shape} not aligned")
+        spec = parse_einsum(product_subscripts(op, a.rank, b.rank), [a.shape, b.shape])
+        dtype = from_numpy(np.result_type(a.dtype.np, b.dtype.np))
+        return [TensorType(dtype, tuple(spec.sizes[lab] for lab in spec.output))]
+    return infer
+
+
+def _product_kernel(op: str):
+    fn = getattr(np, op)
+
+    def kernel(ins, attrs):
+        return (np.asarray(fn(ins[0], ins[1])),)
+    return kernel
+
+
+for _op in PRODUCTS:
+    register(OpSchema(_op, 2, _product_infer(_op), _product_kernel(_op),
+                      doc=f"numpy.{_op}(a, b) of real operands of rank >= 1: NumPy's own "
+                          f"products (BLAS for matrices, a dot product per element beyond)."))

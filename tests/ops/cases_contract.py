@@ -1,10 +1,11 @@
-"""Op table: einsum, convolve, correlate (frame/ops/contract.py).
+"""Op table: einsum, dot, inner, convolve, correlate (frame/ops/contract.py).
 
 Expected values are written independently of NumPy's einsum/convolve/correlate:
 an einsum is a Python loop over every assignment of its labels (an axis of size
 1 broadcast), adding products in float64 (exact for the table's small integer
 data, within tolerance for floats); ``...`` forms are given their expansion into
-letters.  A convolution is its defining sum ``c[k] = sum_i a[i] v[k - i]``
+letters; ``dot`` and ``inner`` cases carry the einsum they are (written out).
+A convolution is its defining sum ``c[k] = sum_i a[i] v[k - i]``
 (correlation: ``sum_i a[i + k - (m - 1)] v[i]``), and the modes keep NumPy's
 documented windows of the full result: valid from ``min(n, m) - 1``, same of
 length ``max(n, m)`` from ``(min(n, m) - 1) // 2`` -- for correlate with the
@@ -74,6 +75,34 @@ def einsum_cases(op):
     yield Case([sample((2, 3), "float64", 3), sample((3,), "float64", 4)],
                {"subscripts": "ij,j->i", "optimize": "greedy"}, _einsum_loop("ij,j->i"),
                id="optimize")
+
+
+# (op, subscripts it computes, operand shapes)
+PRODUCT_FORMS = [
+    ("dot", "k,k->", [(5,), (5,)]),
+    ("dot", "ak,k->a", [(3, 5), (5,)]),
+    ("dot", "k,kb->b", [(5,), (5, 2)]),
+    ("dot", "ak,kb->ab", [(3, 5), (5, 2)]),
+    ("dot", "abk,ckd->abcd", [(2, 3, 4), (2, 4, 3)]),
+    ("dot", "ak,bkc->abc", [(3, 4), (2, 4, 2)]),
+    ("inner", "k,k->", [(5,), (5,)]),
+    ("inner", "ak,bk->ab", [(3, 5), (2, 5)]),
+    ("inner", "abk,ck->abc", [(2, 3, 4), (2, 4)]),
+    ("inner", "k,abk->ab", [(4,), (2, 3, 4)]),
+]
+
+
+@cases("dot", "inner")
+def product_cases(op):
+    for k, (name, letters, shapes) in enumerate(PRODUCT_FORMS):
+        if name != op:
+            continue
+        for dtype in ("float32", "float64", "int64"):
+            ins = [sample(s, dtype, seed=k + i) for i, s in enumerate(shapes)]
+            yield Case(ins, {}, _einsum_loop(letters), id=f"{letters}-{dtype}")
+    second = (4, 2) if op == "dot" else (2, 4)
+    yield Case([sample((2, 3, 4), "float32", 1), sample(second, "int16", 2)], {},
+               _einsum_loop("abk,kc->abc" if op == "dot" else "abk,ck->abc"), id="f32-i16")
 
 
 def _window(op, n, m, mode):

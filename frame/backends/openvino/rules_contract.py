@@ -1,4 +1,5 @@
-"""``einsum``, ``convolve`` and ``correlate`` (frame/ops/contract.py) on OpenVINO.
+"""``einsum``, ``dot``, ``inner``, ``convolve`` and ``correlate`` (frame/ops/contract.py)
+on OpenVINO.
 
 Their reference kernels are NumPy's own loops; OpenVINO computes the same sums
 in another order, which is within float tolerance, not bit for bit (no
@@ -9,6 +10,7 @@ OpenVINO result is: the default setting's first tier is the cpu executable).
   upper-case labels: measured against NumPy).  Floating results only: an
   integer einsum would be computed in float by the plugin (as its MatMul), so
   it is refused and runs on the cpu.
+- ``dot``/``inner``: ``Einsum`` of their subscripts (``product_subscripts``).
 - ``convolve``/``correlate``: one 1-D ``Convolution`` (a correlation in
   OpenVINO's terms) of the first operand padded by ``m - 1`` on both sides
   with the second (reversed for convolve) gives the full result for any order
@@ -21,7 +23,7 @@ from typing import Sequence
 import openvino.opset16 as ops
 
 from ...ir.graph import Node
-from ...ops.contract import window
+from ...ops.contract import product_subscripts, window
 from .table import Lowerer, Out, lowering, out
 
 __all__: list[str] = []
@@ -42,6 +44,13 @@ def _floats(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
 @lowering("einsum", check=_float_only)
 def _einsum(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [out(ops.einsum(_floats(cx, node, ins), node.attrs["subscripts"]))]
+
+
+@lowering("dot", "inner", check=_float_only)
+def _product(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    a, b = node.inputs
+    return [out(ops.einsum(_floats(cx, node, ins), product_subscripts(node.op, a.type.rank,
+                                                                          b.type.rank)))]
 
 
 @lowering("convolve", "correlate", check=_float_only)
