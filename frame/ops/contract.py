@@ -210,7 +210,7 @@ def _convolution_kernel(op: str):
 
 for _op in CONVOLUTIONS:
     register(OpSchema(_op, 2, _convolution_infer(_op), _convolution_kernel(_op),
-                      attrs={"mode": AttrSpec("str", "full")},
+                      attrs={"mode": AttrSpec("str", "full" if _op == "convolve" else "valid")},
                       doc=f"numpy.{_op}(a, v, mode) of 1-D real operands: NumPy's own loop, one "
                           f"dot product per window."))
 
