@@ -158,7 +158,8 @@ def _einsum_infer(types, attrs):
 def _einsum_kernel(ins, attrs):
     result = np.asarray(np.einsum(attrs["subscripts"], *ins, optimize=attrs["optimize"] or False))
     if any(np.may_share_memory(result, x) for x in ins):
-        result = result.copy(order="K")  # a view of an operand (a transpose): kernels return fresh arrays
+        # a view of an operand (a transpose): kernels return fresh arrays
+        result = result.copy(order="K")
     return (result,)
 
 
