@@ -36,6 +36,7 @@ from .tensor import Tensor
 from .functions._core import _EAGER, apply1, as_array, current_level, operands, schema_attrs
 from .functions.reduction import reduction_axes
 from .ops.common import normalize_axis
+from .ops.contract import normalize_subscripts
 from .ops.scan import SORT_KINDS
 
 __all__ = ["NotModelled", "NUMPY_FUNCTIONS", "UFUNC_FUNCTIONS", "einsum_returns_view", "einsum_view"]
@@ -266,9 +267,24 @@ def _move(x, labels, order):
     return x if perm == list(range(len(perm))) else F.transpose(x, *perm)
 
 
+def _einsum_optimize(optimize) -> str:
+    """The ``optimize`` attr of the einsum op: "" for NumPy's own loops (False)."""
+    if optimize is False or optimize is None:
+        return ""
+    if optimize is True:
+        return "greedy"  # what np.einsum_path makes of True
+    if isinstance(optimize, str) and optimize in ("greedy", "optimal"):
+        return optimize
+    raise NotModelled("einsum", f"with optimize={optimize!r}")
+
+
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
-    """``np.einsum``: diagonals by slicing, labels of one operand summed, then the
-    operands contracted left to right with batched ``matmul``."""
+    """``np.einsum``.  A floating result is the ``einsum`` op (frame/ops/contract.py),
+    whose kernel is NumPy's: its sum-of-products loops round unlike any
+    composition.  Integer and bool results (exact in any order) and one operand
+    that NumPy returns as a view (nothing summed) are composed: diagonals by
+    slicing, labels of one operand summed, then the operands contracted left to
+    right with batched ``matmul``."""
     if out is not None or dtype is not None or order not in ("K", "A", "C") or casting != "safe":
         raise NotModelled("einsum", "with out=, dtype=, order= or casting=")
     subscripts, arrays = _einsum_args(operands)
@@ -314,6 +330,13 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
             if sizes.get(lab, 1) != 1 and n not in (1, sizes[lab]):
                 raise NotModelled("einsum", f"with label {lab!r} of sizes {sizes[lab]} and {n}")
             sizes[lab] = n if sizes.get(lab, 1) == 1 else sizes[lab]
+    if result_dtype.kind == "f" and not (len(arrays) == 1 and einsum_returns_view(subscripts)):
+        if order != "K":
+            raise NotModelled("einsum", f"of floats with order={order!r}")
+        attrs = {"subscripts": subscripts if arrow else normalize_subscripts(
+                     subscripts, [d.shape for d in datas]),
+                 "optimize": _einsum_optimize(optimize)}
+        return apply1("einsum", datas, attrs)
     xs = []
     for i, (a, labels) in enumerate(zip(arrays, parsed)):
         x = a if datas[i].dtype == compute else F.astype(a, as_dtype(compute))
@@ -680,18 +703,22 @@ def _dot_operand(x):
 
 def dot(a, b, out=None):
     """``np.dot``: a product with a 0-d operand, ``matmul`` for 1-D and 2-D
-    operands and N-D by 1-D, ``tensordot`` over (last of ``a``, second-last of
-    ``b``) otherwise."""
+    operands and N-D by 1-D.  Beyond (an operand of rank > 2) NumPy takes one
+    dot product per result element: floats are the ``dot`` op (NumPy's kernel,
+    frame/ops/contract.py), integers (exact in any order) ``tensordot`` over
+    (last of ``a``, second-last of ``b``)."""
     if out is not None:
         raise NotModelled("dot", "with out=")
     a, b = _operand(a, "dot"), _operand(b, "dot")
     na, nb = _ndim(a), _ndim(b)
     if na == 0 or nb == 0:
         return F.mul(a, b)
+    if _shape(a)[-1] != _shape(b)[-1 if nb == 1 else -2]:
+        raise NotModelled("dot", "of unaligned shapes (NumPy raises)")
     if nb == 1 or (na <= 2 and nb == 2):
-        if _shape(a)[-1] != _shape(b)[-1 if nb == 1 else -2]:
-            raise NotModelled("dot", "of unaligned shapes (NumPy raises)")
         return F.matmul(_dot_operand(a), _dot_operand(b))
+    if np.result_type(_dtype(a), _dtype(b)).kind == "f":
+        return apply1("dot", (as_array(a), as_array(b)), {})
     return tensordot(a, b, axes=([na - 1], [nb - 2]))
 
 
@@ -705,13 +732,19 @@ def vdot(a, b):
 
 
 def inner(a, b):
-    """``np.inner``: sums over the last axes of both operands."""
+    """``np.inner``: sums over the last axes of both operands.  Floats: the
+    ``inner`` op (NumPy's kernel: ``np.dot`` with ``b``'s last axis moved before
+    its second-to-last, which copies a reversed vector and takes one dot
+    product per element beyond matrices); integers (exact in any order): one
+    ``matmul``."""
     a, b = _operand(a, "inner"), _operand(b, "inner")
     sa, sb = _shape(a), _shape(b)
     if not sa or not sb:
         return F.mul(a, b)
     if sa[-1] != sb[-1]:
         raise NotModelled("inner", "of arrays whose last dimensions differ (NumPy raises)")
+    if np.result_type(_dtype(a), _dtype(b)).kind == "f":
+        return apply1("inner", (as_array(a), as_array(b)), {})
     if len(sa) == 1 and len(sb) == 1:
         return F.matmul(a, b)
     left = F.reshape(a, (-1, sa[-1]))

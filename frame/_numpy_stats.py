@@ -964,20 +964,34 @@ def ediff1d(ary, to_end=None, to_begin=None):
     return pieces[0] if len(pieces) == 1 else F.concat(pieces, 0)
 
 
-def convolve(a, v, mode="full"):
-    """``np.convolve``: NumPy's ``correlate(a, v[::-1], mode)`` (the longer
-    operand first) as a gather of shifted windows and one ``matmul``."""
-    x, w = _flat(_operand(a, "convolve")), _flat(_operand(v, "convolve"))
+def _convolution_operands(function: str, a, v, mode):
+    """The two operands of ``np.convolve``/``np.correlate`` made 1-D (NumPy's
+    ``ndmin=1``), or NotModelled where NumPy raises or frame has no op."""
     if mode not in ("full", "same", "valid"):
-        raise NotModelled("convolve", f"in mode {mode!r}")
+        raise NotModelled(function, f"in mode {mode!r}")
+    xs = [_operand(a, function), _operand(v, function)]
+    if any(_ndim(x) > 1 for x in xs):
+        raise NotModelled(function, "of an array of rank > 1 (NumPy raises)")
+    xs = [_flat(x) if _ndim(x) == 0 else x for x in xs]
+    if any(_shape(x)[0] == 0 for x in xs):
+        raise NotModelled(function, "of an empty array (NumPy raises)")
+    if any(_dtype(x).kind == "b" for x in xs):
+        raise NotModelled(function, "of bools")
+    return xs
+
+
+def convolve(a, v, mode="full"):
+    """``np.convolve``.  Floats: the ``convolve`` op (frame/ops/contract.py), NumPy's
+    own loop (a dot product per window, which no composition rounds alike).
+    Integers (exact in any order): NumPy's ``correlate(a, v[::-1], mode)`` (the
+    longer operand first) as a gather of shifted windows and one ``matmul``."""
+    x, w = _convolution_operands("convolve", a, v, mode)
+    if np.result_type(_dtype(x), _dtype(w)).kind == "f":
+        return apply1("convolve", (as_array(x), as_array(w)), {"mode": mode})
     if _shape(w)[0] > _shape(x)[0]:
         x, w = w, x
     n, m = _shape(x)[0], _shape(w)[0]
-    if m == 0:
-        raise NotModelled("convolve", "of an empty array (NumPy raises)")
     dt = np.result_type(_dtype(x), _dtype(w))
-    if dt.kind == "b":
-        raise NotModelled("convolve", "of bools")
     x, w = (u if _dtype(u) == dt else F.astype(u, as_dtype(dt)) for u in (x, w))
     left = {"full": m - 1, "same": m // 2, "valid": 0}[mode]
     length = {"full": n + m - 1, "same": n, "valid": n - m + 1}[mode]
@@ -986,6 +1000,12 @@ def convolve(a, v, mode="full"):
     starts = np.arange(length, dtype=np.int64) + (m - 1 - left)
     windows = F.take(padded, starts[:, None] + np.arange(m, dtype=np.int64)[None, :], axis=0)
     return F.matmul(windows, F.flip(w, 0))
+
+
+def correlate(a, v, mode="valid"):
+    """``np.correlate`` of real arrays: the ``correlate`` op, NumPy's own loop."""
+    x, w = _convolution_operands("correlate", a, v, mode)
+    return apply1("correlate", (as_array(x), as_array(w)), {"mode": mode})
 
 
 def matrix_power(a, n):
@@ -1287,7 +1307,8 @@ STATS_FUNCTIONS: dict = {
     np.searchsorted: searchsorted, np.digitize: digitize, np.interp: interp, np.isin: isin,
     np.histogram: histogram, np.bincount: bincount,
     np.cross: cross, np.kron: kron, np.trapezoid: trapezoid, np.gradient: gradient,
-    np.ediff1d: ediff1d, np.convolve: convolve, np.linalg.matrix_power: matrix_power,
+    np.ediff1d: ediff1d, np.convolve: convolve, np.correlate: correlate,
+    np.linalg.matrix_power: matrix_power,
     np.select: select, np.piecewise: piecewise,
     np.append: append, np.insert: insert, np.delete: delete, np.resize: resize,
     np.block: block, np.lexsort: lexsort, np.partition: partition,

@@ -11,7 +11,7 @@ are function transforms on top (functional.py).
 from .registry import (NONDIFFERENTIABLE_OPS, NonDifferentiableError, gradient_rule,
                        is_differentiable, nondifferentiable_reason)
 from .helpers import unbroadcast
-from . import rules_elementwise, rules_shape, rules_nn, rules_scan, rules_linalg  # noqa: F401  (register the rules)
+from . import rules_elementwise, rules_shape, rules_nn, rules_scan, rules_linalg, rules_contract  # noqa: F401  (register the rules)
 from .backward import build_backward_graph
 from .tape import AutogradError, enable_grad, is_grad_enabled, no_grad
 from .eager import gradients

@@ -51,9 +51,9 @@ LANES = [
 # ops whose non-finite handling the openvino backend does not claim to match
 # (docs/openvino.md, "Non-finite values"): their result on finite data matches,
 # but where an inf or NaN enters a sum of products the plugin's algorithms
-# (blocked GEMM, Winograd / direct convolution, FFT butterflies) may make inf
+# (blocked GEMM, Einsum, Winograd / direct convolution, FFT butterflies) may make inf
 # where NumPy's make NaN and vice versa
-NOT_CLAIMED = {"matmul", "conv2d", "rfft", "irfft"}
+NOT_CLAIMED = {"matmul", "conv2d", "rfft", "irfft", "einsum", "dot", "inner", "convolve", "correlate"}
 # inputs that must stay valid indices (the reference raises otherwise)
 INDEX_INPUTS = {"take": {1}, "embedding": {0}, "cross_entropy": {1}, "scatter_add": {1}}
 

@@ -15,7 +15,7 @@ import numpy as np
 
 OP_CASES: dict[str, Callable[[], Iterable["Case"]]] = {}
 CASE_MODULES = ("cases_elementwise", "cases_shape", "cases_nn", "cases_autograd", "cases_scan",
-                "cases_linalg", "cases_stats")
+                "cases_linalg", "cases_stats", "cases_contract")
 
 
 @dataclasses.dataclass

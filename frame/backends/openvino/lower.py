@@ -53,6 +53,7 @@ from ...errors import ErrorCode, FrameError
 from ...ir.graph import Graph, Node, Value
 from . import rules_elementwise, rules_linalg, rules_nn, rules_reduction, rules_scan, rules_shape  # noqa: F401 (fill RULES)
 from . import rules_stats  # noqa: F401 (nan_reduce: refused)
+from . import rules_contract  # noqa: F401 (einsum, convolve, correlate)
 from .exact_arith import keep_exact
 from .table import RULES, Lowerer, Out, internal_shape, internal_type, out
 
