@@ -120,7 +120,11 @@ def norm(x, ord=None, axis=None, keepdims=False):
     nd = len(shape)
     if axis is None:
         if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
-            result = F.sqrt(F.sum(F.mul(x, x)))
+            # NumPy's sqrt(x.ravel(order="K").dot(...)): BLAS's dot, which adds in
+            # another order than a sum of the squares.  Not modelled: the copy that
+            # ravel makes of an argument that is not C-contiguous (docs/capture.md)
+            flat = _dot_operand(_flat(x))
+            result = F.sqrt(F.matmul(flat, flat))
             return F.reshape(result, (1,) * nd) if keepdims else result
         if nd not in (1, 2):
             raise NotModelled("linalg.norm", f"of a rank-{nd} array with ord={ord!r}")
