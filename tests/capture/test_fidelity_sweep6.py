@@ -1,0 +1,64 @@
+"""Focused differential tests of the sixth fidelity sweep (task HD,
+``test_corpus_sweep6.py``: scientific and ML-from-scratch NumPy code): what
+the sweep found, one test per fix."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import frame
+from tests.conftest import SETTING
+
+from .helpers import assert_same, assert_same_as_eager
+
+
+def _bits(value) -> tuple:
+    value = np.asarray(value)
+    return type(value), value.dtype, value.shape, value.tobytes()
+
+
+# -- np.linalg.norm without axis: BLAS's dot of the ravel, not a sum of squares -----------------------
+
+@pytest.mark.parametrize("shape", [(17,), (100,), (1001,), (40, 3)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_norm_without_axis_is_numpys_bits(shape, dtype):
+    # RMSProp's np.linalg.norm(step), power iteration's w / np.linalg.norm(w):
+    # NumPy computes sqrt(x.ravel(order="K").dot(x.ravel(order="K")))
+    def f(x):
+        return (np.linalg.norm(x), np.linalg.norm(x, keepdims=True),
+                np.linalg.norm(x, "fro" if x.ndim == 2 else 2))
+
+    x = (np.random.default_rng(len(shape) + shape[0]).normal(size=shape) * 10).astype(dtype)
+    native, jitted = f(x), frame.jit(f)(x)
+    if SETTING == "untiered" and dtype is np.float32:
+        assert_same(native, jitted)   # OpenVINO's float32 dot: within tolerance
+    else:
+        assert [_bits(v) for v in jitted] == [_bits(v) for v in native]
+    assert_same_as_eager(f, x)
+
+
+# -- ndarray.copy(order='F') ------------------------------------------------------------------------
+
+def test_copy_in_fortran_order_runs_natively():
+    # the order was ignored: a C-ordered copy where NumPy makes a Fortran-ordered one
+    def f(a):
+        b = a.copy(order="F")
+        return b, b.flags.f_contiguous, (a + 1).copy("A")
+
+    a = np.arange(12.0).reshape(3, 4)
+    native, jitted = f(a), frame.jit(f)(a.copy())
+    assert jitted[0].flags.f_contiguous and not jitted[0].flags.c_contiguous
+    assert jitted[1] is native[1] is True
+    assert_same_as_eager(f, a, captured=None)
+    reasons = [r.reason for r in frame.explain(f)(a).break_reasons]
+    assert any("ndarray.copy() with these arguments" in r for r in reasons), reasons
+
+
+# -- the harness: NumPy Generators compared by their state ------------------------------------------
+
+def test_assert_same_compares_generators_by_state():
+    a, b = np.random.default_rng(3), np.random.default_rng(3)
+    assert_same(a, b)
+    b.random()
+    with pytest.raises(AssertionError, match="bit_generator.state"):
+        assert_same(a, b)
