@@ -964,6 +964,27 @@ def list_of_running_losses_appended(log, batch):
     return len(log), np.mean(log)
 
 
+def _regression(n, d, seed):
+    rng = _rng(seed)
+    X = rng.normal(size=(n, d))
+    return X, X @ rng.normal(size=d) + rng.normal(0, 0.1, n)
+
+
+@case(calls=lambda: [(*_regression(64, 3, 21), 0.1), (*_regression(200, 4, 22), 0.5)])
+def ridge_coordinate_descent_np_dot_of_columns(X, y, lam):
+    # np.dot of a column X[:, j]: NumPy hands the strided vector to BLAS as it is
+    n, d = X.shape
+    w = np.zeros(d)
+    r = y.copy()
+    for _ in range(5):
+        for j in range(d):
+            xj = X[:, j]
+            r += xj * w[j]
+            w[j] = np.dot(xj, r) / (xj.dot(xj) + lam)
+            r -= xj * w[j]
+    return w, np.dot(r, r)
+
+
 # == running the corpus ===========================================================================
 
 @pytest.mark.parametrize("c", case.params())

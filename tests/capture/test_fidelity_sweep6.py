@@ -37,6 +37,24 @@ def test_norm_without_axis_is_numpys_bits(shape, dtype):
     assert_same_as_eager(f, x)
 
 
+# -- np.dot of a strided vector: BLAS reads it in place --------------------------------------------
+
+@pytest.mark.parametrize("n", [100, 1001])
+def test_dot_of_a_column_is_not_copied(n):
+    # coordinate descent's np.dot(X[:, j], r): NumPy's dot copies only negative or
+    # zero strides and matrices that are neither C- nor Fortran-contiguous
+    def f(X, r):
+        return (np.dot(X[:, 1], r), X[:, 1].dot(r), r.dot(X[:, 2]), np.dot(X[::2, 0], r[::2]),
+                np.dot(X[:, 1][::-1], r), np.dot(X[:, :1].T, r), np.dot(X[:2, :].T, r[:2]))
+
+    rng = np.random.default_rng(n)
+    X, r = rng.normal(size=(n, 3)), rng.normal(size=n)
+    native, jitted = f(X, r), frame.jit(f)(X, r)
+    if SETTING != "untiered":
+        assert [_bits(v) for v in jitted] == [_bits(v) for v in native]
+    assert_same_as_eager(f, X, r)
+
+
 # -- ndarray.copy(order='F') ------------------------------------------------------------------------
 
 def test_copy_in_fortran_order_runs_natively():
