@@ -706,10 +706,12 @@ def inner(a, b):
         return F.mul(a, b)
     if sa[-1] != sb[-1]:
         raise NotModelled("inner", "of arrays whose last dimensions differ (NumPy raises)")
-    if len(sa) == 1 and len(sb) == 1:
-        return F.matmul(a, b)
+    if len(sa) == 1 and len(sb) == 1:   # NumPy's dot of the two (a dot of b.T)
+        return F.matmul(_dot_operand(a), _dot_operand(b))
     left = F.reshape(a, (-1, sa[-1]))
     right = F.transpose(F.reshape(b, (-1, sb[-1])), 1, 0)
+    if len(sa) <= 2 and len(sb) <= 2:
+        left, right = _dot_operand(left), _dot_operand(right)
     return F.reshape(F.matmul(left, right), sa[:-1] + sb[:-1])
 
 

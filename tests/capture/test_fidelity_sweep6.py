@@ -55,6 +55,21 @@ def test_dot_of_a_column_is_not_copied(n):
     assert_same_as_eager(f, X, r)
 
 
+def test_inner_operands_are_dot_operands():
+    # np.inner of vectors and matrices is NumPy's dot of a and b.T: a reversed
+    # vector or a transposed column slice is copied before BLAS
+    def f(a, b):
+        return (np.inner(a[::-1, 0], b), np.inner(a[:, 0], b), np.inner(a[::2, 1], b[::2]),
+                np.inner(a[:, :2].T, a[:, 1:].T))
+
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(size=(1000, 3)), rng.normal(size=1000)
+    native, jitted = f(a, b), frame.jit(f)(a, b)
+    if SETTING != "untiered":
+        assert [_bits(v) for v in jitted] == [_bits(v) for v in native]
+    assert_same_as_eager(f, a, b)
+
+
 # -- ndarray.copy(order='F') ------------------------------------------------------------------------
 
 def test_copy_in_fortran_order_runs_natively():
