@@ -131,7 +131,11 @@ def norm(x, ord=None, axis=None, keepdims=False):
     nd = len(shape)
     if axis is None:
         if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
-            result = F.sqrt(F.sum(F.mul(x, x)))
+            # NumPy's sqrt(x.ravel(order="K").dot(...)): BLAS's dot, which adds in
+            # another order than a sum of the squares.  Not modelled: the copy that
+            # ravel makes of an argument that is not C-contiguous (docs/capture.md)
+            flat = _dot_operand(_flat(x))
+            result = F.sqrt(F.matmul(flat, flat))
             return F.reshape(result, (1,) * nd) if keepdims else result
         if nd not in (1, 2):
             raise NotModelled("linalg.norm", f"of a rank-{nd} array with ord={ord!r}")
@@ -745,10 +749,12 @@ def inner(a, b):
         raise NotModelled("inner", "of arrays whose last dimensions differ (NumPy raises)")
     if np.result_type(_dtype(a), _dtype(b)).kind == "f":
         return apply1("inner", (as_array(a), as_array(b)), {})
-    if len(sa) == 1 and len(sb) == 1:
-        return F.matmul(a, b)
+    if len(sa) == 1 and len(sb) == 1:   # NumPy's dot of the two (a dot of b.T)
+        return F.matmul(_dot_operand(a), _dot_operand(b))
     left = F.reshape(a, (-1, sa[-1]))
     right = F.transpose(F.reshape(b, (-1, sb[-1])), 1, 0)
+    if len(sa) <= 2 and len(sb) <= 2:
+        left, right = _dot_operand(left), _dot_operand(right)
     return F.reshape(F.matmul(left, right), sa[:-1] + sb[:-1])
 
 

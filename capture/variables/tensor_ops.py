@@ -522,6 +522,11 @@ def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
             raise Unsupported("unsupported_call", f"ndarray.{name}() with an order")
         fn, args = frame.reshape, [ConstantVariable(-1)]
     elif name == "copy":
+        order = args[0] if args else kwargs.get("order", ConstantVariable("C"))
+        if len(args) + len(kwargs) > 1 or set(kwargs) - {"order"} or not order.is_constant() \
+                or order.as_constant() not in ("C", "A", "K"):
+            # order='F' would be a Fortran-ordered copy: the graph's arrays are C-ordered
+            raise Unsupported("unsupported_call", "ndarray.copy() with these arguments")
         # values are immutable inside the graph: a new variable on the same value
         # is a new array (in-place updates of either replace only its own meta)
         t.check_fresh()

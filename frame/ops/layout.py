@@ -29,10 +29,11 @@ and no data is read:
 * ``relayout`` is not a NumPy op: it keeps its input's layout, so the analysis of a
   graph that already holds relayouts gives the same answer;
 * ``dot_operand`` marks an operand of ``np.dot`` (``ndarray.dot``, ``np.tensordot``),
-  which NumPy hands to BLAS as it is when it is C- or Fortran-contiguous and copies
-  to C order otherwise -- where ``a @ b`` runs a strided array (a reversed or
-  transposed-and-sliced one) through its own loop instead: the two functions
-  round differently on such operands.  ``layout_assignment`` removes it.
+  which NumPy hands to BLAS as it is when it is C- or Fortran-contiguous or a
+  vector with positive strides, and copies to C order otherwise (``dot_copies``) --
+  where ``a @ b`` runs a strided array (a reversed or transposed-and-sliced one)
+  through its own loop instead: the two functions round differently on such
+  operands.  ``layout_assignment`` removes it.
 
 ``layout_sensitive(node)`` says which nodes read their operands' memory order in a
 way that can change bits: every op except elementwise ones (position by position)
@@ -55,7 +56,7 @@ from ..ir.types import TensorType
 from .registry import lookup, register
 from .schema import AttrSpec, OpSchema
 
-__all__ = ["numpy_layouts", "node_layouts", "pinned_inputs", "layout_sensitive", "with_strides", "element_strides",
+__all__ = ["numpy_layouts", "node_layouts", "dot_copies", "pinned_inputs", "layout_sensitive", "with_strides", "element_strides",
            "standard_element_strides", "same_layout", "stand_in"]
 
 # ops whose result is a view in NumPy (replayed on the stand-in), or a copy of the
@@ -158,8 +159,7 @@ def node_layouts(node: Node, ins: list[np.ndarray]) -> list[np.ndarray]:
     if node.op == "relayout":
         return [ins[0]]
     if node.op == "dot_operand":
-        x = ins[0]
-        return [x if x.flags.c_contiguous or x.flags.f_contiguous else _c_stand_in(outs[0])]
+        return [_c_stand_in(outs[0]) if dot_copies(ins[0]) else ins[0]]
     if node.body is not None:
         inner = numpy_layouts(node.body, ins)
         return [inner[id(v)] for v in node.body.outputs]
@@ -178,6 +178,18 @@ def node_layouts(node: Node, ins: list[np.ndarray]) -> list[np.ndarray]:
     if node.op in _C_ORDERED or all(t.rank <= 1 for t in outs) or all(_is_c(i) for i in ins):
         return [_c_stand_in(t) for t in outs]
     return _kernel_layouts(node, ins)
+
+
+def dot_copies(x: np.ndarray) -> bool:
+    """Whether NumPy's dot copies its operand ``x`` (to C order) before calling BLAS
+    (``cblas_matrixproduct``): when a stride is negative or zero along an axis longer
+    than 1 (``_bad_strides``), and when ``x`` is a matrix (two axes longer than 1)
+    that is neither C- nor Fortran-contiguous.  A vector with positive strides (a
+    column ``X[:, j]``, ``x[::2]``) goes to BLAS as it is, with its stride."""
+    if any(s < 0 or (s == 0 and d > 1) for s, d in zip(x.strides, x.shape)):
+        return True
+    matrix = x.ndim == 2 and min(x.shape) > 1
+    return matrix and not (x.flags.c_contiguous or x.flags.f_contiguous)
 
 
 def _is_c(a: np.ndarray) -> bool:
@@ -314,13 +326,13 @@ register(OpSchema("relayout", 1, _relayout_infer, _relayout_kernel,
 
 def _dot_operand_kernel(ins, attrs):
     x = np.asarray(ins[0])
-    contiguous = x.flags.c_contiguous or x.flags.f_contiguous
-    return (np.array(x, order="K" if contiguous else "C", copy=True),)
+    return (np.array(x, order="C" if dot_copies(x) else "K", copy=True),)
 
 
 register(OpSchema("dot_operand", 1, lambda types, attrs: [types[0]], _dot_operand_kernel,
                   traits=("shape_op",),
                   doc="An operand of numpy.dot (and tensordot): NumPy hands BLAS a C- or "
-                      "Fortran-contiguous array as it is and a C-ordered copy of any other "
-                      "(where the @ operator runs its own loop); the same elements. "
+                      "Fortran-contiguous array or a vector with positive strides as it is and "
+                      "a C-ordered copy of any other (where the @ operator runs its own loop); "
+                      "the same elements. "
                       "layout_assignment removes it (ops/layout.py)."))

@@ -138,6 +138,9 @@ def assert_same(native, jitted, path: str = "result", _seen: set | None = None, 
             assert_same(native[k], jitted[k], f"{path}[{k!r}]", seen, backend=backend)
     elif isinstance(native, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type)):
         assert native is jitted, f"{path}: {jitted!r} (jitted) is not {native!r} (native)"
+    elif isinstance(native, np.random.Generator):   # no __dict__: compared by its state
+        assert_same(native.bit_generator.state, jitted.bit_generator.state,
+                    f"{path}.bit_generator.state", seen, backend=backend)
     elif tn is functools.partial:
         assert_same((native.func, native.args, native.keywords),
                     (jitted.func, jitted.args, jitted.keywords), f"{path}.<func, args, keywords>",
