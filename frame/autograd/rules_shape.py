@@ -239,6 +239,17 @@ def _matmul(b, inputs, outputs, grads, attrs):
     return [fit(b, ga, x0), fit(b, gc, x1)]
 
 
+@gradient_rule("gram")
+def _gram(b, inputs, outputs, grads, attrs):
+    # x.T @ x: dx = conj(x) @ (g + g.T); x @ x.T: dx = (g + g.T) @ conj(x)
+    (x,), (g,) = inputs, grads
+    if g is None or not differentiable(x):
+        return [None]
+    both = b.op("add", g, _swap_last(b, g))
+    xc = conj(b, x)
+    return [b.op("matmul", xc, both) if attrs["transposed_first"] else b.op("matmul", both, xc)]
+
+
 @gradient_rule("scatter")
 def _scatter(b, inputs, outputs, grads, attrs):
     # out = x with out.flat[positions] = updates (the last update of a repeated

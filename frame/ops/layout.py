@@ -65,7 +65,7 @@ _VIEW_OPS = frozenset({"transpose", "slice", "flip", "squeeze", "expand_dims", "
                        "reshape"})
 # ops whose NumPy result is C-ordered whatever their operands' layout (np.matmul
 # allocates its output so, batched or not)
-_C_ORDERED = frozenset({"matmul"})
+_C_ORDERED = frozenset({"matmul", "gram"})
 # data movement: the result's elements are the operand's, whatever its layout
 _MOVES = _VIEW_OPS | {"relayout", "dot_operand", "constant", "concat", "stack", "split", "pad", "take", "tile",
                       "repeat", "copy"}

@@ -22,6 +22,13 @@ fixpoint, so running it twice changes nothing more):
   (large) product, and a small transposed operand, which the cpu executable
   passes to BLAS as a view.
 
+* ``matmul(transpose(x), x)`` or ``matmul(x, transpose(x))`` of floats, the
+  transpose swapping the last two axes of the very same value ``x``, is
+  ``gram(x)`` (``x.T @ x``, ``np.cov``'s ``dot(X, X.T)``): NumPy multiplies an
+  array by a view of itself with BLAS's syrk, which rounds unlike gemm, and
+  this pass runs before common_subexpression_elimination, while two arrays of
+  equal value (``(x * 2).T @ (x * 2)``: a gemm in NumPy) are still two values.
+
 The rewrites are exact for every value (NaN, -0.0) except the last one on
 floating-point operands: ``(a @ b)^T`` and ``b^T @ a^T`` multiply the same
 pairs and add them along the same axis, but BLAS may group the additions
@@ -85,6 +92,27 @@ def _new_node(op: str, inputs: Sequence[Value], attrs: dict, device: str | None,
     node.backward = backward
     node.set_output_types(get_schema(op).infer([v.type for v in inputs], node.attrs))
     return node
+
+
+def _unmarked(v: Value) -> Value:
+    """``v``, or the operand an ``np.dot`` mark (``dot_operand``) stands for."""
+    p = v.producer
+    return p.inputs[0] if _plain(p, "dot_operand") else v
+
+
+# ops whose result is a view of their operand in NumPy, always (basic slicing...)
+_VIEWS = frozenset({"slice", "transpose", "expand_dims", "squeeze"})
+
+
+def _one_array(u: Value, v: Value) -> bool:
+    """Are ``u`` and ``v`` one array in NumPy: the same value, or the same views
+    of one array (``X[::2]`` written twice shares its memory)?"""
+    if u is v:
+        return True
+    pu, pv = u.producer, v.producer
+    return (pu is not None and pv is not None and pu.op == pv.op and pu.op in _VIEWS
+            and _plain(pu, pu.op) and _plain(pv, pv.op) and pu.attrs == pv.attrs
+            and u.type == v.type and _one_array(pu.inputs[0], pv.inputs[0]))
 
 
 def _exact_product(matmul: Node) -> bool:
@@ -168,6 +196,33 @@ class _Rewriter:
             return None
         if _plain(node, "transpose"):
             return self.transpose(node)
+        if _plain(node, "matmul"):
+            return self.gram(node)
+        return None
+
+    def gram(self, node: Node) -> list[Node] | None:
+        """``matmul(transpose(x), x)`` / ``matmul(x, transpose(x))`` (last two axes
+        swapped, the very same array ``x``: one value, or the same views of one,
+        ``_one_array``; np.dot's operand marks looked through)
+        of floats is ``gram(x)``: NumPy multiplies an array by a view of itself with
+        syrk.  Only the captured graph knows it is one array: after
+        common_subexpression_elimination, ``(x * 2).T @ (x * 2)`` -- two arrays in
+        NumPy, a gemm -- would look the same."""
+        a, b = node.inputs
+        if a.type.rank < 2 or b.type.rank < 2 or a.type.dtype != b.type.dtype \
+                or a.type.dtype.kind not in "fc":
+            return None
+        for first, t, x in ((True, a, b), (False, b, a)):
+            p = _unmarked(t).producer
+            if not (_plain(p, "transpose") and tuple(p.attrs["perm"]) == _swap_last_two(t.type.rank)
+                    and _one_array(p.inputs[0], _unmarked(x))):
+                continue
+            new = _new_node("gram", [x], {"transposed_first": first}, node.device, node.backward)
+            if new.outputs[0].type != node.outputs[0].type:
+                return None
+            self._count(new, +1)
+            self.replace(node, new.outputs[0])
+            return [new]
         return None
 
     def transpose(self, node: Node) -> list[Node] | None:

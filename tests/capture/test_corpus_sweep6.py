@@ -46,12 +46,8 @@ OUTPUT_LAYOUT = (
     "C-ordered in NumPy (the graph's copy is the transpose's value, Fortran-ordered), a.T * 2 is "
     "Fortran-ordered in NumPy (C-ordered in the graph); values are equal, flags and strides differ")
 # cases whose values are NumPy's but whose bitwise comparison (flags included) is not
-SYRK = ("NumPy multiplies an array by its own transpose (X @ X.T, X.T @ X, np.cov's dot(X, "
-        "X.T.conj())) with BLAS's syrk; the graph's product is gemm on a copy of the transpose, "
-        "1 ulp off for some shapes (docs/compiler.md, NumPy's memory layouts)")
 BITWISE_XFAIL = {"copy_of_a_transpose_is_c_ordered": OUTPUT_LAYOUT,
-                 "ufunc_of_a_transpose_is_fortran_ordered": OUTPUT_LAYOUT,
-                 "gram_matrix_normal_equations": SYRK, "covariance_of_rows": SYRK}
+                 "ufunc_of_a_transpose_is_fortran_ordered": OUTPUT_LAYOUT}
 
 
 def _rng(seed):

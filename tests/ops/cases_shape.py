@@ -407,6 +407,23 @@ def matmul_cases(op):
                    id=f"{da}@{db}")
 
 
+@cases("gram")
+def gram_cases(op):
+    """x.T @ x / x @ x.T, written as einsum of x with itself (independent of the
+    kernel's aliased np.matmul call)."""
+    for dtype in ("float32", "float64", "float16"):
+        for i, shape in enumerate([(4, 3), (3, 5), (2, 4, 3), (1, 1), (0, 3), (3, 0)]):
+            x = sample(shape, dtype, i)
+            tol = (5e-3, 5e-2) if dtype == "float16" else (None, None)
+            for first in (True, False):
+                def expected(ins, attrs):
+                    v = np.asarray(ins[0]).astype(np.float64)
+                    subs = "...ij,...ik->...jk" if attrs["transposed_first"] else "...ij,...kj->...ik"
+                    return [np.einsum(subs, v, v).astype(ins[0].dtype)]
+                yield Case([x], {"transposed_first": first}, expected, rtol=tol[0], atol=tol[1],
+                           id=f"{dtype}-{shape}-{'xTx' if first else 'xxT'}")
+
+
 # --------------------------------------------------------------------------- arange, full
 
 def _arange_values(start, stop, step, dtype):

@@ -63,6 +63,19 @@ def _matmul(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [product]
 
 
+def _gram_check(node: Node) -> str | None:
+    if node.outputs[0].type.dtype.kind == "c":
+        return f"op 'gram' on {_types(node)}: complex values"
+    return None
+
+
+@lowering("gram", check=_gram_check)
+def _gram(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    """``x.T @ x`` / ``x @ x.T``: one MatMul reading ``x`` twice, one side transposed."""
+    first = node.attrs["transposed_first"]
+    return [out(ops.matmul(ins[0], ins[0], first, not first))]
+
+
 # --------------------------------------------------------------------------- softmax family
 
 def nan_correct_softmax(cx: Lowerer, op: str, x: Out, axis: int) -> Out:
