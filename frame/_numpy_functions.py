@@ -31,12 +31,12 @@ import numpy as np
 
 from . import functions as F
 from .dtypes import as_dtype, float64, from_numpy
-from .errors import FrameAxisError, FrameTypeError
+from .errors import FrameAxisError, FrameTypeError, FrameValueError
 from .tensor import Tensor
 from .functions._core import _EAGER, apply1, as_array, current_level, operands, schema_attrs
 from .functions.reduction import reduction_axes
 from .ops.common import normalize_axis
-from .ops.contract import normalize_subscripts
+from .ops.contract import normalize_subscripts, term_labels
 from .ops.scan import SORT_KINDS
 
 __all__ = ["NotModelled", "NUMPY_FUNCTIONS", "UFUNC_FUNCTIONS", "einsum_returns_view", "einsum_view"]
@@ -228,20 +228,6 @@ def _einsum_args(operands):
     return subscripts, arrays
 
 
-def _labels(term: str, ndim: int, function: str = "einsum") -> list[str] | None:
-    """The labels of one input term, with ``...`` expanded (None marks where)."""
-    if term.count("...") > 1 or "." in term.replace("...", ""):
-        raise NotModelled(function, f"with the subscripts {term!r}")
-    head, dots, tail = term.partition("...")
-    for c in head + tail:
-        if not c.isalpha():
-            raise NotModelled(function, f"with the subscripts {term!r}")
-    explicit = len(head) + len(tail)
-    if (not dots and explicit != ndim) or explicit > ndim:
-        raise NotModelled(function, f"with {term!r} for a rank-{ndim} operand")
-    return list(head) + ([None] * (ndim - explicit) if dots else []) + list(tail)
-
-
 def _diagonal(x, labels: list[str]):
     """Repeated labels of one operand (``"ii"``): its diagonal, by moving the two
     axes last, flattening them and taking every (n + 1)-th element."""
@@ -301,22 +287,11 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     if result_dtype.kind not in "biuf":
         raise NotModelled("einsum", f"of {result_dtype} operands")
     compute = np.dtype(np.int64) if result_dtype.kind == "b" else result_dtype
-    ell_dims = 0
-    parsed = []
-    for term, d in zip(terms, datas):
-        labels = _labels(term, d.ndim)
-        ell_dims = max(ell_dims, labels.count(None))
-        parsed.append(labels)
-    ellipsis = [chr(0x2460 + i) for i in range(ell_dims)]  # private labels, right-aligned
-    for labels in parsed:
-        k = labels.count(None)
-        if k:
-            at = labels.index(None)
-            labels[at:at + k] = ellipsis[ell_dims - k:]
-    counts: dict[str, int] = {}
-    for labels in parsed:
-        for lab in labels:
-            counts[lab] = counts.get(lab, 0) + 1
+    try:
+        parsed, ellipsis, counts = term_labels(terms, [d.shape for d in datas])
+    except FrameValueError as e:
+        raise NotModelled("einsum", f"with the subscripts {subscripts!r} ({e})") from e
+    ell_dims = len(ellipsis)
     if arrow:
         if rhs.count("...") > 1 or (ell_dims and "..." not in rhs):
             raise NotModelled("einsum", f"with the output {rhs!r}")

@@ -38,7 +38,7 @@ from ..ir.types import TensorType
 from .registry import register
 from .schema import AttrSpec, OpSchema
 
-__all__ = ["EinsumSpec", "parse_einsum", "normalize_subscripts", "window", "CONVOLUTIONS",
+__all__ = ["EinsumSpec", "parse_einsum", "term_labels", "normalize_subscripts", "window", "CONVOLUTIONS",
            "EINSUM_OPTIMIZE", "PRODUCTS", "product_subscripts"]
 
 EINSUM_OPTIMIZE = ("", "greedy", "optimal")
@@ -76,15 +76,12 @@ def _term_labels(term: str, ndim: int) -> list[str | None]:
     return list(head) + ([None] * (ndim - explicit) if dots else []) + list(tail)
 
 
-def parse_einsum(subscripts: str, shapes) -> EinsumSpec:
-    """The labels of ``subscripts`` (string form, implicit or explicit) over operands
-    of ``shapes``; FrameValueError where NumPy raises."""
-    lhs, arrow, rhs = subscripts.replace(" ", "").partition("->")
-    raw = lhs.split(",")
-    if len(raw) != len(shapes):
-        raise FrameValueError(f"einsum: {len(raw)} terms in {subscripts!r} for "
-                              f"{len(shapes)} operands")
-    terms = [_term_labels(t, len(s)) for t, s in zip(raw, shapes)]
+def term_labels(raw_terms, shapes) -> tuple[list[list[str]], list[str], dict[str, int]]:
+    """Each input term's labels, one per axis of its operand (``...`` expanded into
+    private labels, right-aligned across operands as NumPy broadcasts them), the
+    private labels in use, and how often each label occurs; FrameValueError where
+    NumPy raises."""
+    terms = [_term_labels(t, len(s)) for t, s in zip(raw_terms, shapes)]
     n_ell = max((t.count(None) for t in terms), default=0)
     ellipsis = list(EinsumSpec.ELLIPSIS_LABELS[:n_ell])
     for t in terms:
@@ -96,6 +93,18 @@ def parse_einsum(subscripts: str, shapes) -> EinsumSpec:
     for t in terms:
         for lab in t:
             counts[lab] = counts.get(lab, 0) + 1
+    return terms, ellipsis, counts
+
+
+def parse_einsum(subscripts: str, shapes) -> EinsumSpec:
+    """The labels of ``subscripts`` (string form, implicit or explicit) over operands
+    of ``shapes``; FrameValueError where NumPy raises."""
+    lhs, arrow, rhs = subscripts.replace(" ", "").partition("->")
+    raw = lhs.split(",")
+    if len(raw) != len(shapes):
+        raise FrameValueError(f"einsum: {len(raw)} terms in {subscripts!r} for "
+                              f"{len(shapes)} operands")
+    terms, ellipsis, counts = term_labels(raw, shapes)
     if arrow:
         if rhs.count("...") > 1 or "." in rhs.replace("...", ""):
             raise FrameValueError(f"einsum: invalid output subscripts {rhs!r}")

@@ -85,6 +85,18 @@ def assert_gradients_close(native, jitted, what: str = "") -> None:
     np.testing.assert_allclose(jitted, native, rtol=rtol * 10, atol=atol * 10, err_msg=what)
 
 
+def assert_grad_matches_central_differences(loss, x: np.ndarray, eps: float = 1e-6) -> None:
+    """``frame.grad(loss)`` at the float64 array ``x`` against central differences of
+    ``loss`` (a function of one frame Tensor returning a 0-d Tensor)."""
+    got = frame.grad(loss)(frame.tensor(x)).numpy()
+    numeric = np.zeros_like(x)
+    for k in np.ndindex(*x.shape):
+        d = np.zeros_like(x)
+        d[k] = eps
+        numeric[k] = (loss(frame.tensor(x + d)).item() - loss(frame.tensor(x - d)).item()) / (2 * eps)
+    np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-6)
+
+
 def _arrays_equal(a: np.ndarray, b: np.ndarray, path: str, backend: str) -> None:
     assert a.dtype == b.dtype, f"{path}: dtype {b.dtype} (jitted) != {a.dtype} (native)"
     assert a.shape == b.shape, f"{path}: shape {b.shape} (jitted) != {a.shape} (native)"

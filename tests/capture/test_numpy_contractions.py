@@ -23,7 +23,7 @@ import capture
 import frame
 
 from .corpus import _setting
-from .helpers import assert_same, assert_same_as_eager
+from .helpers import assert_grad_matches_central_differences, assert_same, assert_same_as_eager
 
 
 def _runs_cpu_first() -> bool:
@@ -215,10 +215,4 @@ def test_eager_tensors_get_numpy_bits_and_gradients():
         got = fn(t)
         assert isinstance(got, frame.Tensor)
         assert _bits(got.numpy()) == _bits(fn(x))
-    got = frame.grad(loss)(frame.tensor(x)).numpy()
-    eps, numeric = 1e-6, np.zeros_like(x)
-    for k in np.ndindex(*x.shape):
-        d = np.zeros_like(x)
-        d[k] = eps
-        numeric[k] = (loss(frame.tensor(x + d)).item() - loss(frame.tensor(x - d)).item()) / (2 * eps)
-    np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-6)
+    assert_grad_matches_central_differences(loss, x)
