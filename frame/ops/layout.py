@@ -284,6 +284,8 @@ def _pinned(graph: Graph, reach_in: list[frozenset[int]], direct_in: list[bool]
             for v, r in zip(node.inputs, ins):
                 if id(v) not in direct:
                     pinned |= r
+        if node.op == "dot_operand":   # NumPy's dot copies by the strides, an input's too
+            pinned |= ins[0]
         if _passes_layout_on(node):
             found = empty.union(*ins)
             for v in node.outputs:

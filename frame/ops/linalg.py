@@ -85,8 +85,9 @@ register(OpSchema("matmul", 2, _matmul_infer, _matmul_kernel, traits=("broadcast
 
 def _gram_infer(types, attrs):
     (t,) = types
-    if t.rank < 2 or t.dtype.kind not in "fc":
-        raise FrameValueError(f"gram: needs a float or complex operand of rank >= 2, got {t}")
+    if t.rank < 2 or t.dtype.kind not in "fc" or (attrs["dot"] and t.rank != 2):
+        raise FrameValueError(f"gram: needs a float or complex operand of rank >= 2 (2 with "
+                              f"dot), got {t}")
     n = t.shape[-1] if attrs["transposed_first"] else t.shape[-2]
     return [TensorType(t.dtype, t.shape[:-2] + (n, n))]
 
@@ -94,15 +95,17 @@ def _gram_infer(types, attrs):
 def _gram_kernel(ins, attrs):
     x = np.asarray(ins[0])
     t = np.swapaxes(x, -1, -2)   # a view: NumPy sees one array and its transpose (syrk)
-    return (np.asarray(np.matmul(t, x) if attrs["transposed_first"] else np.matmul(x, t)),)
+    product = np.dot if attrs["dot"] else np.matmul
+    return (np.asarray(product(t, x) if attrs["transposed_first"] else product(x, t)),)
 
 
 register(OpSchema("gram", 1, _gram_infer, _gram_kernel,
-                  attrs={"transposed_first": AttrSpec("bool")},
-                  doc="numpy.matmul of x and its own transpose (last two axes swapped): "
-                      "x.T @ x (transposed_first) or x @ x.T. NumPy multiplies an array "
-                      "by a view of itself with BLAS's syrk, which rounds unlike the gemm "
-                      "of two arrays; canonicalize makes this op of such a matmul."))
+                  attrs={"transposed_first": AttrSpec("bool"), "dot": AttrSpec("bool")},
+                  doc="numpy.matmul (numpy.dot with dot) of x and its own transpose (last "
+                      "two axes swapped): x.T @ x (transposed_first) or x @ x.T. NumPy "
+                      "multiplies an array by a view of itself with BLAS's syrk, which "
+                      "rounds unlike the gemm of two arrays; canonicalize makes this op of "
+                      "such a product."))
 
 
 # --------------------------------------------------------------------------- numpy.linalg

@@ -50,7 +50,7 @@ from ..ir.graph import Graph, Node, Value
 from ..ops.registry import get_schema
 from .base import Pass
 
-__all__ = ["Canonicalize"]
+__all__ = ["Canonicalize", "gram_operands"]
 
 
 def _is_identity(node: Node) -> bool:
@@ -113,6 +113,20 @@ def _one_array(u: Value, v: Value) -> bool:
     return (pu is not None and pv is not None and pu.op == pv.op and pu.op in _VIEWS
             and _plain(pu, pu.op) and _plain(pv, pv.op) and pu.attrs == pv.attrs
             and u.type == v.type and _one_array(pu.inputs[0], pv.inputs[0]))
+
+
+def gram_operands(a: Value, b: Value) -> tuple[bool, Value] | None:
+    """``(transposed_first, x)`` when ``a @ b`` is ``x.T @ x`` (True) or ``x @ x.T``
+    (False) of one float array ``x`` (last two axes swapped), else None."""
+    if a.type.rank < 2 or b.type.rank < 2 or a.type.dtype != b.type.dtype \
+            or a.type.dtype.kind not in "fc":
+        return None
+    for first, t, x in ((True, a, b), (False, b, a)):
+        p = t.producer
+        if _plain(p, "transpose") and tuple(p.attrs["perm"]) == _swap_last_two(t.type.rank) \
+                and _one_array(p.inputs[0], x):
+            return first, x
+    return None
 
 
 def _exact_product(matmul: Node) -> bool:
@@ -203,21 +217,21 @@ class _Rewriter:
     def gram(self, node: Node) -> list[Node] | None:
         """``matmul(transpose(x), x)`` / ``matmul(x, transpose(x))`` (last two axes
         swapped, the very same array ``x``: one value, or the same views of one,
-        ``_one_array``; np.dot's operand marks looked through)
-        of floats is ``gram(x)``: NumPy multiplies an array by a view of itself with
-        syrk.  Only the captured graph knows it is one array: after
+        ``_one_array``) of floats is ``gram(x)``: NumPy multiplies an array by a
+        view of itself with syrk.  ``np.dot``'s (both operands marked) is
+        ``gram(x, dot=True)``, whose kernel is np.dot itself: it copies an operand
+        that is not contiguous, and two copies are a gemm.  Only the captured graph knows it is one array: after
         common_subexpression_elimination, ``(x * 2).T @ (x * 2)`` -- two arrays in
         NumPy, a gemm -- would look the same."""
         a, b = node.inputs
-        if a.type.rank < 2 or b.type.rank < 2 or a.type.dtype != b.type.dtype \
-                or a.type.dtype.kind not in "fc":
+        dot = _unmarked(a) is not a
+        if dot != (_unmarked(b) is not b):
             return None
-        for first, t, x in ((True, a, b), (False, b, a)):
-            p = _unmarked(t).producer
-            if not (_plain(p, "transpose") and tuple(p.attrs["perm"]) == _swap_last_two(t.type.rank)
-                    and _one_array(p.inputs[0], _unmarked(x))):
-                continue
-            new = _new_node("gram", [x], {"transposed_first": first}, node.device, node.backward)
+        pair = gram_operands(_unmarked(a), _unmarked(b))
+        if pair is not None:
+            first, x = pair
+            new = _new_node("gram", [x], {"transposed_first": first, "dot": dot}, node.device,
+                            node.backward)
             if new.outputs[0].type != node.outputs[0].type:
                 return None
             self._count(new, +1)

@@ -48,13 +48,17 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from ..ir.clone import clone_graph
 from ..ir.graph import Graph, Node, Value
 from ..ops.layout import (element_strides, layout_sensitive, numpy_layouts, same_layout,
                           standard_element_strides)
 from ..ops.registry import get_schema
 from .base import Pass
 
-__all__ = ["LayoutAssignment", "LayoutFacts", "without_relayouts"]
+__all__ = ["LayoutAssignment", "LayoutFacts", "without_relayouts", "MARKED_GRAPH"]
+
+# graph.meta key: the graph as layout_assignment got it, np.dot's marks included
+MARKED_GRAPH = "layout_marked_graph"
 
 
 # ops whose result is C-ordered in the cpu executable whatever their operands' layout
@@ -125,6 +129,10 @@ class LayoutAssignment(Pass):
         # an np.dot operand marker is read as its input: through a relayout into the
         # strides it gives, when the input's differ (ops/layout.py)
         marked = {id(n.outputs[0]): n.inputs[0] for n in graph.nodes if n.op == "dot_operand"}
+        if self.insert and marked:
+            # the marks are gone after this pass: an executable compiled again for
+            # other input layouts starts from this graph (codegen._LayoutVariants)
+            graph.meta[MARKED_GRAPH] = clone_graph(graph)
         if not self.insert or not any(layout_sensitive(n) for n in graph.nodes):
             _unmark(graph, marked)
             graph.meta["layout"] = LayoutFacts(0)

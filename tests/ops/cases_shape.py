@@ -415,13 +415,17 @@ def gram_cases(op):
         for i, shape in enumerate([(4, 3), (3, 5), (2, 4, 3), (1, 1), (0, 3), (3, 0)]):
             x = sample(shape, dtype, i)
             tol = (5e-3, 5e-2) if dtype == "float16" else (None, None)
-            for first in (True, False):
+            for first, dot in ((True, False), (False, False), (True, True), (False, True)):
+                if dot and len(shape) != 2:
+                    continue
+
                 def expected(ins, attrs):
                     v = np.asarray(ins[0]).astype(np.float64)
                     subs = "...ij,...ik->...jk" if attrs["transposed_first"] else "...ij,...kj->...ik"
                     return [np.einsum(subs, v, v).astype(ins[0].dtype)]
-                yield Case([x], {"transposed_first": first}, expected, rtol=tol[0], atol=tol[1],
-                           id=f"{dtype}-{shape}-{'xTx' if first else 'xxT'}")
+                yield Case([x], {"transposed_first": first, "dot": dot}, expected, rtol=tol[0],
+                           atol=tol[1], id=f"{dtype}-{shape}-{'xTx' if first else 'xxT'}"
+                                            f"{'-dot' if dot else ''}")
 
 
 # --------------------------------------------------------------------------- arange, full

@@ -181,7 +181,7 @@ from ...ops.nn import _cross_entropy_kernel, _softmax_kernel, softmax_cross_entr
 from ...ops.shape import scatter_into
 from ...ops.registry import get_schema, lookup
 from ...passes.fusion import OperatorFusion
-from ...passes.layout import LayoutAssignment, without_fused, without_relayouts
+from ...passes.layout import MARKED_GRAPH, LayoutAssignment, without_fused, without_relayouts
 from .chunks import Split, chunk_allocator, parallel_split
 from .lowerings import REREADS_ARGUMENTS, Namespace, elementwise_out, out_lowering, slice_index
 
@@ -976,6 +976,9 @@ class _Codegen:
         else:
             head += [f"{_INDENT}if len(inputs):", f"{_INDENT * 2}raise {arity}(inputs)"]
         pinned = pinned_inputs(graph)
+        marked = graph.meta.get(MARKED_GRAPH)
+        if marked is not None:   # np.dot's operands: the marks layout_assignment removed
+            pinned = sorted(set(pinned) | set(pinned_inputs(marked)))
         if pinned:
             # the relayouts were made for these input layouts (layout_assignment);
             # other layouts run an executable compiled for them (_LayoutVariants)
@@ -1081,7 +1084,8 @@ class _LayoutVariants:
                 _log.debug("cpu executable: more than %d input layouts; running the "
                            "reference interpreter, which follows NumPy's layouts",
                            self.MAX_VARIANTS)
-                return [np.array(r, copy=True) for r in evaluate(self.graph, list(inputs))]
+                graph = self.graph.meta.get(MARKED_GRAPH, self.graph)
+                return [np.array(r, copy=True) for r in evaluate(graph, list(inputs))]
         return exe.run(inputs)
 
     def _compile(self, inputs: Sequence[np.ndarray], key: tuple) -> CpuExecutable | None:
@@ -1090,8 +1094,11 @@ class _LayoutVariants:
             if exe is not None or len(self.executables) >= self.MAX_VARIANTS:
                 return exe
             # the nodes before fusion and layouts (a fused body's intermediates have
-            # layouts of their own), laid out for these arrays, fused again
-            graph = without_relayouts(without_fused(clone_graph(self.graph)))
+            # layouts of their own), laid out for these arrays, fused again; np.dot's
+            # operand marks, which the first layout_assignment removed, from its copy
+            marked = self.graph.meta.get(MARKED_GRAPH)
+            graph = clone_graph(marked) if marked is not None else \
+                without_relayouts(without_fused(clone_graph(self.graph)))
             arrays = [np.asarray(a) for a in inputs]
             graph = OperatorFusion().run(LayoutAssignment(insert=True, inputs=arrays).run(graph))
             # every input's strides: the new executable checks whatever inputs it pins

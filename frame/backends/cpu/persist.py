@@ -9,8 +9,10 @@ constant payloads) and the memory plan.  Loading runs the code generator
 (~1 ms for 30 nodes) and checks that it wrote exactly the stored source: a
 different code generator or a damaged entry is refused, never run.
 
-    meta = {"format": 3, "graph": <dump_text>, "plan": {...}, "source_sha256": <hex>}
-    blobs = {"constants": <npz of the payloads the text shows as digests>}
+    meta = {"format": 3, "graph": <dump_text>, "plan": {...}, "source_sha256": <hex>,
+            "marked_graph": <dump_text>}          # only when the graph had np.dot marks
+    blobs = {"constants": <npz of the payloads the text shows as digests>,
+             "marked_constants": <npz>}           # (the same, of marked_graph)
 
 Format 3: plans carry ``donations`` (outputs computed into donated input
 arrays).  A format-2 entry is refused (its plans have none; the key of an
@@ -32,6 +34,7 @@ from ...hal.backend import Artifact, pack_graph, type_from_json, type_to_json, u
 from ...errors import ErrorCode, FrameError
 from ...ir.graph import Graph
 from ...ir.memplan import Buffer, Lifetime, MemoryPlan
+from ...passes.layout import MARKED_GRAPH
 from .codegen import CpuExecutable, build_executable
 
 __all__ = ["serialize", "deserialize", "plan_to_json", "plan_from_json", "FORMAT"]
@@ -83,7 +86,11 @@ def serialize(graph: Graph, executable) -> Artifact | None:
     text, payloads = pack_graph(graph)
     meta = {"format": FORMAT, "graph": text, "plan": plan_to_json(executable.plan),
             "source_sha256": _sha256(executable.source)}
-    return Artifact(meta, {"constants": payloads})
+    blobs = {"constants": payloads}
+    marked = graph.meta.get(MARKED_GRAPH)
+    if marked is not None:   # np.dot's marks, for executables of other input layouts
+        meta["marked_graph"], blobs["marked_constants"] = pack_graph(marked)
+    return Artifact(meta, blobs)
 
 
 def deserialize(artifact: Artifact):
@@ -95,6 +102,9 @@ def deserialize(artifact: Artifact):
         raise FrameError(ErrorCode.INTERNAL, f"cpu artifact format {meta.get('format')!r}, "
                                              f"expected {FORMAT}")
     graph = unpack_graph(meta["graph"], artifact.blobs["constants"])
+    if "marked_graph" in meta:
+        graph.meta[MARKED_GRAPH] = unpack_graph(meta["marked_graph"],
+                                                artifact.blobs["marked_constants"])
     plan = plan_from_json(meta["plan"])
     exe = build_executable(graph, plan)  # validates the plan against the graph
     if _sha256(exe.source) != meta["source_sha256"]:
