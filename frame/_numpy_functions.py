@@ -131,11 +131,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
     nd = len(shape)
     if axis is None:
         if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
-            # NumPy's sqrt(x.ravel(order="K").dot(...)): BLAS's dot, which adds in
-            # another order than a sum of the squares.  Not modelled: the copy that
-            # ravel makes of an argument that is not C-contiguous (docs/capture.md)
-            flat = _dot_operand(_flat(x))
-            result = F.sqrt(F.matmul(flat, flat))
+            # NumPy's sqrt(x.ravel(order="K").dot(...)): BLAS's dot over the elements
+            # in memory order (op vector_norm, whose kernel is np.linalg.norm)
+            result = apply1("vector_norm", (as_array(x),), {})
             return F.reshape(result, (1,) * nd) if keepdims else result
         if nd not in (1, 2):
             raise NotModelled("linalg.norm", f"of a rank-{nd} array with ord={ord!r}")

@@ -67,6 +67,14 @@ def _solve(b, inputs, outputs, grads, attrs):
     return [fit(b, ga, a), fit(b, gb, rhs)]
 
 
+@gradient_rule("vector_norm")
+def _vector_norm(b, inputs, outputs, grads, attrs):
+    (x,), (y,), (g,) = inputs, outputs, grads
+    if g is None or not differentiable(x):
+        return [None]
+    return [b.op("mul", x, b.op("div", g, y))]   # d sqrt(sum x^2) = x / y
+
+
 @gradient_rule("det")
 def _det(b, inputs, outputs, grads, attrs):
     (a,), (d,), (g,) = inputs, outputs, grads

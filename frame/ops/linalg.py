@@ -108,6 +108,23 @@ register(OpSchema("gram", 1, _gram_infer, _gram_kernel,
                       "such a product."))
 
 
+def _vector_norm_infer(types, attrs):
+    (t,) = types
+    if t.dtype.kind != "f":
+        raise FrameValueError(f"vector_norm: needs a real float operand, got {t}")
+    return [TensorType(t.dtype, ())]
+
+
+def _vector_norm_kernel(ins, attrs):
+    return (np.asarray(np.linalg.norm(ins[0])),)
+
+
+register(OpSchema("vector_norm", 1, _vector_norm_infer, _vector_norm_kernel,
+                  doc="numpy.linalg.norm(x) of real floats, no axis, ord None: the square "
+                      "root of BLAS's dot of x.ravel(order='K') with itself (the elements "
+                      "in memory order, so the sum's order follows x's layout)."))
+
+
 # --------------------------------------------------------------------------- numpy.linalg
 
 # the ops below (frame/_numpy_linalg.py maps numpy.linalg's functions to them)

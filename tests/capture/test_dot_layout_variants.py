@@ -31,6 +31,11 @@ FUNCTIONS = {
     "tensordot": lambda a, b: np.tensordot(a[::-1], np.abs(b), axes=([1], [1])),
     "inner": lambda a, b: np.inner(a[::-1], b),
     "dot_x_xT": lambda a, b: np.dot(a[::2], a[::2].T),
+    # np.linalg.norm is sqrt(dot(x.ravel('K'), x.ravel('K'))): the elements in memory order
+    "norm": lambda a, b: np.linalg.norm(a),
+    "norm_of_transpose": lambda a, b: np.linalg.norm(a.T * 2),
+    "norm_of_slice": lambda a, b: np.linalg.norm(a[::2][::2]),
+    "norm_keepdims": lambda a, b: np.linalg.norm(b, keepdims=True),
 }
 
 

@@ -428,6 +428,18 @@ def gram_cases(op):
                                             f"{'-dot' if dot else ''}")
 
 
+@cases("vector_norm")
+def vector_norm_cases(op):
+    """sqrt of the sum of squares in float64 (the kernel adds in memory order)."""
+    for dtype in ("float32", "float64", "float16"):
+        for i, shape in enumerate([(5,), (3, 4), (2, 3, 2), (), (0,)]):
+            x = sample(shape, dtype, i)
+            tol = (5e-3, 5e-2) if dtype == "float16" else (None, None)
+            yield Case([x], {}, lambda ins, attrs: [np.asarray(np.sqrt(np.sum(
+                np.asarray(ins[0], np.float64) ** 2))).astype(ins[0].dtype)],
+                rtol=tol[0], atol=tol[1], id=f"{dtype}-{shape}")
+
+
 # --------------------------------------------------------------------------- arange, full
 
 def _arange_values(start, stop, step, dtype):

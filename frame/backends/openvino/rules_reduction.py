@@ -166,6 +166,15 @@ def _sum_prod(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [_reduce(build, x, cx, axes, keepdims)]
 
 
+@lowering("vector_norm")
+def _vector_norm(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
+    shape = node.inputs[0].type.shape
+    squares = out(ops.multiply(ins[0], ins[0]))
+    if not shape:
+        return [out(ops.sqrt(squares))]
+    return [out(ops.sqrt(float_sum(cx, squares, shape, tuple(range(len(shape))), ())))]
+
+
 @lowering("mean")
 def _mean(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     # integer and bool means are float64 (refused by support.py): inputs are floats here
