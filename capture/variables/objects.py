@@ -20,7 +20,8 @@ from frame.tensor import Tensor
 from ..errors import Unsupported, UserCodeRaises
 from ..side_effects import DELETED
 from ..sources import AttrSource, ConstSource, Source
-from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable, refuse_tensor_index
+from .base import (NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable,
+                   refuse_tensor_index)
 from .callables import BuiltinVariable, MethodVariable
 from .containers import DictVariable, NamedTupleVariable, is_namedtuple_class
 from .flow import (ExceptionVariable, initialised_exception_class, make_exception,

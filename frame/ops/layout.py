@@ -56,13 +56,15 @@ from ..ir.types import TensorType
 from .registry import lookup, register
 from .schema import AttrSpec, OpSchema
 
-__all__ = ["numpy_layouts", "node_layouts", "dot_copies", "pinned_inputs", "layout_sensitive", "with_strides", "element_strides",
+__all__ = ["numpy_layouts", "node_layouts", "dot_copies", "ALWAYS_VIEWS", "pinned_inputs", "layout_sensitive", "with_strides", "element_strides",
            "standard_element_strides", "same_layout", "stand_in"]
 
 # ops whose result is a view in NumPy (replayed on the stand-in), or a copy of the
 # elements in C order when reshape cannot view
 _VIEW_OPS = frozenset({"transpose", "slice", "flip", "squeeze", "expand_dims", "broadcast_to",
                        "reshape"})
+# the ones whose result is always a view (reshape may copy)
+ALWAYS_VIEWS = _VIEW_OPS - {"reshape"}
 # ops whose NumPy result is C-ordered whatever their operands' layout (np.matmul
 # allocates its output so, batched or not)
 _C_ORDERED = frozenset({"matmul", "gram"})

@@ -23,11 +23,13 @@ fixpoint, so running it twice changes nothing more):
   passes to BLAS as a view.
 
 * ``matmul(transpose(x), x)`` or ``matmul(x, transpose(x))`` of floats, the
-  transpose swapping the last two axes of the very same value ``x``, is
-  ``gram(x)`` (``x.T @ x``, ``np.cov``'s ``dot(X, X.T)``): NumPy multiplies an
-  array by a view of itself with BLAS's syrk, which rounds unlike gemm, and
-  this pass runs before common_subexpression_elimination, while two arrays of
-  equal value (``(x * 2).T @ (x * 2)``: a gemm in NumPy) are still two values.
+  transpose swapping the last two axes of one array ``x`` (the same value, or
+  the same views of one: ``X[::2]`` written twice), is ``gram(x)`` (``x.T @ x``,
+  ``np.cov``'s ``dot(X, X.T)``): NumPy multiplies an array by a view of itself
+  with BLAS's syrk, which rounds unlike gemm.  Only the captured graph knows it
+  is one array, and this pass runs before common_subexpression_elimination,
+  while two arrays of equal value (``(x * 2).T @ (x * 2)``: a gemm in NumPy) are
+  still two values.
 
 The rewrites are exact for every value (NaN, -0.0) except the last one on
 floating-point operands: ``(a @ b)^T`` and ``b^T @ a^T`` multiply the same
@@ -47,10 +49,11 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..ir.graph import Graph, Node, Value
+from ..ops.layout import ALWAYS_VIEWS
 from ..ops.registry import get_schema
 from .base import Pass
 
-__all__ = ["Canonicalize", "gram_operands"]
+__all__ = ["Canonicalize"]
 
 
 def _is_identity(node: Node) -> bool:
@@ -100,22 +103,18 @@ def _unmarked(v: Value) -> Value:
     return p.inputs[0] if _plain(p, "dot_operand") else v
 
 
-# ops whose result is a view of their operand in NumPy, always (basic slicing...)
-_VIEWS = frozenset({"slice", "transpose", "expand_dims", "squeeze"})
-
-
 def _one_array(u: Value, v: Value) -> bool:
     """Are ``u`` and ``v`` one array in NumPy: the same value, or the same views
     of one array (``X[::2]`` written twice shares its memory)?"""
     if u is v:
         return True
     pu, pv = u.producer, v.producer
-    return (pu is not None and pv is not None and pu.op == pv.op and pu.op in _VIEWS
+    return (pu is not None and pv is not None and pu.op == pv.op and pu.op in ALWAYS_VIEWS
             and _plain(pu, pu.op) and _plain(pv, pv.op) and pu.attrs == pv.attrs
             and u.type == v.type and _one_array(pu.inputs[0], pv.inputs[0]))
 
 
-def gram_operands(a: Value, b: Value) -> tuple[bool, Value] | None:
+def _gram_operands(a: Value, b: Value) -> tuple[bool, Value] | None:
     """``(transposed_first, x)`` when ``a @ b`` is ``x.T @ x`` (True) or ``x @ x.T``
     (False) of one float array ``x`` (last two axes swapped), else None."""
     if a.type.rank < 2 or b.type.rank < 2 or a.type.dtype != b.type.dtype \
@@ -215,19 +214,15 @@ class _Rewriter:
         return None
 
     def gram(self, node: Node) -> list[Node] | None:
-        """``matmul(transpose(x), x)`` / ``matmul(x, transpose(x))`` (last two axes
-        swapped, the very same array ``x``: one value, or the same views of one,
-        ``_one_array``) of floats is ``gram(x)``: NumPy multiplies an array by a
-        view of itself with syrk.  ``np.dot``'s (both operands marked) is
-        ``gram(x, dot=True)``, whose kernel is np.dot itself: it copies an operand
-        that is not contiguous, and two copies are a gemm.  Only the captured graph knows it is one array: after
-        common_subexpression_elimination, ``(x * 2).T @ (x * 2)`` -- two arrays in
-        NumPy, a gemm -- would look the same."""
+        """``matmul(transpose(x), x)`` / ``matmul(x, transpose(x))`` of one float
+        array ``x`` is ``gram(x)`` (module doc); ``np.dot``'s (both operands
+        marked) is ``gram(x, dot=True)``, whose kernel is np.dot itself: it copies
+        an operand that is not contiguous, and two copies are a gemm."""
         a, b = node.inputs
         dot = _unmarked(a) is not a
         if dot != (_unmarked(b) is not b):
             return None
-        pair = gram_operands(_unmarked(a), _unmarked(b))
+        pair = _gram_operands(_unmarked(a), _unmarked(b))
         if pair is not None:
             first, x = pair
             new = _new_node("gram", [x], {"transposed_first": first, "dot": dot}, node.device,
