@@ -9,7 +9,7 @@ functions (``vstack``, ``hstack``, ``dstack``, ``column_stack``, ``swapaxes``,
 ``moveaxis``), ``np.diff``/``roll``/``repeat``/``tile``/``triu``/``tril``,
 ``np.isclose``/``allclose``, ``np.round``, ``np.ptp``, ``np.average``, the
 ``dtype=`` of ``np.sum``/``prod``/``mean``, the ``*_like`` constructors and
-``np.meshgrid``; ``UFUNC_FUNCTIONS`` holds ufuncs written as an exact
+``np.meshgrid``, ``np.fix``, ``np.polyval``, ``np.polyder``; ``UFUNC_FUNCTIONS`` holds ufuncs written as an exact
 composition of frame ops (``np.square``).
 
 ``Tensor.__array_function__`` (``frame._numpy_interop``) calls them when a
@@ -1434,6 +1434,56 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     return F.where(F.equal(x, -math.inf), lo_, out)
 
 
+def fix(x, out=None):
+    """``np.fix``: rounding towards zero, which NumPy 2 computes as ``np.trunc``."""
+    if out is not None:
+        raise NotModelled("fix", "with out=")
+    _operand(x, "fix")
+    return apply1("trunc", (as_array(x),), {})
+
+
+def _poly_coefficients(p, function: str):
+    """``np.asarray(p)`` of a 1-D coefficient sequence, highest power first."""
+    if isinstance(p, np.poly1d):
+        raise NotModelled(function, "of a poly1d")
+    p = _operand(p, function)
+    if _ndim(p) != 1:
+        raise NotModelled(function, f"of {_ndim(p)}-d coefficients")
+    return p
+
+
+def polyval(p, x):
+    """``np.polyval``: Horner's rule as NumPy writes it, ``y = y * x + pv`` for
+    each coefficient from ``y = zeros_like(x)``, so every intermediate has
+    NumPy's dtype and rounding (coefficients are 0-d values, strong in NEP 50)."""
+    if isinstance(x, np.poly1d):
+        raise NotModelled("polyval", "at a poly1d")
+    p = _poly_coefficients(p, "polyval")
+    x = _operand(x, "polyval")
+    y = zeros_like(x) if isinstance(x, Tensor) else np.zeros_like(x)
+    for i in range(_shape(p)[0]):
+        y = y * x + p[i]
+    return y
+
+
+def polyder(p, m=1):
+    """``np.polyder``: the ``m``-th derivative's coefficients, each step
+    ``p[:-1] * arange(n, 0, -1)`` (int64 factors, so float32 becomes float64
+    as in NumPy)."""
+    if isinstance(m, Tensor):
+        raise NotModelled("polyder", "of a traced order")
+    m = int(m)
+    if m <= 0:  # NumPy raises, or returns the array p itself
+        raise NotModelled("polyder", f"of order {m}")
+    p = _poly_coefficients(p, "polyder")
+    if m >= _shape(p)[0]:
+        raise NotModelled("polyder", "with an empty result")
+    for _ in range(m):
+        n = _shape(p)[0] - 1
+        p = _cut(p, 0, None, -1) * np.arange(n, 0, -1)
+    return p
+
+
 NUMPY_FUNCTIONS: dict = {
     np.std: std, np.var: var, np.einsum: einsum, np.linalg.norm: norm, np.argsort: argsort,
     np.sort: sort, np.take_along_axis: take_along_axis, np.cumsum: cumsum,
@@ -1447,6 +1497,7 @@ NUMPY_FUNCTIONS: dict = {
     np.ptp: ptp, np.average: average, np.sum: np_sum, np.prod: np_prod, np.mean: np_mean,
     np.zeros_like: zeros_like, np.ones_like: ones_like, np.full_like: full_like,
     np.empty_like: empty_like, np.meshgrid: meshgrid, np.nan_to_num: nan_to_num,
+    np.fix: fix, np.polyval: polyval, np.polyder: polyder,
 }
 # ufuncs frame runs as an exact composition of its ops (Tensor.__array_ufunc__)
 UFUNC_FUNCTIONS: dict = {np.isnan: isnan, np.isinf: isinf, np.isfinite: isfinite,

@@ -19,8 +19,8 @@ from ..sources import AttrSource, LocalSource, Source
 from .base import CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 from .numpy_inplace import numpy_fill_diagonal, numpy_put_along_axis
 from .numpy_layout import numpy_ascontiguousarray, numpy_asfortranarray, numpy_broadcast_arrays
-from .numpy_results import (ROW_STACK, is_cov_of_one_variable, is_masked_mean,
-                            numpy_cov_of_one_variable, numpy_masked_mean, numpy_row_stack)
+from .numpy_results import (WARNING_ALIASES, is_cov_of_one_variable, is_masked_mean,
+                            numpy_cov_of_one_variable, numpy_masked_mean, numpy_warning_alias)
 from .numpy_dtypes import DTYPE_INFO_CLASSES, DTYPE_QUERIES, dtype_query, real_array_itself
 from .registry import HOOKS, wrap_rule
 from .scalars import numpy_scalar_operand
@@ -286,8 +286,8 @@ class NumpyFunctionVariable(CallableVariable):
             return numpy_asfortranarray(tx, args, kwargs)
         if self.fn is np.mean and is_masked_mean(args, kwargs):
             return numpy_masked_mean(tx, args, kwargs)   # checked for empty slices at run time
-        if ROW_STACK is not None and self.fn is ROW_STACK and tx.contains_tensor(args, kwargs):
-            return numpy_row_stack(tx, args, kwargs)   # vstack, and NumPy's DeprecationWarning
+        if self.fn in WARNING_ALIASES and tx.contains_tensor(args, kwargs):
+            return numpy_warning_alias(tx, self.fn, args, kwargs)   # and NumPy's DeprecationWarning
         if self.fn is np.cov and is_cov_of_one_variable(args, kwargs):
             return numpy_cov_of_one_variable(tx, args, kwargs)   # a 0-d array
         if self.fn is np.broadcast_arrays and tx.contains_tensor(args, kwargs):

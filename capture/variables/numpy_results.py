@@ -13,9 +13,11 @@ division) and give NaN: known only from the mask's values, so the graph also
 computes whether any count is 0, a run-time check (``Translation.run_checks``)
 on which the entry runs the plain function, which warns as NumPy does.
 
-``np.row_stack`` (NumPy 2's deprecated alias of ``np.vstack``): ``vstack``,
-and the DeprecationWarning NumPy gives at every call, asked of NumPy itself
-and issued by the entry from the user's line (``SideEffects.warnings``).  A
+Deprecated aliases, ``np.row_stack`` (of ``np.vstack``) and, from NumPy 2.5,
+``np.fix`` (of ``np.trunc``): the function they stand for, and the
+DeprecationWarning NumPy gives at every call, asked of NumPy itself (a NumPy
+that does not warn gives none) and issued by the entry from the user's line
+(``SideEffects.warnings``).  A
 warning filter may turn it into an error, raised before anything else the
 call does: it is modelled only where the call has changed nothing before
 it (no side effect, no random draw) and outside try and with blocks (whose
@@ -36,9 +38,12 @@ from .numpy_inplace import bind_call
 from .registry import HOOKS
 
 __all__ = ["is_cov_of_one_variable", "numpy_cov_of_one_variable", "is_masked_mean",
-           "numpy_masked_mean", "ROW_STACK", "numpy_row_stack"]
+           "numpy_masked_mean", "WARNING_ALIASES", "numpy_warning_alias"]
 
-ROW_STACK = getattr(np, "row_stack", None)   # (removed in some NumPy to come)
+# NumPy functions that may warn at every call -> the function they compute
+WARNING_ALIASES = {np.fix: np.trunc}
+if hasattr(np, "row_stack"):   # (removed in some NumPy to come)
+    WARNING_ALIASES[np.row_stack] = np.vstack
 
 
 def is_cov_of_one_variable(args: list[Variable], kwargs: dict[str, Variable]) -> bool:
@@ -98,23 +103,24 @@ def numpy_masked_mean(tx, args: list[Variable], kwargs: dict[str, Variable]) -> 
                                                          {})
 
 
-def numpy_row_stack(tx, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+def numpy_warning_alias(tx, fn, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        ROW_STACK([np.zeros(1)])   # what NumPy says at every call
-    result = tx.wrap_static(np.vstack).call(tx, args, kwargs)
+        fn([np.zeros(1)])   # what NumPy says at every call
+    result = tx.wrap_static(WARNING_ALIASES[fn]).call(tx, args, kwargs)
+    name = f"numpy.{fn.__name__}"
     if seen:
         frame = tx
         while frame is not None:   # (a handler of the plain function could catch the warning)
             if frame.current is not None and frame.current.handler is not None:
-                raise Unsupported("unsupported_call", "numpy.row_stack, which warns, inside a "
-                                                      "try or with block (a warning filter may "
-                                                      "make the warning raise there)")
+                raise Unsupported("unsupported_call", f"{name}, which warns, inside a try or "
+                                                      "with block (a warning filter may make "
+                                                      "the warning raise there)")
             frame = frame.parent
         if tx.tr.side_effects or tx.tr.tracer.draws or tx.tr.side_effects.cached_calls:
-            raise Unsupported("unsupported_call", "numpy.row_stack, which warns, after the "
-                                                  "function changed state (a warning filter "
-                                                  "may make the warning raise)")
+            raise Unsupported("unsupported_call", f"{name}, which warns, after the function "
+                                                  "changed state (a warning filter may make "
+                                                  "the warning raise)")
         line = getattr(tx.current, "lineno", None) or tx.code.co_firstlineno
         for w in seen:
             tx.tr.side_effects.warnings.append((w.category, str(w.message), tx.code.co_filename,
