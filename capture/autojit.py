@@ -174,7 +174,7 @@ class Unit:
             record.count("auto_jit_misses")
             self.run_of_misses += 1
             if self.run_of_misses >= max(1, config.auto_jit_threshold) and not self.pending \
-                    and len(self.cache.entries) < CACHE_LIMIT \
+                    and self.cache.translated() < CACHE_LIMIT \
                     and time.monotonic() >= self.probe_at:
                 self.run_of_misses = 0
                 result = self.eager(args, kwargs)
@@ -249,7 +249,7 @@ class Unit:
         cache = self.cache
         with cache.lock:
             if not any(e is entry for e in cache.entries):  # (a loaded one is in already)
-                cache.entries = [entry, *cache.entries]
+                cache.add(entry)
         with self.lock:
             if not self.pending:
                 return

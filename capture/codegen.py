@@ -101,6 +101,7 @@ class CacheEntry:
     namespace: dict = dataclasses.field(default_factory=dict)  # helpers and constants of fn
     donate: tuple = ()          # CompileOptions.donate of the executable (capture/persist.py)
     backward: object = None     # the CompiledBackward of the results' autograd record, if any
+    stored: bool = False        # loaded from a previous process's store (persist.py)
 
     def failing_guard(self, fn, args, kwargs) -> Guard | None:
         """The first guard that does not hold for these arguments (for logs)."""

@@ -69,6 +69,24 @@ class CodeCache:
         self.lock = threading.Lock()            # serialises updates of the entries list
         self.translating = threading.RLock()    # one translation at a time
 
+    def translated(self) -> int:
+        """How many entries this process translated: the recompile limit counts
+        these, not the ones a previous process stored (``CacheEntry.stored``),
+        so that a script run with other values does not find its function's
+        budget spent by the runs before it."""
+        return sum(not e.stored for e in self.entries)
+
+    def add(self, entry: CacheEntry) -> None:
+        """``entry`` in front (call with ``lock`` held); past ``CACHE_LIMIT``
+        entries, the stored ones least recently hit make room."""
+        entries = [entry, *self.entries]
+        while len(entries) > CACHE_LIMIT:
+            last = max((i for i, e in enumerate(entries) if e.stored), default=None)
+            if last is None:
+                break
+            del entries[last]
+        self.entries = entries
+
 
 class CodeCaches:
     """code object -> its ``CodeCache`` per (requested backend, full_graph),
@@ -525,7 +543,7 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
         made_dynamic = _dynamic_scalars(cache, failing, cache.entries[0], fn, args, kwargs)
         if made_dynamic:
             shown += f"; {made_dynamic} becomes a graph input (dynamic scalar)"
-        if len(cache.entries) >= CACHE_LIMIT:
+        if cache.translated() >= CACHE_LIMIT:
             cache.native_forever = True
             record.graph_break("recompile_limit")
             if frame_trace.enabled():  # FRAME_TRACE_DIR (frame/runtime/trace.py)
@@ -548,7 +566,7 @@ def _translate_miss(cache: CodeCache, fn, name: str, arguments, args, kwargs, op
     breaks = entry.native and (not entry.reason.user_raises or entry.in_try)
     if not (breaks and options.full_graph):  # a full_graph break raises on every call
         with cache.lock:
-            cache.entries = [entry, *cache.entries]
+            cache.add(entry)
     return entry
 
 

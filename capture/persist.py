@@ -43,7 +43,11 @@ graphs, parsed at their first use after loading).
 
 Not stored: native entries and graph-break entries (their resume functions
 are built in-process), entries made under ``frame.explain``.  Up to
-``jit.CACHE_LIMIT`` entries per (code, backend, full_graph), newest first.
+``jit.CACHE_LIMIT`` entries per (code, backend, full_graph), newest first;
+loaded entries are ``CacheEntry.stored`` and do not count toward the
+recompile limit (``CodeCache.translated``).  A scalar's value guard is stored
+with its kind and sources (``_encode_guard``), so that its failing in a new
+process makes the scalars dynamic as in the process that translated it.
 A record that cannot be used (a file changed, a name that no longer resolves,
 a damaged file) is skipped; the function is translated as if it were absent.
 
@@ -74,7 +78,8 @@ from frame.runtime.stats import record
 
 from .codegen import (CacheEntry, _EagerExecutable, _executable, entry_function, entry_helpers,
                       maker_code, origin_of, runs_eagerly, set_entry_helper)
-from .guards import Guard
+from . import sources as _sources
+from .guards import Guard, GuardKind
 
 __all__ = ["load_entries", "save_entry"]
 
@@ -321,7 +326,7 @@ def save_entry(fn, entry, options, limit: int) -> bool:
     graph_text = None
     if entry.executable is not None:
         graph_text, blobs["graph"] = pack_graph(entry.graph)
-    item = {"source": entry.source, "guards": [[g.expr, g.text] for g in entry.guards],
+    item = {"source": entry.source, "guards": [_encode_guard(g) for g in entry.guards],
             "consts": consts, "deps": deps, "graph": graph_text, "backend": entry.backend,
             "blobs": {}}
     if entry.donate:
@@ -405,7 +410,7 @@ def _rebuild(fn, item: dict, blobs: dict[str, bytes], pgo: bool = False):
                 raise NotPersistable(f"code of {ref[1]!r}, which is not a function")
             namespace[k] = owner.__code__
     namespace.update(entry_helpers(None))
-    guards = [Guard(expr, text) for expr, text in item["guards"]]
+    guards = [_decode_guard(g) for g in item["guards"]]
     parts = {part: blobs[name] for part, name in item["blobs"].items()}
     lazy = None
     if item["graph"] is not None:
@@ -424,7 +429,64 @@ def _rebuild(fn, item: dict, blobs: dict[str, bytes], pgo: bool = False):
     if lazy is not None:
         lazy.entry_fn = entry_fn
     return CacheEntry(entry_fn, guards, item["source"], executable=lazy, backend=item["backend"],
-                      namespace=namespace, backward=backward)
+                      namespace=namespace, backward=backward, stored=True)
+
+
+# --------------------------------------------------------------------------- guards
+
+def _encode_guard(g: Guard) -> list:
+    """``[expr, text]``, and for a scalar's value guard its kind and sources:
+    when it fails in a new process, the scalars it read become graph inputs
+    (``jit._dynamic_scalars``) as they do when it fails in the process that
+    translated it; else every run with another value would translate anew."""
+    if g.kind is GuardKind.SCALAR_VALUE:
+        try:
+            return [g.expr, g.text, g.kind.value, [_encode_source(s) for s in g.sources]]
+        except NotPersistable:
+            pass
+    return [g.expr, g.text]
+
+
+def _decode_guard(stored: list) -> Guard:
+    if len(stored) == 4:
+        expr, text, kind, sources = stored
+        return Guard(expr, text, GuardKind(kind), tuple(_decode_source(s) for s in sources))
+    expr, text = stored
+    return Guard(expr, text)
+
+
+def _slots(cls) -> list[str]:
+    return [name for klass in reversed(cls.__mro__) for name in klass.__dict__.get("__slots__", ())]
+
+
+def _encode_source(value):
+    """A source (``sources.py``: slots holding sources, str, int, bool, None
+    and tuples of them) as JSON: ``{"source": class name, "slots": [...]}``."""
+    if isinstance(value, _sources.Source):
+        cls = type(value)
+        if getattr(_sources, cls.__name__, None) is not cls:
+            raise NotPersistable(f"a source of class {cls.__name__}")
+        return {"source": cls.__name__,
+                "slots": [_encode_source(getattr(value, name)) for name in _slots(cls)]}
+    if type(value) is tuple:
+        return {"tuple": [_encode_source(v) for v in value]}
+    if value is None or type(value) in (str, int, bool):
+        return value
+    raise NotPersistable(f"a source holding a {type(value).__name__}")
+
+
+def _decode_source(value):
+    if isinstance(value, dict) and "tuple" in value:
+        return tuple(_decode_source(v) for v in value["tuple"])
+    if isinstance(value, dict):
+        cls = getattr(_sources, value["source"])
+        if not (isinstance(cls, type) and issubclass(cls, _sources.Source)):
+            raise NotPersistable(f"no source class {value['source']!r}")
+        source = cls.__new__(cls)
+        for name, slot in zip(_slots(cls), value["slots"], strict=True):
+            setattr(source, name, _decode_source(slot))
+        return source
+    return value
 
 
 # --------------------------------------------------------------------------- the backward

@@ -62,6 +62,10 @@ def train_step(w, x):
 
 def forward(w, x):
     return frame.tanh(x @ w) * w.sum()
+
+
+def scaled(x, s):
+    return frame.tanh(x * s) + 1
 '''
 
 
@@ -180,6 +184,38 @@ def test_each_guarded_case_is_stored(cache_dir, mod):
         out, s = run(mod.f, *args)
         np.testing.assert_array_equal(out.numpy(), mod.f(*args).numpy())
     assert s.translations == 0 and s.extra["capture_persistent_loads"] == 2
+
+
+def test_runs_with_other_values_do_not_spend_the_recompile_limit(cache_dir, mod):
+    """Each run stores a translation for the shapes it saw; a later run, with
+    shapes none of them had, still translates its own (the recompile limit
+    counts this process's translations, not the stored ones, which make room)."""
+    from capture.jit import CACHE_LIMIT, cache_of
+    rows = range(2, CACHE_LIMIT + 4)
+    for n in rows:
+        new_process()
+        x, w = data(n)
+        out, s = run(mod.f, x, w)
+        assert s.translations == 1, f"run {n}: {s.translations} translations"
+        assert not cache_of(mod.f, "cpu").native_forever
+        np.testing.assert_array_equal(out.numpy(), mod.f(x, w).numpy())
+    assert len(cache_of(mod.f, "cpu").entries) == CACHE_LIMIT
+    new_process()
+    for n in rows[-CACHE_LIMIT:]:   # the newest stored translations serve these
+        out, s = run(mod.f, *data(n))
+    assert s.translations == 0
+
+
+def test_a_scalar_value_guard_failing_in_a_later_run_makes_the_scalar_dynamic(cache_dir, mod):
+    """A Python scalar whose value guard fails becomes a graph input, whether
+    the entry whose guard failed was translated in this run or a stored one:
+    the third run with a third value translates nothing."""
+    x = data()[0]
+    for value, translations in ((1.5, 1), (2.5, 1), (3.5, 0), (4.5, 0)):
+        new_process()
+        out, s = run(mod.scaled, x, value)
+        assert s.translations == translations, value
+        np.testing.assert_array_equal(out.numpy(), mod.scaled(x, value).numpy())
 
 
 def test_a_changed_source_file_is_translated_again(cache_dir, mod):
@@ -458,3 +494,24 @@ def test_a_second_process_neither_translates_nor_compiles(tmp_path):
     assert second["translations"] == 0 and second["compiles"] == {}
     assert second["extra"]["capture_persistent_hits"] == 1
     assert second["w"] == first["w"] and second["loss"] == first["loss"]
+
+
+def test_guard_sources_round_trip_through_json():
+    """Every kind of source a scalar's value guard may read comes back equal
+    (same expression, same key in ``CodeCache.dynamic``)."""
+    import json
+
+    from capture import sources as S
+    from capture.guards import Guard, GuardKind
+    group = S.ItemSource(S.ItemSource(S.AttrSource(S.ClosureSource(2, "opt"), "param_groups"), 0), "lr")
+    roots = (S.LocalSource("x", "the x"), S.GlobalSource("SCALE", S.FRAME_GLOBALS),
+             S.DefaultSource(1), S.DefaultSource("k", kw=True), group,
+             S.ItemSource(S.LocalSource("d"), ("a", 1)))
+    expr = S.ExprSource("({} * {})", (roots[0], S.ExprSource("math.cos({})", (group,))))
+    guard = Guard(f"{expr.expr()} == 1.0", "shown", GuardKind.SCALAR_VALUE, (expr, *roots))
+    back = persist._decode_guard(json.loads(json.dumps(persist._encode_guard(guard))))
+    assert back.kind is GuardKind.SCALAR_VALUE and back.expr == guard.expr
+    assert back.sources == guard.sources
+    assert [s.expr() for s in back.sources] == [s.expr() for s in guard.sources]
+    assert [s.text() for s in back.sources] == [s.text() for s in guard.sources]
+    assert back.sources[0].depth == expr.depth and back.sources[0].size == expr.size
