@@ -1,4 +1,5 @@
-"""frame.optim: SGD (with momentum) and Adam, with PyTorch's parameter groups.
+"""frame.optim: SGD (momentum, dampening, Nesterov), Adam (AMSGrad) and AdamW,
+with PyTorch's parameter groups and hyperparameters (``maximize`` too).
 
 Updates are written with frame ops and in-place tensor updates
 (``p -= lr * g``), so inside a jitted training step capture traces them like
@@ -15,11 +16,11 @@ from typing import Iterable
 import numpy as np
 
 from ..autograd.tape import no_grad
-from ..functions.elementwise import astype
+from ..functions.elementwise import astype, maximum
 from ..errors import FrameTypeError, FrameValueError
 from ..tensor import Tensor
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
 
 
 class Optimizer:
@@ -115,21 +116,31 @@ class Optimizer:
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent, with optional momentum and L2 weight decay
-    (PyTorch's form: ``g += weight_decay * p; buf = momentum * buf + g;
-    p -= lr * buf``).
+    """Stochastic gradient descent, with optional momentum, dampening,
+    Nesterov momentum and L2 weight decay, in PyTorch's form::
+
+        g = -grad if maximize else grad
+        g += weight_decay * p
+        buf = g (first step), else momentum * buf + (1 - dampening) * g
+        g = g + momentum * buf if nesterov else buf
+        p -= lr * g
 
     >>> opt = frame.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)  # doctest: +SKIP
     """
 
-    def __init__(self, params, lr: float, momentum: float = 0.0, weight_decay: float = 0.0):
+    def __init__(self, params, lr: float, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False):
         self.buffers: list = []
-        super().__init__(params, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay})
+        super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
+                                  "weight_decay": weight_decay, "nesterov": bool(nesterov),
+                                  "maximize": bool(maximize)})
 
     def _check(self, group: dict) -> None:
         super()._check(group)
         if group["momentum"] < 0:
             raise FrameValueError(f"momentum must be >= 0, got {group['momentum']}")
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise FrameValueError("Nesterov momentum requires a momentum and zero dampening")
 
     def _extend_state(self, n: int) -> None:
         self.buffers += [None] * n
@@ -139,16 +150,24 @@ class SGD(Optimizer):
             i = 0
             for group in self.param_groups:
                 lr, momentum, decay = group["lr"], group["momentum"], group["weight_decay"]
+                dampening, nesterov = group["dampening"], group["nesterov"]
                 for p in group["params"]:
                     g = p.grad
                     if g is not None:
+                        if group["maximize"]:
+                            g = -g
                         if decay:
                             g = g + p * decay
                         if momentum:
                             buf = self.buffers[i]
-                            buf = g if buf is None else buf * momentum + g
+                            if buf is None:
+                                buf = g
+                            elif dampening:
+                                buf = buf * momentum + g * (1.0 - dampening)
+                            else:
+                                buf = buf * momentum + g
                             self.buffers[i] = buf
-                            g = buf
+                            g = g + buf * momentum if nesterov else buf
                         p -= g * lr
                     i += 1
 
@@ -156,7 +175,8 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     """Adam (Kingma & Ba), bias-corrected, as PyTorch's default Adam
     (``weight_decay`` adds ``weight_decay * p`` to the gradient, PyTorch's
-    L2 form, not AdamW's decoupled decay).
+    L2 form; ``AdamW`` decays the weights instead).  ``amsgrad=True`` divides
+    by the running maximum of the second moment; ``maximize=True`` ascends.
 
     The step count is a float64 0-d tensor updated in place (``steps`` reads it
     as an int), so that a jitted training step does not specialise on it: the
@@ -165,27 +185,37 @@ class Adam(Optimizer):
     """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0):
+                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 maximize: bool = False):
         self.m: list = []
         self.v: list = []
+        self.v_max: list = []
         self.step_count = Tensor(np.zeros((), dtype=np.float64))
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
-                                  "weight_decay": weight_decay})
+                                  "weight_decay": weight_decay, "amsgrad": bool(amsgrad),
+                                  "maximize": bool(maximize)})
 
     def _check(self, group: dict) -> None:
         super()._check(group)
         b1, b2 = group["betas"]
         if not (0 <= b1 < 1 and 0 <= b2 < 1):
             raise FrameValueError(f"betas must be in [0, 1), got {group['betas']}")
+        if not group["eps"] >= 0:
+            raise FrameValueError(f"eps must be >= 0, got {group['eps']}")
 
     def _extend_state(self, n: int) -> None:
         self.m += [None] * n
         self.v += [None] * n
+        self.v_max += [None] * n
 
     @property
     def steps(self) -> int:
         """How many times ``step()`` ran."""
         return int(self.step_count.item())
+
+    def _decay(self, p: Tensor, g: Tensor, lr: float, decay: float) -> Tensor:
+        """Adam's L2 form: the decay joins the gradient."""
+        return g + p * decay
 
     def step(self) -> None:
         with no_grad():
@@ -198,11 +228,31 @@ class Adam(Optimizer):
                 for p in group["params"]:
                     g = p.grad
                     if g is not None:
+                        if group["maximize"]:
+                            g = -g
                         if decay:
-                            g = g + p * decay
+                            g = self._decay(p, g, lr, decay)
                         m = g * (1.0 - b1) if self.m[i] is None else self.m[i] * b1 + g * (1.0 - b1)
                         v = (g * g) * (1.0 - b2) if self.v[i] is None else self.v[i] * b2 + (g * g) * (1.0 - b2)
                         self.m[i], self.v[i] = m, v
+                        if group["amsgrad"]:
+                            v = v if self.v_max[i] is None else maximum(self.v_max[i], v)
+                            self.v_max[i] = v
                         pc1, pc2 = astype(c1, p.dtype), astype(c2, p.dtype)
                         p -= (m / pc1) / ((v / pc2).sqrt() + eps) * lr
                     i += 1
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter), as PyTorch's
+    AdamW: each step first scales the parameter by ``1 - lr * weight_decay``
+    (default 0.01), then takes Adam's step without the decay in the gradient."""
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+
+    def _decay(self, p: Tensor, g: Tensor, lr: float, decay: float) -> Tensor:
+        p *= 1.0 - lr * decay
+        return g

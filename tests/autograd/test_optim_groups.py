@@ -27,31 +27,43 @@ def run(opt, params, steps):
     return [p.numpy().copy() for p in params]
 
 
-def numpy_sgd(w, steps, lr, momentum=0.0, weight_decay=0.0):
+def numpy_sgd(w, steps, lr, momentum=0.0, weight_decay=0.0, dampening=0.0, nesterov=False,
+              maximize=False):
+    """PyTorch's SGD update rule (its documentation's pseudo-code) in NumPy."""
     w, buf = w.copy(), None
     for _ in range(steps):
         g = (2 * w).astype(np.float32)
+        if maximize:
+            g = -g
         if weight_decay:
             g = g + w * np.float32(weight_decay)
         if momentum:
-            buf = g if buf is None else buf * np.float32(momentum) + g
-            g = buf
+            buf = g if buf is None else buf * np.float32(momentum) + g * np.float32(1 - dampening)
+            g = g + buf * np.float32(momentum) if nesterov else buf
         w = w - g * np.float32(lr)
     return w
 
 
-def numpy_adam(w, steps, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+def numpy_adam(w, steps, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
+               maximize=False, decoupled=False):
+    """PyTorch's Adam (``decoupled``: AdamW) update rule in NumPy."""
     w = w.copy()
-    m = v = np.zeros_like(w)
+    m = v = v_max = np.zeros_like(w)
     b1, b2 = betas
     for t in range(1, steps + 1):
         g = (2 * w).astype(np.float32)
-        if weight_decay:
+        if maximize:
+            g = -g
+        if weight_decay and decoupled:
+            w = w * np.float32(1 - lr * weight_decay)
+        elif weight_decay:
             g = g + w * np.float32(weight_decay)
         m = m * np.float32(b1) + g * np.float32(1 - b1)
         v = v * np.float32(b2) + (g * g) * np.float32(1 - b2)
+        if amsgrad:
+            v_max = np.maximum(v_max, v)
         c1, c2 = np.float32(1 - b1 ** t), np.float32(1 - b2 ** t)
-        w = w - (m / c1) / (np.sqrt(v / c2) + np.float32(eps)) * np.float32(lr)
+        w = w - (m / c1) / (np.sqrt((v_max if amsgrad else v) / c2) + np.float32(eps)) * np.float32(lr)
     return w
 
 
@@ -76,6 +88,79 @@ def test_adam_groups_and_weight_decay_match_numpy():
     wa, wb = run(opt, [a, b], 5)
     np.testing.assert_allclose(wa, numpy_adam(a0, 5, 0.1, weight_decay=0.1), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(wb, numpy_adam(b0, 5, 0.05, betas=(0.8, 0.99)), rtol=1e-6, atol=1e-7)
+
+
+OPTIONS = {
+    "sgd_nesterov": (lambda ps: frame.optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True),
+                     lambda w, n: numpy_sgd(w, n, 0.05, 0.9, nesterov=True)),
+    "sgd_dampening": (lambda ps: frame.optim.SGD(ps, 0.05, 0.9, 0.3, 0.01),
+                      lambda w, n: numpy_sgd(w, n, 0.05, 0.9, 0.01, dampening=0.3)),
+    "sgd_maximize": (lambda ps: frame.optim.SGD(ps, lr=0.05, momentum=0.5, maximize=True),
+                     lambda w, n: numpy_sgd(w, n, 0.05, 0.5, maximize=True)),
+    "adam_amsgrad": (lambda ps: frame.optim.Adam(ps, lr=0.1, amsgrad=True),
+                     lambda w, n: numpy_adam(w, n, 0.1, amsgrad=True)),
+    "adam_maximize": (lambda ps: frame.optim.Adam(ps, lr=0.1, weight_decay=0.1, maximize=True),
+                      lambda w, n: numpy_adam(w, n, 0.1, weight_decay=0.1, maximize=True)),
+    "adamw": (lambda ps: frame.optim.AdamW(ps, lr=0.1),
+              lambda w, n: numpy_adam(w, n, 0.1, weight_decay=0.01, decoupled=True)),
+    "adamw_amsgrad": (lambda ps: frame.optim.AdamW(ps, lr=0.1, weight_decay=0.2, amsgrad=True),
+                      lambda w, n: numpy_adam(w, n, 0.1, weight_decay=0.2, amsgrad=True,
+                                              decoupled=True)),
+}
+
+
+def _quadratic_step(opt, params):
+    opt.zero_grad()
+    sum((p * p).sum() for p in params).backward()
+    opt.step()
+
+
+@pytest.mark.parametrize("name", sorted(OPTIONS))
+def test_pytorch_options_match_its_update_rules(name):
+    """Nesterov, dampening, maximize, AMSGrad and AdamW: eager against the
+    update rule written in NumPy, and a jitted step (one graph) against eager."""
+    make, reference = OPTIONS[name]
+    a, b = quadratic_params()
+    a0, b0 = a.numpy().copy(), b.numpy().copy()
+    wa, wb = run(make([a, b]), [a, b], 6)
+    np.testing.assert_allclose(wa, reference(a0, 6), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(wb, reference(b0, 6), rtol=1e-5, atol=1e-6)
+    c, d = quadratic_params()
+    opt = make([c, d])
+    step = frame.jit(_quadratic_step)
+    for _ in range(6):
+        step(opt, [c, d])
+    np.testing.assert_allclose(c.numpy(), wa, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(d.numpy(), wb, rtol=1e-6, atol=1e-7)
+    params = list(quadratic_params())
+    out = frame.explain(_quadratic_step)(make(params), params)
+    assert out.graph_break_count == 0 and out.graph_count == 1
+
+
+@pytest.mark.parametrize("name", sorted(OPTIONS))
+def test_pytorch_options_match_pytorch(name):
+    """The same trajectories as ``torch.optim`` (when PyTorch is installed)."""
+    torch = pytest.importorskip("torch")
+    make, _ = OPTIONS[name]
+    torch_make = {
+        "sgd_nesterov": lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True),
+        "sgd_dampening": lambda ps: torch.optim.SGD(ps, 0.05, 0.9, 0.3, 0.01),
+        "sgd_maximize": lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.5, maximize=True),
+        "adam_amsgrad": lambda ps: torch.optim.Adam(ps, lr=0.1, amsgrad=True),
+        "adam_maximize": lambda ps: torch.optim.Adam(ps, lr=0.1, weight_decay=0.1, maximize=True),
+        "adamw": lambda ps: torch.optim.AdamW(ps, lr=0.1),
+        "adamw_amsgrad": lambda ps: torch.optim.AdamW(ps, lr=0.1, weight_decay=0.2, amsgrad=True),
+    }[name]
+    a, b = quadratic_params()
+    ta, tb = (torch.nn.Parameter(torch.tensor(p.numpy().copy())) for p in (a, b))
+    opt, topt = make([a, b]), torch_make([ta, tb])
+    for _ in range(6):
+        _quadratic_step(opt, [a, b])
+        topt.zero_grad()
+        ((ta * ta).sum() + (tb * tb).sum()).backward()
+        topt.step()
+    np.testing.assert_allclose(a.numpy(), ta.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(b.numpy(), tb.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_add_param_group_extends_the_state():
@@ -126,8 +211,13 @@ def test_zero_grad_set_to_none_false_keeps_zero_tensors():
     (lambda a, b: frame.optim.Adam([a], betas=(1.0, 0.9)), FrameValueError, "betas"),
     (lambda a, b: frame.optim.SGD([a, np.zeros(3)], lr=0.1), FrameTypeError, "must be Tensors"),
     (lambda a, b: frame.optim.SGD([{"lr": 0.1}], lr=0.1), FrameTypeError, "'params' entry"),
+    (lambda a, b: frame.optim.SGD([a], lr=0.1, nesterov=True), FrameValueError, "Nesterov"),
+    (lambda a, b: frame.optim.SGD([a], lr=0.1, momentum=0.9, dampening=0.1, nesterov=True),
+     FrameValueError, "Nesterov"),
+    (lambda a, b: frame.optim.AdamW([a], eps=-1.0), FrameValueError, "eps"),
 ], ids=["empty", "duplicate", "duplicate-across-groups", "unknown-key", "negative-lr",
-        "negative-decay", "negative-momentum", "adam-betas", "not-a-tensor", "group-without-params"])
+        "negative-decay", "negative-momentum", "adam-betas", "not-a-tensor", "group-without-params",
+        "nesterov-without-momentum", "nesterov-with-dampening", "negative-eps"])
 def test_bad_input_is_refused_with_a_clear_error(make, error, text):
     a, b = quadratic_params()
     with pytest.raises(error, match=text):
