@@ -9,6 +9,7 @@ import pytest
 
 import frame
 from frame import nn
+from frame.errors import FrameValueError
 
 
 class MLP(nn.Module):
@@ -51,11 +52,31 @@ def test_shared_parameters_listed_once():
 
 
 def test_sequential_and_nested_names():
+    """Positions name a Sequential's parameters, as in PyTorch."""
     s = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
-    assert [n for n, _ in s.named_parameters()] == ["layers.0.weight", "layers.0.bias",
-                                                     "layers.2.weight", "layers.2.bias"]
+    assert [n for n, _ in s.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
     y = s(frame.tensor(np.ones((4, 2), np.float32)))
     assert y.shape == (4, 1) and len(s) == 3 and isinstance(s[1], nn.ReLU)
+    assert list(s) == s.layers and isinstance(s[1:], nn.Sequential) and len(s[1:]) == 2
+    assert [n for n, _ in s.named_children()] == ["0", "1", "2"]
+    outer = nn.Sequential(s, nn.Linear(1, 2))
+    assert list(outer.state_dict())[:2] == ["0.0.weight", "0.0.bias"]
+    assert s.append(nn.ReLU()) is s and len(s) == 4
+    with pytest.raises(FrameValueError, match="Sequential takes modules"):
+        s.append(np.tanh)
+
+
+def test_a_pytorch_state_dict_loads_by_name():
+    """The same architecture's PyTorch ``state_dict`` loads into frame's model
+    (names and shapes agree), and both compute the same outputs."""
+    torch = pytest.importorskip("torch")
+    tmodel = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    assert list(model.state_dict()) == list(tmodel.state_dict())
+    model.load_state_dict(tmodel.state_dict())
+    x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+    np.testing.assert_allclose(model(frame.tensor(x)).numpy(),
+                               tmodel(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_train_eval_propagate():

@@ -237,25 +237,54 @@ class Embedding(Module):
 
 
 class Sequential(Module):
-    """Modules applied in order."""
+    """Modules applied in order.  Its parameters are named by position, as
+    PyTorch names them (``0.weight``, ``2.bias``), so a PyTorch
+    ``Sequential``'s ``state_dict()`` loads into the same frame model.
+
+    >>> model = frame.nn.Sequential(frame.nn.Linear(2, 3), frame.nn.ReLU(), frame.nn.Linear(3, 1))
+    >>> [name for name, _ in model.named_parameters()]
+    ['0.weight', '0.bias', '2.weight', '2.bias']
+    """
 
     def __init__(self, *layers: Module):
         super().__init__()
         for layer in layers:
-            if not isinstance(layer, Module):
-                raise FrameValueError(f"Sequential takes modules, got {type(layer).__name__}")
+            self._check(layer)
         self.layers = list(layers)
+
+    @staticmethod
+    def _check(layer) -> Module:
+        if not isinstance(layer, Module):
+            raise FrameValueError(f"Sequential takes modules, got {type(layer).__name__}")
+        return layer
 
     def forward(self, x):
         for layer in self.layers:
             x = layer(x)
         return x
 
-    def __getitem__(self, i: int) -> Module:
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return Sequential(*self.layers[i])
         return self.layers[i]
 
     def __len__(self) -> int:
         return len(self.layers)
+
+    def __iter__(self):
+        return iter(self.layers)
+
+    def append(self, module: Module) -> "Sequential":
+        self.layers.append(self._check(module))
+        return self
+
+    def named_children(self):
+        for i, m in enumerate(self.layers):
+            yield str(i), m
+
+    def _named_parameters(self, prefix: str, seen: set[int]):
+        for i, m in enumerate(self.layers):
+            yield from m._named_parameters(f"{prefix}{i}.", seen)
 
 
 class ModuleList(Module):
