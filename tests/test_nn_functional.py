@@ -144,6 +144,97 @@ def test_cross_entropy_errors():
         F.cross_entropy(logits, np.array([0, 1, 2]), reduction="avg")
 
 
+def _ce_options_reference(logits, labels, reduction, weight, ignore_index, smoothing):
+    """PyTorch's cross entropy with weight, ignore_index and label_smoothing, in
+    float64 NumPy, from its definition."""
+    x = logits.astype(np.float64)
+    logp = x - x.max(1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(1, keepdims=True))
+    n, c = x.shape
+    keep = np.ones(n, bool) if ignore_index is None else labels != ignore_index
+    safe = np.where(keep, labels, 0)
+    w_class = np.ones(c) if weight is None else weight.astype(np.float64)
+    w = np.where(keep, w_class[safe], 0.0)
+    nll = -logp[np.arange(n), safe] * w
+    smooth = np.where(keep, -(logp * w_class).sum(1), 0.0)
+    if reduction == "none":
+        return (1 - smoothing) * nll + smoothing / c * smooth
+    if reduction == "sum":
+        return (1 - smoothing) * nll.sum() + smoothing / c * smooth.sum()
+    return (1 - smoothing) * nll.sum() / w.sum() + smoothing / c * smooth.sum() / w.sum()
+
+
+CE_OPTIONS = [dict(ignore_index=-100), dict(weight=True), dict(label_smoothing=0.1),
+              dict(weight=True, ignore_index=2, label_smoothing=0.25)]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("options", CE_OPTIONS, ids=lambda o: "-".join(o))
+def test_cross_entropy_weight_ignore_index_label_smoothing(options, reduction):
+    """PyTorch's options, against their definition in NumPy, eagerly, jitted
+    and through the module; gradients against central differences."""
+    logits = _rand((7, 4), 3, np.float32)
+    labels = np.array([0, 3, -100, 1, 2, 2, -100]) if options.get("ignore_index") == -100 \
+        else np.array([0, 3, 2, 1, 2, 2, 0])
+    weight = np.array([0.5, 2.0, 1.0, 0.25], np.float32) if options.get("weight") else None
+    kwargs = {**options, "weight": None if weight is None else frame.tensor(weight)}
+    want = _ce_options_reference(logits, labels, reduction, weight, options.get("ignore_index"),
+                                 options.get("label_smoothing", 0.0))
+    got = F.cross_entropy(frame.tensor(logits), frame.tensor(labels), reduction, **kwargs)
+    assert got.dtype == frame.float32
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    jitted = frame.jit(lambda x, y: F.cross_entropy(x, y, reduction, **kwargs))
+    np.testing.assert_allclose(jitted(frame.tensor(logits), frame.tensor(labels)).numpy(), want,
+                               rtol=1e-5, atol=1e-6)
+    module = frame.nn.CrossEntropyLoss(kwargs["weight"], reduction=reduction,
+                                       ignore_index=options.get("ignore_index"),
+                                       label_smoothing=options.get("label_smoothing", 0.0))
+    np.testing.assert_allclose(module(frame.tensor(logits), frame.tensor(labels)).numpy(), want,
+                               rtol=1e-5, atol=1e-6)
+    x = frame.tensor(logits.astype(np.float64), requires_grad=True)
+    kw64 = {**kwargs, "weight": None if weight is None else frame.tensor(weight.astype(np.float64))}
+    F.cross_entropy(x, frame.tensor(labels), "sum", **kw64).backward()
+    eps, numeric = 1e-6, np.zeros(logits.shape)
+    for idx in np.ndindex(*logits.shape):
+        hi, lo = logits.astype(np.float64), logits.astype(np.float64)
+        hi[idx] += eps
+        lo[idx] -= eps
+        numeric[idx] = (_ce_options_reference(hi, labels, "sum", weight, options.get("ignore_index"),
+                                              options.get("label_smoothing", 0.0))
+                        - _ce_options_reference(lo, labels, "sum", weight,
+                                                options.get("ignore_index"),
+                                                options.get("label_smoothing", 0.0))) / (2 * eps)
+    np.testing.assert_allclose(x.grad.numpy(), numeric, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("options", CE_OPTIONS, ids=lambda o: "-".join(o))
+def test_cross_entropy_options_match_pytorch(options):
+    torch = pytest.importorskip("torch")
+    logits = _rand((7, 4), 4, np.float32)
+    labels = np.array([0, 3, -100, 1, 2, 2, -100]) if options.get("ignore_index") == -100 \
+        else np.array([0, 3, 2, 1, 2, 2, 0])
+    weight = np.array([0.5, 2.0, 1.0, 0.25], np.float32) if options.get("weight") else None
+    for reduction in ("mean", "sum", "none"):
+        got = F.cross_entropy(frame.tensor(logits), frame.tensor(labels), reduction,
+                              **{**options, "weight": None if weight is None else frame.tensor(weight)})
+        want = torch.nn.functional.cross_entropy(
+            torch.tensor(logits), torch.tensor(labels), reduction=reduction,
+            **{**options, "weight": None if weight is None else torch.tensor(weight)})
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_cross_entropy_option_errors():
+    logits, labels = np.zeros((3, 4), np.float32), np.array([0, 1, 2])
+    with pytest.raises(frame.FrameValueError, match="label_smoothing must lie in"):
+        F.cross_entropy(logits, labels, label_smoothing=1.5)
+    with pytest.raises(frame.FrameValueError, match=r"weight must be a float tensor of shape \[4\]"):
+        F.cross_entropy(logits, labels, weight=frame.tensor(np.ones(3, np.float32)))
+    with pytest.raises(frame.FrameTypeError, match="ignore_index must be an int"):
+        F.cross_entropy(logits, labels, ignore_index=1.5)
+    with pytest.raises(frame.FrameTypeError, match="pass reduction='sum' by name"):
+        frame.nn.CrossEntropyLoss("sum")
+
+
 def test_mse_loss():
     a, b = _rand((3, 4), 1, np.float32), _rand((3, 4), 2, np.float32)
     d = a.astype(np.float64) - b

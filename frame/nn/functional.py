@@ -138,15 +138,84 @@ def _reduce(op: str, loss, reduction: str):
 
 
 @bind_schema("cross_entropy")
-def cross_entropy(logits, int_labels, reduction: str = "mean"):
+def cross_entropy(logits, int_labels, reduction: str = "mean", *, weight=None,
+                  ignore_index: int | None = None, label_smoothing: float = 0.0):
     """Softmax cross-entropy of ``logits [N, C]`` against class indices ``int_labels [N]``
     (any integer dtype, in ``[0, C)``); ``reduction`` is ``"mean"``, ``"sum"`` or ``"none"``.
+
+    PyTorch's options: ``weight`` (a float tensor ``[C]``, each sample's loss
+    weighed by its class's weight, a weighted mean), ``ignore_index`` (samples
+    with that label count for nothing; a mean over no sample is NaN) and
+    ``label_smoothing`` (``(1 - e) * nll + e / C * (the mean over classes)``).
+    One difference: ``ignore_index`` defaults to None, not PyTorch's -100, so a
+    label out of range is an error unless it is the one asked to be ignored.
 
     >>> F.cross_entropy(frame.zeros((2, 4)), frame.tensor([0, 3])).item()  # log(4)
     1.3862943649291992
     """
-    arrays = (as_array(logits), as_array(int_labels))
-    return apply1("cross_entropy", arrays, schema_attrs("cross_entropy", reduction=reduction))
+    if weight is None and ignore_index is None and not label_smoothing:
+        arrays = (as_array(logits), as_array(int_labels))
+        return apply1("cross_entropy", arrays, schema_attrs("cross_entropy", reduction=reduction))
+    return _weighted_cross_entropy(logits, int_labels, reduction, weight, ignore_index,
+                                   label_smoothing)
+
+
+def _weighted_cross_entropy(logits, labels, reduction, weight, ignore_index, smoothing):
+    """PyTorch's cross entropy with class weights, an ignored label and label
+    smoothing, composed of frame ops (aten's ``cross_entropy_loss_label_smoothing``)."""
+    la, ya = as_array(logits), as_array(labels)
+    _check_float_arg("cross_entropy", la, "logits")
+    if la.ndim != 2 or ya.shape != la.shape[:1] or ya.dtype.kind not in "iu":
+        raise FrameValueError(f"cross_entropy: expected logits [N, C] and integer labels [N], got "
+                              f"{list(la.shape)} and {ya.dtype}{list(ya.shape)}")
+    if reduction not in ("mean", "sum", "none"):
+        raise FrameValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', "
+                              f"got {reduction!r}")
+    if not isinstance(smoothing, (int, float, np.floating)) or not 0.0 <= smoothing <= 1.0:
+        raise FrameValueError(f"cross_entropy: label_smoothing must lie in [0, 1], "
+                              f"got {smoothing!r}")
+    if ignore_index is not None and not _is_int(ignore_index):
+        raise FrameTypeError(f"cross_entropy: ignore_index must be an int, got {ignore_index!r}")
+    n, classes = la.shape
+    if weight is not None:
+        wa = as_array(weight)
+        if wa.shape != (classes,) or wa.dtype.kind != "f":
+            raise FrameValueError(f"cross_entropy: weight must be a float tensor of shape "
+                                  f"[{classes}], got {wa.dtype}{list(wa.shape)}")
+    logp = log_softmax(logits, axis=-1)
+    if ignore_index is None:
+        safe, keep = labels, None
+    else:
+        keep = labels != int(ignore_index)
+        safe = where(keep, labels, 0)
+    picked = logp[arange(n), safe]
+    if weight is not None:
+        w = weight[safe]
+        w = where(keep, w, 0.0) if keep is not None else w
+    elif keep is not None:
+        w = where(keep, 1.0, 0.0).astype(la.dtype)
+    else:
+        w = None
+    nll = neg(picked) if w is None else neg(picked) * w
+    if smoothing:
+        smooth = neg(sum(logp * weight, axis=-1) if weight is not None else sum(logp, axis=-1))
+        if keep is not None:
+            smooth = where(keep, smooth, 0.0)
+    if reduction == "none":
+        out = nll
+        if smoothing:
+            out = nll * (1.0 - smoothing) + smooth * (smoothing / classes)
+        return out
+    if reduction == "sum":
+        total = sum(nll)
+        if smoothing:
+            total = total * (1.0 - smoothing) + sum(smooth) * (smoothing / classes)
+        return total
+    denominator = sum(w) if w is not None else n
+    loss = sum(nll) / denominator
+    if smoothing:
+        loss = loss * (1.0 - smoothing) + (sum(smooth) / denominator) * (smoothing / classes)
+    return loss
 
 
 def nll_loss(log_probs, int_labels, reduction: str = "mean"):

@@ -444,8 +444,21 @@ class _Loss(Module):
 
 
 class CrossEntropyLoss(_Loss):
-    """``F.cross_entropy(logits, labels)`` as a module."""
+    """``F.cross_entropy(logits, labels)`` as a module, with its ``weight``,
+    ``ignore_index`` and ``label_smoothing``."""
     _fn = staticmethod(F.cross_entropy)
+
+    def __init__(self, weight=None, *, ignore_index: int | None = None, reduction: str = "mean",
+                 label_smoothing: float = 0.0):
+        if isinstance(weight, str):
+            raise FrameTypeError(f"CrossEntropyLoss: the first argument is the class weights (as "
+                                 f"in PyTorch); pass reduction={weight!r} by name")
+        super().__init__(reduction)
+        self.weight, self.ignore_index, self.label_smoothing = weight, ignore_index, label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, self.reduction, weight=self.weight,
+                               ignore_index=self.ignore_index, label_smoothing=self.label_smoothing)
 
 
 class NLLLoss(_Loss):
