@@ -13,7 +13,8 @@ are trees or DAGs with a single exit.
 
 Members, by kind (all: no ``has_side_effect``, one output, no payload, no
 body -- a ``fused`` node is never fused again, which makes the pass
-idempotent -- and the root's ``Node.device``):
+idempotent -- and the root's ``Node.device`` and ``Node.errstate``: a region
+runs under one NumPy error state, which the fused node carries):
 
 * elementwise: the schema has the ``fusable`` trait; roots and producers.
 * a contraction head (``HEAD_OPS``: ``matmul``): joins as a producer, at most
@@ -190,7 +191,7 @@ def find_groups(graph: Graph) -> list[list[Node]]:
                 p = v.producer
                 if (p is not None and (id(p) in fusable or id(p) in heads)
                         and id(p) not in decided and id(p) not in assigned
-                        and p.device == root.device):
+                        and p.device == root.device and p.errstate == root.errstate):
                     heapq.heappush(heap, (-position[id(p)], id(p), p))
 
         push_producers(root)
@@ -232,14 +233,15 @@ def _fused_node(group: list[Node], resolve: dict[int, Value], device_of_graph: s
                 mapping[id(v)] = body.add_input(v.type, v.name)
                 outer.append(resolve.get(id(v), v))
     for n in group:
-        copy = Node(n.op, [mapping[id(v)] for v in n.inputs], n.attrs, device=n.device)
+        copy = Node(n.op, [mapping[id(v)] for v in n.inputs], n.attrs, device=n.device,
+                    errstate=n.errstate)
         copy.set_output_types(v.type for v in n.outputs)
         body.append(copy)
         for old, new in zip(n.outputs, copy.outputs):
             mapping[id(old)] = new
     root = group[-1]
     body.set_outputs([mapping[id(root.outputs[0])]])
-    node = Node(FUSED, outer, {}, body=body, device=root.device)
+    node = Node(FUSED, outer, {}, body=body, device=root.device, errstate=root.errstate)
     node.backward = root.backward
     node.set_output_types([root.outputs[0].type])
     return node

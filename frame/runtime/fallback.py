@@ -137,7 +137,8 @@ class _Planner:
         mapping = {id(bi): v for bi, v in zip(body.inputs, node.inputs)}
         for inner in body.nodes:
             copy = Node(inner.op, [mapping[id(v)] for v in inner.inputs], inner.attrs,
-                        const=inner.const, body=inner.body, device=inner.device)
+                        const=inner.const, body=inner.body, device=inner.device,
+                        errstate=inner.errstate)
             copy.set_output_types(v.type for v in inner.outputs)
             for old, new in zip(inner.outputs, copy.outputs):
                 mapping[id(old)] = new
@@ -221,7 +222,7 @@ def _segment_graph(nodes: list[Node], slot_of, later_uses: set[int], device: str
                 mapping[id(v)] = g.add_input(v.type)
                 in_slots.append(slot_of[id(v)])
         copy = Node(n.op, [mapping[id(v)] for v in n.inputs], n.attrs, const=n.const,
-                    body=n.body, device=n.device)
+                    body=n.body, device=n.device, errstate=n.errstate)
         copy.set_output_types(v.type for v in n.outputs)
         g.append(copy)
         for old, new in zip(n.outputs, copy.outputs):

@@ -948,14 +948,37 @@ class _Codegen:
         for name, v in zip(names, node.outputs):
             self.set(v, name, owned=True)
 
+    def nodes_by_errstate(self, nodes: Sequence[Node]) -> None:
+        """The lines of ``nodes``; each run of consecutive nodes with one NumPy
+        error state of their own (``Node.errstate``, a ``with np.errstate``
+        block of the traced code) inside one ``with np.errstate(...):``, which
+        sets it over the caller's state for their ufuncs (and the pool's
+        threads, which run in a copy of this context).  Constants compute
+        nothing and never end a run."""
+        state, start = None, len(self.lines)
+        for node in nodes:
+            if node.op != "constant" and node.errstate != state:
+                self.errstate_block(state, start)
+                state, start = node.errstate, len(self.lines)
+            self.node(node)
+        self.errstate_block(state, start)
+
+    def errstate_block(self, state: tuple | None, start: int) -> None:
+        """Indent ``self.lines[start:]`` under ``with np.errstate(<state>):``."""
+        inner = self.lines[start:]
+        if state is None or all(line.startswith("#") for line in inner):
+            return
+        errstate = self.ns.bind(np.errstate, "np_errstate")
+        kwargs = ", ".join(f"{category}={mode!r}" for category, mode in state)
+        self.lines[start:] = [f"with {errstate}({kwargs}):"] + [_INDENT + line for line in inner]
+
     # -- the function ------------------------------------------------------------
     def generate(self) -> str:
         graph = self.graph
         ins = [f"v{self.number[id(v)]}" for v in graph.inputs]
         for v, name in zip(graph.inputs, ins):
             self.set(v, name, owned=False)  # the caller's arrays
-        for node in graph.nodes:
-            self.node(node)
+        self.nodes_by_errstate(graph.nodes)
         copy = self.ns.bind(np.array, "np_array")
         results, seen = [], set()
         for v in graph.outputs:
