@@ -203,6 +203,13 @@ class FallbackExecutable(Executable):
 
 def _launcher(backend: Backend, node: Node):
     op, attrs = node.op, node.attrs
+    if node.errstate is not None:   # an op of a `with np.errstate(...)` block
+        modes = dict(node.errstate)
+
+        def run_in_state(args):
+            with np.errstate(**modes):
+                return backend.launch(KernelInvocation(op, args, attrs))
+        return run_in_state
 
     def run(args):
         return backend.launch(KernelInvocation(op, args, attrs))
