@@ -42,7 +42,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["raise_requested", "serial_requested", "GraphErrorStates"]
+__all__ = ["raise_requested", "serial_requested", "GraphErrorStates", "StateSwitch", "reset_state"]
 
 try:  # NumPy 2: the error state is a context variable (np.errstate sets it)
     from numpy._core._ufunc_config import _extobj_contextvar as _STATE
@@ -173,3 +173,39 @@ class GraphErrorStates:
 
     def __repr__(self) -> str:
         return f"GraphErrorStates({self.states!r})"
+
+
+class StateSwitch:
+    """Set NumPy's error state to ``modes`` over the one in force, cheaply:
+    ``token = switch()`` ... ``reset_state(token)`` does what ``with
+    np.errstate(**modes):`` does (~0.3 us against ~1 us, measured; the cpu
+    executable's code around a ``with np.errstate`` block's ops).  The state
+    made over each state object seen is kept (a few, held, so their ids stay
+    theirs)."""
+
+    __slots__ = ("modes", "_made")
+
+    _KEEP = 16
+
+    def __init__(self, modes: tuple):
+        self.modes = dict(modes)
+        self._made: dict = {}
+
+    def __call__(self):
+        outer = _STATE.get()
+        made = self._made.get(outer)
+        if made is None:
+            with np.errstate(**self.modes):
+                made = _STATE.get()
+            if len(self._made) >= self._KEEP:
+                self._made.clear()
+            self._made[outer] = made
+        return _STATE.set(made)
+
+    def __repr__(self) -> str:
+        return f"StateSwitch({self.modes!r})"
+
+
+# ``reset_state(token)``: back to the state before ``StateSwitch()``; None when this
+# NumPy keeps its error state elsewhere (then the codegen uses ``with np.errstate``)
+reset_state = _STATE.reset if _STATE is not None else None

@@ -63,8 +63,8 @@ class Node:
     the modes it sets, as sorted ``(category, mode)`` pairs (a category not
     named keeps the caller's mode), or None for the caller's state.  It is
     part of the graph's text and identity (`` !errstate(...)``); passes carry
-    it to the nodes they derive from a node and never merge or fuse nodes of
-    different states (docs/compiler.md, "NumPy's error state per node")."""
+    it to the nodes they derive from a node, never merge nodes of different
+    states, and a fused body keeps each member's (docs/compiler.md, "Passes")."""
 
     __slots__ = ("op", "inputs", "outputs", "attrs", "const", "body", "device", "backward",
                  "errstate")

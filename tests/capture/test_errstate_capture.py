@@ -120,10 +120,13 @@ CASES = [
     (cse_inside_then_outside, (np.array([1.0, 0.0]),)),
     (fused_across_the_block, (np.full((64, 64), 0.0),)),
     (all_inside, (np.array([0.0, -1.0, 2.0]),)),
+    # a large region mixing states: chunks on the pool's threads (unchunked while
+    # every warning is shown), the state switched between the region's ufuncs
+    (fused_across_the_block, (np.linspace(-1.0, 1.0, 512 * 512).reshape(512, 512),)),
 ]
 
 
-@pytest.mark.parametrize("fn, args", CASES, ids=[c[0].__name__ for c in CASES])
+@pytest.mark.parametrize("fn, args", CASES, ids=[f"{c[0].__name__}-{c[1][0].size}" for c in CASES])
 def test_one_graph_same_results_and_warnings(fn, args):
     assert graphs(fn, *args) == (1, [])
     check(fn, *args)
@@ -136,6 +139,27 @@ def raise_inside(x, sink):
     with np.errstate(divide="raise"):
         y = np.log(x)
     return y + 1
+
+
+def raise_in_a_large_region(x):
+    with np.errstate(over="raise"):
+        y = x * 1e300
+    return y * 2.0 + 1.0
+
+
+@pytest.mark.parametrize("backend", [None, "cpu"])
+def test_a_raising_block_in_a_large_region(backend):
+    """One fused region of two states, chunked on the pool's threads under the
+    default warnings filters: the block's overflow raises (from a chunk),
+    the call then runs natively and raises NumPy's error."""
+    big = np.linspace(-1.0, 1.0, 512 * 512).reshape(512, 512)
+    assert graphs(raise_in_a_large_region, big) == (1, [])
+    jitted = frame.jit(raise_in_a_large_region, backend=backend)
+    for _ in range(3):
+        np.testing.assert_array_equal(jitted(big), raise_in_a_large_region(big))
+        with pytest.raises(FloatingPointError, match="overflow encountered in multiply"):
+            jitted(big * 1e10)
+    assert np.geterr()["over"] == "warn"
 
 
 def raise_caught(x):

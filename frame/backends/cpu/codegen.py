@@ -168,7 +168,7 @@ import numpy as np
 
 from ...hal import threadpool as pool
 from ...hal.backend import Executable
-from ...hal.fp_errors import serial_requested
+from ...hal.fp_errors import StateSwitch, reset_state, serial_requested
 from ...errors import ErrorCode, FrameError, FrameValueError
 from ...ir.clone import clone_graph
 from ...ir.graph import Graph, Node, Value
@@ -835,7 +835,14 @@ class _Codegen:
 
         last = len(body.nodes) - 1
         target, from_kernel = "", False
+        # a region of ops of several error states (operator_fusion): each run of
+        # ops of one state in it (the node itself carries one shared by all)
+        state, start = None, len(self.lines)
         for i, n in enumerate(body.nodes):
+            own = n.errstate if node.errstate is None else None
+            if own != state:
+                self.errstate_block(state, start)
+                state, start = own, len(self.lines)
             out_v = n.outputs[0]
             args = [expr[id(v)] for v in n.inputs]
             dying = [expr[id(v)] for v in n.inputs
@@ -866,6 +873,7 @@ class _Codegen:
             for name in dying:
                 if holder.get(name) is not None and holder[name] != id(out_v):
                     holder[name] = None
+        self.errstate_block(state, start)
         return target, from_kernel
 
     def fused_parallel(self, node: Node, split: Split) -> None:
@@ -964,13 +972,24 @@ class _Codegen:
         self.errstate_block(state, start)
 
     def errstate_block(self, state: tuple | None, start: int) -> None:
-        """Indent ``self.lines[start:]`` under ``with np.errstate(<state>):``."""
+        """Run ``self.lines[start:]`` in NumPy's error state ``state`` set over
+        the caller's: ``fp_errors.StateSwitch`` sets it and a ``finally`` puts
+        the caller's back (what ``with np.errstate(...)`` does, 1 us cheaper),
+        or ``with np.errstate(...):`` where NumPy's state is not reachable."""
         inner = self.lines[start:]
         if state is None or all(line.startswith("#") for line in inner):
             return
-        errstate = self.ns.bind(np.errstate, "np_errstate")
-        kwargs = ", ".join(f"{category}={mode!r}" for category, mode in state)
-        self.lines[start:] = [f"with {errstate}({kwargs}):"] + [_INDENT + line for line in inner]
+        indented = [_INDENT + line for line in inner]
+        if reset_state is None:
+            errstate = self.ns.bind(np.errstate, "np_errstate")
+            kwargs = ", ".join(f"{category}={mode!r}" for category, mode in state)
+            self.lines[start:] = [f"with {errstate}({kwargs}):"] + indented
+            return
+        switch = self.ns.bind(StateSwitch(state), "errstate", key=("errstate", state))
+        reset = self.ns.bind(reset_state, "errstate_reset")
+        token = f"es{next(self.temps)}"
+        self.lines[start:] = ([f"{token} = {switch}()", "try:"] + indented
+                              + ["finally:", f"{_INDENT}{reset}({token})"])
 
     # -- the function ------------------------------------------------------------
     def generate(self) -> str:
