@@ -171,6 +171,21 @@ class GraphErrorStates:
             return True
         return warns and _filters()[0]
 
+    def serial_requested(self) -> bool:
+        """``serial_requested`` for these ops: would NumPy do more than warn,
+        or warn with every warning shown, under some op's state now?"""
+        if not self._own:
+            return bool(self.states) and serial_requested()
+        state = _STATE.get() if _STATE is not None else _NO_STATE
+        last = self._last
+        _, strict, warns = last if last[0] is state else self._modes(state)
+        if strict:
+            return True
+        if not warns:
+            return False
+        error, always = _filters()
+        return error or always
+
     def __repr__(self) -> str:
         return f"GraphErrorStates({self.states!r})"
 

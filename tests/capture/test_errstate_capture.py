@@ -122,7 +122,7 @@ CASES = [
     (all_inside, (np.array([0.0, -1.0, 2.0]),)),
     # a large region mixing states: chunks on the pool's threads (unchunked while
     # every warning is shown), the state switched between the region's ufuncs
-    (fused_across_the_block, (np.linspace(-1.0, 1.0, 512 * 512).reshape(512, 512),)),
+    (fused_across_the_block, (np.linspace(-1.0, 1.0, 1024 * 512).reshape(1024, 512),)),
 ]
 
 
@@ -152,7 +152,7 @@ def test_a_raising_block_in_a_large_region(backend):
     """One fused region of two states, chunked on the pool's threads under the
     default warnings filters: the block's overflow raises (from a chunk),
     the call then runs natively and raises NumPy's error."""
-    big = np.linspace(-1.0, 1.0, 512 * 512).reshape(512, 512)
+    big = np.linspace(-1.0, 1.0, 1024 * 512).reshape(1024, 512)
     assert graphs(raise_in_a_large_region, big) == (1, [])
     jitted = frame.jit(raise_in_a_large_region, backend=backend)
     for _ in range(3):
@@ -160,6 +160,28 @@ def test_a_raising_block_in_a_large_region(backend):
         with pytest.raises(FloatingPointError, match="overflow encountered in multiply"):
             jitted(big * 1e10)
     assert np.geterr()["over"] == "warn"
+
+
+def warn_in_a_large_region(x):
+    with np.errstate(divide="warn"):
+        y = 1.0 / x
+    return y * 2.0 + 1.0
+
+
+def test_a_warning_block_in_a_large_region_under_a_quiet_caller():
+    """Called inside the caller's ``np.errstate(all="ignore")``, with every
+    warning shown: the region's block warns, so the region runs unchunked
+    (one warning, as NumPy gives), though the caller's own state is quiet."""
+    big = np.linspace(-1.0, 1.0, 1024 * 512).reshape(1024, 512)
+    big[::64, 0] = 0.0   # zeros in every block of rows
+    assert graphs(warn_in_a_large_region, big) == (1, [])
+    jitted = frame.jit(warn_in_a_large_region, backend="cpu")
+    with np.errstate(all="ignore"):
+        native = observed(warn_in_a_large_region, big)
+        for _ in range(3):
+            got = observed(jitted, big)
+            assert_same(native[0], got[0], "result")
+            assert got[1] == native[1] == [("divide by zero encountered in divide", RuntimeWarning)]
 
 
 def raise_caught(x):

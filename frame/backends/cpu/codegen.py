@@ -168,7 +168,7 @@ import numpy as np
 
 from ...hal import threadpool as pool
 from ...hal.backend import Executable
-from ...hal.fp_errors import StateSwitch, reset_state, serial_requested
+from ...hal.fp_errors import GraphErrorStates, StateSwitch, reset_state, serial_requested
 from ...errors import ErrorCode, FrameError, FrameValueError
 from ...ir.clone import clone_graph
 from ...ir.graph import Graph, Node, Value
@@ -224,6 +224,16 @@ def region_threads() -> int:
     raise on a floating-point error or show each of its warnings
     (``fp_errors.serial_requested``): every block would warn on its own."""
     return 1 if serial_requested() else pool.size()
+
+
+def _region_threads_for(states: tuple) -> Callable[[], int]:
+    """``region_threads`` for a region whose ops run under the error states
+    ``states`` (``Graph.errstates``), each over the caller's."""
+    checker = GraphErrorStates(states)
+
+    def threads() -> int:
+        return 1 if checker.serial_requested() else pool.size()
+    return threads
 
 
 def _free_refcount() -> int:
@@ -925,7 +935,13 @@ class _Codegen:
                 head += [f"{_INDENT}{s} = {s}[:b - a]" for _, s in scratch]
         self.defs.append("\n".join(head + [_INDENT + line for line in body]) + "\n")
         # the call: operands viewed with the leading axes collapsed
-        size = self.ns.bind(region_threads, "par_size")
+        states = node.body.errstates()
+        if node.errstate is None and states not in ((), (None,)):
+            # ops of several states (operator_fusion): unchunked when one of them asks
+            size = self.ns.bind(_region_threads_for(states), "par_size_states",
+                                key=("par_size", states))
+        else:
+            size = self.ns.bind(region_threads, "par_size")
         run = self.ns.bind(pool.run, "par_run")
         args = []
         for v, full in zip(node.inputs, split.sliced):
