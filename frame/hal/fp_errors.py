@@ -134,8 +134,9 @@ def serial_requested() -> bool:
 class GraphErrorStates:
     """``raise_requested`` for a graph whose nodes run under the error states
     ``states`` (``Graph.errstates()``: tuples of ``(category, mode)`` pairs
-    set over the caller's state, None for the caller's state itself).
-    The answer is kept per NumPy error-state object, as above."""
+    set over the caller's state, None for the caller's state itself), and
+    ``serial_requested`` for a region of such nodes.  The answer is kept per
+    NumPy error-state object, as above."""
 
     __slots__ = ("states", "_own", "_last")
 
@@ -159,14 +160,17 @@ class GraphErrorStates:
             self._last = answer
         return answer
 
+    def _current(self) -> tuple:
+        state = _STATE.get() if _STATE is not None else _NO_STATE
+        last = self._last
+        return last if last[0] is state else self._modes(state)
+
     def raise_requested(self) -> bool:
         """Would NumPy do more than warn on a floating-point error of some
         node, under that node's state in force now?"""
         if not self._own:
             return bool(self.states) and raise_requested()
-        state = _STATE.get() if _STATE is not None else _NO_STATE
-        last = self._last
-        _, strict, warns = last if last[0] is state else self._modes(state)
+        _, strict, warns = self._current()
         if strict:
             return True
         return warns and _filters()[0]
@@ -176,9 +180,7 @@ class GraphErrorStates:
         or warn with every warning shown, under some op's state now?"""
         if not self._own:
             return bool(self.states) and serial_requested()
-        state = _STATE.get() if _STATE is not None else _NO_STATE
-        last = self._last
-        _, strict, warns = last if last[0] is state else self._modes(state)
+        _, strict, warns = self._current()
         if strict:
             return True
         if not warns:

@@ -975,10 +975,10 @@ class _Codegen:
     def nodes_by_errstate(self, nodes: Sequence[Node]) -> None:
         """The lines of ``nodes``; each run of consecutive nodes with one NumPy
         error state of their own (``Node.errstate``, a ``with np.errstate``
-        block of the traced code) inside one ``with np.errstate(...):``, which
-        sets it over the caller's state for their ufuncs (and the pool's
-        threads, which run in a copy of this context).  Constants compute
-        nothing and never end a run."""
+        block of the traced code) in that state set over the caller's
+        (``errstate_block``) for their ufuncs and the pool's threads, which run
+        in a copy of this context.  Constants compute nothing and never end a
+        run."""
         state, start = None, len(self.lines)
         for node in nodes:
             if node.op != "constant" and node.errstate != state:
