@@ -155,6 +155,7 @@ class _Planner:
                                  f"decomposition of {node.op} produced {new.type}, expected {old.type}")
             self.renamed[id(old)] = new
         for inner in b.graph.nodes:
+            inner.errstate = node.errstate   # its parts run in the op's error state
             self.place(inner, allow_decompose=False)
 
 
