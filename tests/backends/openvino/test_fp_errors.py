@@ -198,3 +198,18 @@ def test_a_block_that_raises_raises_on_openvino():
         _, want = _outcome(f, _data())
         _, got = _outcome(jitted, _data())
         assert type(got) is type(want) is FloatingPointError and str(got) == str(want)
+
+
+def test_the_ops_error_states_survive_the_persistent_cache():
+    from frame.backends.openvino import persist
+    graph = _log_graph()
+    graph.nodes[0].errstate = (("divide", "ignore"),)    # log in a block ignoring divide
+    exe = rc.compile(graph, "openvino")
+    b = backend()
+    artifact = persist.serialize(graph, exe, "CPU")
+    loaded = persist.deserialize(b.core, artifact, "CPU", lambda g: b.config_for("CPU", OPTIONS, g))
+    assert loaded._errstates.states == exe._errstates.states == ((("divide", "ignore"),), None)
+    with np.errstate(divide="raise"):    # log's divide is ignored; mul and add count
+        assert loaded._errstates.raise_requested()
+    with np.errstate(all="ignore"):
+        assert not loaded._errstates.raise_requested()
