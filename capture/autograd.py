@@ -820,6 +820,7 @@ def _partition(tr, rg: RecordedGraph, joint, roots, leaves, leaf_inputs, offsets
             for u in node.inputs:
                 read(u)
             env[id(v)] = b.op_multi(node.op, [env[id(u)] for u in node.inputs], node.attrs)[0]
+            env[id(v)].producer.errstate = node.errstate
             return
         kind = where(v)
         if kind[0] == "const":
@@ -843,6 +844,7 @@ def _partition(tr, rg: RecordedGraph, joint, roots, leaves, leaf_inputs, offsets
             out = [b.constant(node.const)]
         else:
             out = b.op_multi(node.op, [env[id(v)] for v in node.inputs], node.attrs)
+            out[0].producer.errstate = node.errstate
         for v, o in zip(node.outputs, out):
             o.producer.backward = True
             env[id(v)] = o

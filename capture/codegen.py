@@ -44,7 +44,7 @@ import numpy as np
 from numpy.lib.array_utils import byte_bounds as _byte_bounds
 
 from frame import config
-from frame.hal.fp_errors import raise_requested
+from frame.hal.fp_errors import GraphErrorStates, raise_requested
 from frame.hal.options import CompileOptions
 from frame.ops import get_schema
 from frame.runtime.eager import run_op
@@ -787,9 +787,10 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
     body = _guard_block(pool)
     if exe is not None and donates:
         # While NumPy raises on floating-point errors, any op of the graph may raise
+        # (under its own error state: a `with np.errstate(...)` block in the graph)
         # after a donated input was written, and the call could not rerun natively
         # on its inputs: it runs natively at once (docs/capture.md, "Floating-point errors").
-        body += ["    if __fp_raise():",
+        body += [f"    if __fp_raise({graph.errstates()!r}):",
                  f"        return __fn({call})"]
     body += _scalar_check_lines(tr, rb, call)
     if tr.tracer.draws:   # all of them, used or not, as the plain function draws them
@@ -903,14 +904,23 @@ def _graph_raised(fn, err: Exception) -> None:
 
 
 _fp_raise_told = False
+_graph_states: dict[tuple, GraphErrorStates] = {}
 
 
-def _fp_raise() -> bool:
-    """Is NumPy asked to raise on floating-point errors now?  Then an entry
-    whose graph computes into its inputs runs natively: counted, and told
-    once per process."""
+def _fp_raise(states: tuple = (None,)) -> bool:
+    """Is NumPy asked to raise on floating-point errors now, for some op of a
+    graph whose ops run under the error states ``states`` (``Graph.errstates``:
+    None is the caller's state)?  Then an entry whose graph computes into its
+    inputs runs natively: counted, and told once per process."""
     global _fp_raise_told
-    if not raise_requested():
+    if states == (None,):
+        raises = raise_requested()
+    else:
+        checker = _graph_states.get(states)
+        if checker is None:
+            checker = _graph_states.setdefault(states, GraphErrorStates(states))
+        raises = checker.raise_requested()
+    if not raises:
         return False
     record.count("native_calls_fp_raise")
     if not _fp_raise_told:
@@ -943,6 +953,9 @@ class _EagerExecutable:
         for node in self.graph.nodes:
             if node.const is not None:
                 outs = [node.const]
+            elif node.errstate is not None:   # a `with np.errstate(...)` block's op
+                with np.errstate(**dict(node.errstate)):
+                    outs = run_op(node.op, [env[id(v)] for v in node.inputs], node.attrs)
             else:
                 outs = run_op(node.op, [env[id(v)] for v in node.inputs], node.attrs)
             for v, a in zip(node.outputs, outs):

@@ -52,6 +52,9 @@ class Tracer:
         # random draws (frame.functions.random.draw): each a graph input that the
         # entry draws on the host before the graph runs, in program order
         self.draws: list[tuple[tuple, Value]] = []
+        # NumPy's error state the traced code set (``with np.errstate(...)``,
+        # capture/variables/errstate.py): each node appended gets it (Node.errstate)
+        self.errstate: tuple[tuple[str, str], ...] | None = None
         self.level = OpLevel(self.handle, self.tape, self.handle_gradient, self.fresh, self.draw,
                              known=self.known)
 
@@ -132,6 +135,10 @@ class Tracer:
         for its outputs."""
         inputs = [self.value_of(a) for a in arrays]
         outs = self.builder.op_multi(op, inputs, attrs)
+        if outs:
+            outs[0].producer.errstate = self.errstate
+        else:
+            self.graph.nodes[-1].errstate = self.errstate
         return [self.meta(v) for v in outs]
 
     def handle_gradient(self, op: str, arrays, attrs) -> list[np.ndarray]:

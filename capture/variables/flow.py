@@ -16,17 +16,20 @@ Context managers: ``with`` on a user object whose class defines ``__enter__``
 and ``__exit__`` in Python inlines both (``ObjectVariable.enter_context``);
 ``contextlib.contextmanager`` functions run their generator lazily
 (``GeneratorContextManagerVariable``); ``contextlib.suppress`` and
-``contextlib.nullcontext`` are modelled here.
+``contextlib.nullcontext`` are modelled here, ``np.errstate`` in errstate.py.
 """
 from __future__ import annotations
 
 import contextlib
 import types
 
+import numpy as np
+
 from ..errors import Unsupported, UserCodeRaises
 from .base import CONSTANT_TYPES, ConstantVariable, Variable
 from .callables import MethodVariable
 from .containers import GeneratorVariable, TupleVariable, is_constant_value, constant_value
+from .errstate import make_errstate
 
 __all__ = ["ExceptionVariable", "make_exception", "initialised_exception_class",
            "make_initialised_exception", "TracebackVariable", "modelled_exception_class", "exception_variable",
@@ -398,6 +401,8 @@ def make_context_manager(tx, cls: type, args, kwargs) -> Variable | None:
         return GeneratorContextManagerVariable(gen)
     if cls is contextlib.suppress and not kwargs:
         return SuppressVariable(tuple(exception_classes(tx, a) for a in args))
+    if cls is np.errstate:
+        return make_errstate(args, kwargs)
     if cls is contextlib.nullcontext and len(args) + len(kwargs) <= 1:
         value = args[0] if args else kwargs.get("enter_result", ConstantVariable(None))
         return NullContextVariable(value)

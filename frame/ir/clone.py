@@ -47,7 +47,8 @@ def clone_graph_with_map(graph: Graph) -> tuple[Graph, dict[Value, Value]]:
             raise ValueError(f"clone_graph: node '{node.op}' uses {err.args[0]!r}, which is not "
                              "defined before it in this graph") from None
         body = clone_graph(node.body) if node.body is not None else None
-        copy = Node(node.op, inputs, node.attrs, const=node.const, body=body, device=node.device)
+        copy = Node(node.op, inputs, node.attrs, const=node.const, body=body, device=node.device,
+                    errstate=node.errstate)
         copy.backward = node.backward
         copy.outputs = tuple(Value(v.type, copy, v.index, v.name) for v in node.outputs)
         for old, fresh in zip(node.outputs, copy.outputs):

@@ -13,7 +13,22 @@ import numpy as np
 
 from .types import TensorType
 
-__all__ = ["Value", "Node", "Graph"]
+__all__ = ["Value", "Node", "Graph", "ERR_CATEGORIES", "ERR_MODES", "errstate_ok"]
+
+# NumPy's floating-point error categories and modes (np.seterr), for Node.errstate
+ERR_CATEGORIES = ("divide", "over", "under", "invalid")
+ERR_MODES = ("ignore", "warn", "raise", "call", "print", "log")
+
+
+def errstate_ok(errstate: Any) -> bool:
+    """Is ``errstate`` a valid ``Node.errstate``: None, or a non-empty tuple of
+    ``(category, mode)`` pairs sorted by category, each category at most once?"""
+    if errstate is None:
+        return True
+    return (type(errstate) is tuple and len(errstate) > 0
+            and all(type(p) is tuple and len(p) == 2 and p[0] in ERR_CATEGORIES
+                    and p[1] in ERR_MODES for p in errstate)
+            and [p[0] for p in errstate] == sorted({p[0] for p in errstate}))
 
 
 class Value:
@@ -41,13 +56,23 @@ class Node:
     (``frame.autograd.backward``); passes carry it to the nodes they derive
     from marked ones.  It only feeds statistics (the forward/backward fused
     node counts); it is not part of the graph's text or identity, so a graph
-    parsed back from text has every node unmarked."""
+    parsed back from text has every node unmarked.
 
-    __slots__ = ("op", "inputs", "outputs", "attrs", "const", "body", "device", "backward")
+    ``errstate`` is NumPy's floating-point error state the node runs under
+    where the traced code set one (``with np.errstate(divide="ignore")``):
+    the modes it sets, as sorted ``(category, mode)`` pairs (a category not
+    named keeps the caller's mode), or None for the caller's state.  It is
+    part of the graph's text and identity (`` !errstate(...)``); passes carry
+    it to the nodes they derive from a node, never merge nodes of different
+    states, and a fused body keeps each member's (docs/compiler.md, "Passes")."""
+
+    __slots__ = ("op", "inputs", "outputs", "attrs", "const", "body", "device", "backward",
+                 "errstate")
 
     def __init__(self, op: str, inputs: Sequence[Value], attrs: Mapping[str, Any] | None = None,
                  const: np.ndarray | None = None, body: "Graph | None" = None,
-                 device: str | None = None):
+                 device: str | None = None,
+                 errstate: "tuple[tuple[str, str], ...] | None" = None):
         self.op = op
         self.inputs: tuple[Value, ...] = tuple(inputs)
         self.outputs: tuple[Value, ...] = ()
@@ -56,6 +81,7 @@ class Node:
         self.body = body
         self.device = device
         self.backward = False
+        self.errstate = errstate
 
     @property
     def output(self) -> Value:
@@ -135,6 +161,29 @@ class Graph:
 
     def op_names(self) -> list[str]:
         return [n.op for n in self.nodes]
+
+    def errstates(self) -> tuple:
+        """The NumPy error states its nodes run under (``Node.errstate``,
+        fused bodies included), each once, in node order; None stands for the
+        caller's state.  Constants compute nothing and are left out.
+
+            >>> from frame.ir import GraphBuilder
+            >>> b = GraphBuilder(); x = b.input("float32", (2,))
+            >>> b.build(b.op("log", x)).errstates()
+            (None,)
+        """
+        seen: list = []
+        for node in self.nodes:
+            if node.body is not None:
+                inner = node.body.errstates()
+            elif node.op == "constant":
+                continue
+            else:
+                inner = (node.errstate,)
+            for state in inner:
+                if state not in seen:
+                    seen.append(state)
+        return tuple(seen)
 
     # ``str(graph)`` is its ``dump_text`` (installed by text.py, which imports this module)
 

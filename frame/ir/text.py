@@ -48,6 +48,9 @@ Rules:
   ``True``/``False``; ints in decimal.
 * Node devices are printed as a `` @<device>`` suffix when not None; devices
   that are not plain words are JSON-quoted.
+* A node's NumPy error state (``Node.errstate``) is printed as a
+  `` !errstate(divide=ignore,invalid=ignore)`` suffix (after the device)
+  when not None.
 * A zero-output node prints as ``op(args) {attrs}`` with no ``=`` and no types.
 
 ``parse_text`` also accepts blank lines, ``#`` comment lines, any whitespace
@@ -268,6 +271,8 @@ def _dump_block(graph: Graph, lines: list[str], indent: int, sites: dict[Any, in
             line = pad + call
         if node.device is not None:
             line += f" @{_fmt_device(node.device)}"
+        if node.errstate is not None:
+            line += f" !errstate({_fmt_errstate(node.errstate)})"
         if node.body is None:
             lines.append(line)
         else:
@@ -452,6 +457,29 @@ def _parse_type(line: _Line) -> TensorType:
             line.expect(",")
     line.i += 1
     return TensorType(dtype, tuple(dims))
+
+
+def _fmt_errstate(errstate: Any) -> str:
+    try:
+        return ",".join([f"{category}={mode}" for category, mode in errstate])
+    except (TypeError, ValueError):
+        return f"<invalid errstate: {errstate!r}>".replace("\n", " ")
+
+
+def _parse_errstate(line: _Line) -> tuple[tuple[str, str], ...]:
+    line.expect("errstate")
+    line.expect("(")
+    pairs = []
+    while not line.at(")"):
+        if pairs:
+            line.expect(",")
+        category = line.take(_WORD, "an error category")
+        line.expect("=")
+        pairs.append((category, line.take(_WORD, "an error mode")))
+    line.i += 1
+    if pairs != sorted(set(pairs)) or len({c for c, _ in pairs}) != len(pairs):
+        raise line.error("errstate pairs must be sorted by category, each named once")
+    return tuple(pairs)
 
 
 def _parse_device(line: _Line) -> str:
@@ -652,6 +680,10 @@ class _Parser:
         if line.at("@"):
             line.i += 1
             device = _parse_device(line)
+        errstate = None
+        if line.at("!"):
+            line.i += 1
+            errstate = _parse_errstate(line)
         body = None
         if line.at("{"):
             line.i += 1
@@ -660,7 +692,7 @@ class _Parser:
         else:
             self.finish(line)
         const = self.payload(line, payload, types) if payload is not None else None
-        node = Node(op, inputs, attrs, const=const, body=body, device=device)
+        node = Node(op, inputs, attrs, const=const, body=body, device=device, errstate=errstate)
         for ref, v in zip(outs, node.set_output_types(types)):
             names[ref] = v
         graph.append(node)

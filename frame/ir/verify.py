@@ -10,7 +10,8 @@
        infers (or what the fused body produces), a payload matches its type.
     V6 one device per graph: every node's device is None or the graph's, and
        a fused body runs on its graph's device.
-    V7 attrs are in the closed set (``attr_value_ok``), named by identifiers.
+    V7 attrs are in the closed set (``attr_value_ok``), named by identifiers;
+       a node's ``errstate`` is None or NumPy's sorted (category, mode) pairs.
 
 Per node the checks run in the order V1, V2, V3, V7, V4, V5, V6 (V7 before V4
 so a foreign attr value is reported as such, not as a schema mismatch); graph
@@ -30,7 +31,7 @@ import numpy as np
 
 from ..dtypes import DType, all_dtypes
 from ..errors import ErrorCode, FrameError
-from .graph import Graph, Node, Value
+from .graph import Graph, Node, Value, errstate_ok
 from .schemas import attr_value_ok, lookup_schema
 from .text import dump_lines_with_sites
 from .types import DYNAMIC, TensorType
@@ -163,6 +164,9 @@ class _Verifier:
                 raise self.fail("V7", f"'{op}' attribute '{name}' = {value!r} ({type(value).__name__}) "
                                 "is not in the closed set (int, float, str, bool, tuple of int, "
                                 "tuple of float, dtype)", site)
+        if not errstate_ok(getattr(node, "errstate", None)):
+            raise self.fail("V7", f"'{op}' has the error state {node.errstate!r}: not sorted "
+                            "(category, mode) pairs of NumPy's (Node.errstate)", site)
         # V4
         if not schema.arity_ok(len(node.inputs)):
             raise self.fail("V4", f"'{op}' expects {schema.arity_text()} inputs, got {len(node.inputs)}", site)

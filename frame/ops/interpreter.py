@@ -4,6 +4,10 @@ The numerical definition of a graph: tests compare every pass and backend
 against it.  Constants come from their node's payload; fused nodes run their
 body graph.
 
+Each node runs under its own NumPy error state where it has one
+(``Node.errstate``: ``np.errstate`` around its kernel), so it warns or raises
+where NumPy does in the traced code's ``with np.errstate(...)`` block.
+
 Values are NumPy's, bit for bit, also where NumPy's bits depend on memory
 layout (ops/layout.py): beside each value the interpreter keeps a stand-in with
 the strides NumPy would give it (the inputs' own strides, views as views,
@@ -47,16 +51,23 @@ def evaluate(graph: Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
             layout[id(v)] = s
         if node.op == "constant":
             outs = (node.const,)
-        elif node.body is not None:
-            outs = evaluate(node.body, args)
+        elif node.errstate is not None:   # a `with np.errstate(...)` block of the traced code
+            with np.errstate(**dict(node.errstate)):
+                outs = _run(node, args)
         else:
-            outs = get_schema(node.op).reference(args, node.attrs)
+            outs = _run(node, args)
         for v, o in zip(node.outputs, outs):
             o = np.asarray(o)
             if o.dtype != v.type.dtype.np:
                 o = o.astype(v.type.dtype.np)
             env[id(v)] = o
     return [env[id(v)] for v in graph.outputs]
+
+
+def _run(node, args: list) -> Sequence:
+    if node.body is not None:
+        return evaluate(node.body, args)
+    return get_schema(node.op).reference(args, node.attrs)
 
 
 def _as_numpy_lays_out(a: np.ndarray, like: np.ndarray) -> np.ndarray:

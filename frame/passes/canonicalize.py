@@ -89,9 +89,10 @@ def _swap_last_two(rank: int) -> tuple[int, ...]:
     return tuple(range(rank - 2)) + (rank - 1, rank - 2)
 
 
-def _new_node(op: str, inputs: Sequence[Value], attrs: dict, device: str | None,
+def _new_node(op: str, inputs: Sequence[Value], attrs: dict, like: Node,
               backward: bool = False) -> Node:
-    node = Node(op, inputs, attrs, device=device)
+    """A node derived from ``like``: its device and NumPy error state."""
+    node = Node(op, inputs, attrs, device=like.device, errstate=like.errstate)
     node.backward = backward
     node.set_output_types(get_schema(op).infer([v.type for v in inputs], node.attrs))
     return node
@@ -181,7 +182,7 @@ class _Rewriter:
         self.dead[id(node)] = node
         self.changed = True
 
-    def transposed(self, v: Value, perm: tuple[int, ...], device: str | None,
+    def transposed(self, v: Value, perm: tuple[int, ...], like: Node,
                    added: list[Node], backward: bool = False) -> Value:
         """``transpose(v, perm)`` with the chain and identity rules applied: an
         existing value when they cancel, else a new node appended to ``added``."""
@@ -190,7 +191,7 @@ class _Rewriter:
             v, perm = src.inputs[0], tuple(src.attrs["perm"][p] for p in perm)
         if perm == tuple(range(len(perm))):
             return v
-        node = _new_node("transpose", [v], {"perm": perm}, device, backward)
+        node = _new_node("transpose", [v], {"perm": perm}, like, backward)
         self._count(node, +1)
         added.append(node)
         return node.outputs[0]
@@ -225,7 +226,7 @@ class _Rewriter:
         pair = _gram_operands(_unmarked(a), _unmarked(b))
         if pair is not None:
             first, x = pair
-            new = _new_node("gram", [x], {"transposed_first": first, "dot": dot}, node.device,
+            new = _new_node("gram", [x], {"transposed_first": first, "dot": dot}, node,
                             node.backward)
             if new.outputs[0].type != node.outputs[0].type:
                 return None
@@ -255,9 +256,9 @@ class _Rewriter:
             return None   # user code's (a @ b).T: NumPy's bits are those of a @ b
         added: list[Node] = []
         phase = src.backward or node.backward
-        bt = self.transposed(b, _swap_last_two(b.type.rank), src.device, added, phase)
-        at = self.transposed(a, _swap_last_two(a.type.rank), src.device, added, phase)
-        product = _new_node("matmul", [bt, at], dict(src.attrs), src.device, phase)
+        bt = self.transposed(b, _swap_last_two(b.type.rank), src, added, phase)
+        at = self.transposed(a, _swap_last_two(a.type.rank), src, added, phase)
+        product = _new_node("matmul", [bt, at], dict(src.attrs), src, phase)
         if product.outputs[0].type != node.outputs[0].type:  # (never, with NumPy's dtype rules)
             for n in added:
                 self._count(n, -1)

@@ -41,6 +41,18 @@ def _run_node(node: Node, args: list[np.ndarray]) -> list[np.ndarray]:
     return [np.asarray(o) for o in get_schema(node.op).reference(args, node.attrs)]
 
 
+def _folding_state(node: Node):
+    """Folding must not warn where running would not.  A node of a ``with
+    np.errstate(...)`` block (``Node.errstate``) folds only where its state
+    ignores what happens (an error it would warn about or raise is raised here,
+    and the node is kept, to warn or raise when the graph runs); others fold
+    silently."""
+    if node.errstate is None:
+        return np.errstate(all="ignore")
+    ignored = {category: "ignore" for category, mode in node.errstate if mode == "ignore"}
+    return np.errstate(**{"all": "raise", **ignored})
+
+
 class ConstantFolding(Pass):
     name = "constant_folding"
 
@@ -52,7 +64,7 @@ class ConstantFolding(Pass):
                 continue
             args = [v.producer.const for v in node.inputs]
             try:
-                with np.errstate(all="ignore"):  # folding must not warn where running would not
+                with _folding_state(node):
                     results = _run_node(node, args)
             except Exception:  # noqa: BLE001 - the kernel's own check (a singular matrix,
                 # an index out of range): the node raises when the graph runs, where the

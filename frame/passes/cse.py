@@ -43,7 +43,7 @@ class CommonSubexpressionElimination(Pass):
                 operands = tuple(sorted(operands, key=lambda i: position[i]))
             key = (node.op, operands,
                    tuple(sorted((k, repr(v)) for k, v in node.attrs.items())),
-                   node.device, _payload_key(node))
+                   node.device, node.errstate, _payload_key(node))
             first = seen.get(key)
             if first is None:
                 seen[key] = node

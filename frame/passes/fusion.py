@@ -13,7 +13,10 @@ are trees or DAGs with a single exit.
 
 Members, by kind (all: no ``has_side_effect``, one output, no payload, no
 body -- a ``fused`` node is never fused again, which makes the pass
-idempotent -- and the root's ``Node.device``):
+idempotent -- and the root's ``Node.device``).  Members keep their NumPy error
+state (``Node.errstate``) in the body; the fused node carries it when all
+share one, else None, and the cpu code switches the state between the body's
+ufunc calls (the reference interpreter runs each body node in its own):
 
 * elementwise: the schema has the ``fusable`` trait; roots and producers.
 * a contraction head (``HEAD_OPS``: ``matmul``): joins as a producer, at most
@@ -232,14 +235,19 @@ def _fused_node(group: list[Node], resolve: dict[int, Value], device_of_graph: s
                 mapping[id(v)] = body.add_input(v.type, v.name)
                 outer.append(resolve.get(id(v), v))
     for n in group:
-        copy = Node(n.op, [mapping[id(v)] for v in n.inputs], n.attrs, device=n.device)
+        copy = Node(n.op, [mapping[id(v)] for v in n.inputs], n.attrs, device=n.device,
+                    errstate=n.errstate)
         copy.set_output_types(v.type for v in n.outputs)
         body.append(copy)
         for old, new in zip(n.outputs, copy.outputs):
             mapping[id(old)] = new
     root = group[-1]
     body.set_outputs([mapping[id(root.outputs[0])]])
-    node = Node(FUSED, outer, {}, body=body, device=root.device)
+    # one error state for the region where its members share one; else each member
+    # keeps its own in the body, and the backends switch between them
+    same = all(n.errstate == root.errstate for n in group)
+    node = Node(FUSED, outer, {}, body=body, device=root.device,
+                errstate=root.errstate if same else None)
     node.backward = root.backward
     node.set_output_types([root.outputs[0].type])
     return node

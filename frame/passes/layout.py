@@ -218,7 +218,7 @@ def without_fused(graph: Graph) -> Graph:
                     values[id(out)] = inner.get(id(bout), values.get(id(bout), bout))
                 continue
             copy = Node(node.op, inputs, node.attrs, const=node.const, body=node.body,
-                        device=node.device)
+                        device=node.device, errstate=node.errstate)
             copy.backward = node.backward or backward
             copy.outputs = tuple(Value(v.type, copy, v.index, v.name) for v in node.outputs)
             for old, fresh in zip(node.outputs, copy.outputs):

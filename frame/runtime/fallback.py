@@ -137,7 +137,8 @@ class _Planner:
         mapping = {id(bi): v for bi, v in zip(body.inputs, node.inputs)}
         for inner in body.nodes:
             copy = Node(inner.op, [mapping[id(v)] for v in inner.inputs], inner.attrs,
-                        const=inner.const, body=inner.body, device=inner.device)
+                        const=inner.const, body=inner.body, device=inner.device,
+                        errstate=inner.errstate)
             copy.set_output_types(v.type for v in inner.outputs)
             for old, new in zip(inner.outputs, copy.outputs):
                 mapping[id(old)] = new
@@ -154,6 +155,7 @@ class _Planner:
                                  f"decomposition of {node.op} produced {new.type}, expected {old.type}")
             self.renamed[id(old)] = new
         for inner in b.graph.nodes:
+            inner.errstate = node.errstate   # its parts run in the op's error state
             self.place(inner, allow_decompose=False)
 
 
@@ -202,6 +204,13 @@ class FallbackExecutable(Executable):
 
 def _launcher(backend: Backend, node: Node):
     op, attrs = node.op, node.attrs
+    if node.errstate is not None:   # an op of a `with np.errstate(...)` block
+        modes = dict(node.errstate)
+
+        def run_in_state(args):
+            with np.errstate(**modes):
+                return backend.launch(KernelInvocation(op, args, attrs))
+        return run_in_state
 
     def run(args):
         return backend.launch(KernelInvocation(op, args, attrs))
@@ -221,7 +230,7 @@ def _segment_graph(nodes: list[Node], slot_of, later_uses: set[int], device: str
                 mapping[id(v)] = g.add_input(v.type)
                 in_slots.append(slot_of[id(v)])
         copy = Node(n.op, [mapping[id(v)] for v in n.inputs], n.attrs, const=n.const,
-                    body=n.body, device=n.device)
+                    body=n.body, device=n.device, errstate=n.errstate)
         copy.set_output_types(v.type for v in n.outputs)
         g.append(copy)
         for old, new in zip(n.outputs, copy.outputs):

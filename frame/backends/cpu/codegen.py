@@ -168,7 +168,7 @@ import numpy as np
 
 from ...hal import threadpool as pool
 from ...hal.backend import Executable
-from ...hal.fp_errors import serial_requested
+from ...hal.fp_errors import GraphErrorStates, StateSwitch, reset_state, serial_requested
 from ...errors import ErrorCode, FrameError, FrameValueError
 from ...ir.clone import clone_graph
 from ...ir.graph import Graph, Node, Value
@@ -224,6 +224,16 @@ def region_threads() -> int:
     raise on a floating-point error or show each of its warnings
     (``fp_errors.serial_requested``): every block would warn on its own."""
     return 1 if serial_requested() else pool.size()
+
+
+def _region_threads_for(states: tuple) -> Callable[[], int]:
+    """``region_threads`` for a region whose ops run under the error states
+    ``states`` (``Graph.errstates``), each over the caller's."""
+    checker = GraphErrorStates(states)
+
+    def threads() -> int:
+        return 1 if checker.serial_requested() else pool.size()
+    return threads
 
 
 def _free_refcount() -> int:
@@ -835,7 +845,14 @@ class _Codegen:
 
         last = len(body.nodes) - 1
         target, from_kernel = "", False
+        # a region of ops of several error states (operator_fusion): each run of
+        # ops of one state in it (the node itself carries one shared by all)
+        state, start = None, len(self.lines)
         for i, n in enumerate(body.nodes):
+            own = n.errstate if node.errstate is None else None
+            if own != state:
+                self.errstate_block(state, start)
+                state, start = own, len(self.lines)
             out_v = n.outputs[0]
             args = [expr[id(v)] for v in n.inputs]
             dying = [expr[id(v)] for v in n.inputs
@@ -866,6 +883,7 @@ class _Codegen:
             for name in dying:
                 if holder.get(name) is not None and holder[name] != id(out_v):
                     holder[name] = None
+        self.errstate_block(state, start)
         return target, from_kernel
 
     def fused_parallel(self, node: Node, split: Split) -> None:
@@ -917,7 +935,13 @@ class _Codegen:
                 head += [f"{_INDENT}{s} = {s}[:b - a]" for _, s in scratch]
         self.defs.append("\n".join(head + [_INDENT + line for line in body]) + "\n")
         # the call: operands viewed with the leading axes collapsed
-        size = self.ns.bind(region_threads, "par_size")
+        states = node.body.errstates()
+        if node.errstate is None and states not in ((), (None,)):
+            # ops of several states (operator_fusion): unchunked when one of them asks
+            size = self.ns.bind(_region_threads_for(states), "par_size_states",
+                                key=("par_size", states))
+        else:
+            size = self.ns.bind(region_threads, "par_size")
         run = self.ns.bind(pool.run, "par_run")
         args = []
         for v, full in zip(node.inputs, split.sliced):
@@ -948,14 +972,48 @@ class _Codegen:
         for name, v in zip(names, node.outputs):
             self.set(v, name, owned=True)
 
+    def nodes_by_errstate(self, nodes: Sequence[Node]) -> None:
+        """The lines of ``nodes``; each run of consecutive nodes with one NumPy
+        error state of their own (``Node.errstate``, a ``with np.errstate``
+        block of the traced code) in that state set over the caller's
+        (``errstate_block``) for their ufuncs and the pool's threads, which run
+        in a copy of this context.  Constants compute nothing and never end a
+        run."""
+        state, start = None, len(self.lines)
+        for node in nodes:
+            if node.op != "constant" and node.errstate != state:
+                self.errstate_block(state, start)
+                state, start = node.errstate, len(self.lines)
+            self.node(node)
+        self.errstate_block(state, start)
+
+    def errstate_block(self, state: tuple | None, start: int) -> None:
+        """Run ``self.lines[start:]`` in NumPy's error state ``state`` set over
+        the caller's: ``fp_errors.StateSwitch`` sets it and a ``finally`` puts
+        the caller's back (what ``with np.errstate(...)`` does, 1 us cheaper),
+        or ``with np.errstate(...):`` where NumPy's state is not reachable."""
+        inner = self.lines[start:]
+        if state is None or all(line.startswith("#") for line in inner):
+            return
+        indented = [_INDENT + line for line in inner]
+        if reset_state is None:
+            errstate = self.ns.bind(np.errstate, "np_errstate")
+            kwargs = ", ".join(f"{category}={mode!r}" for category, mode in state)
+            self.lines[start:] = [f"with {errstate}({kwargs}):"] + indented
+            return
+        switch = self.ns.bind(StateSwitch(state), "errstate", key=("errstate", state))
+        reset = self.ns.bind(reset_state, "errstate_reset")
+        token = f"es{next(self.temps)}"
+        self.lines[start:] = ([f"{token} = {switch}()", "try:"] + indented
+                              + ["finally:", f"{_INDENT}{reset}({token})"])
+
     # -- the function ------------------------------------------------------------
     def generate(self) -> str:
         graph = self.graph
         ins = [f"v{self.number[id(v)]}" for v in graph.inputs]
         for v, name in zip(graph.inputs, ins):
             self.set(v, name, owned=False)  # the caller's arrays
-        for node in graph.nodes:
-            self.node(node)
+        self.nodes_by_errstate(graph.nodes)
         copy = self.ns.bind(np.array, "np_array")
         results, seen = [], set()
         for v in graph.outputs:

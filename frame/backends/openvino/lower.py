@@ -96,7 +96,8 @@ class LoweredGraph:
     input is also bound to (module docstring).  ``host_checks`` lists
     ``(graph_input, low, high)``: the executable runs the call with the
     reference kernels unless every value of that input is in [low, high)
-    (``rules_shape.checked_index``).
+    (``rules_shape.checked_index``).  ``errstates`` are NumPy's error states
+    the graph's ops run under (``Graph.errstates``).
     """
 
     model: ov.Model | None
@@ -105,6 +106,9 @@ class LoweredGraph:
     flag_output: int | None
     aliases: list[tuple[int, int]] = dataclasses.field(default_factory=list)
     host_checks: list[tuple[int, int, int]] = dataclasses.field(default_factory=list)
+    # NumPy's error states the graph's ops run under (Graph.errstates): the run asks
+    # whether any would raise now (executable.py, fp_errors.GraphErrorStates)
+    errstates: tuple = (None,)
 
 
 def _internal_error(node: Node, what: str) -> FrameError:
@@ -264,13 +268,15 @@ def lower_graph(graph: Graph, name: str = "frame", *, alias_inputs: bool = True)
         flag_output = len(results)
         results.append(flag)
     if not results:
-        return LoweredGraph(None, [None] * len(graph.inputs), outputs, None)
+        return LoweredGraph(None, [None] * len(graph.inputs), outputs, None,
+                            errstates=graph.errstates())
     host_checks = list(dict.fromkeys(b.cx.host_checks))
     model = ov.Model([ops.result(r) for r in results], params, name)
     if EXACT_ARITH:
         keep_exact(model)
     aliases = _alias_parameters(graph, model, params, inputs) if alias_inputs else []
-    return LoweredGraph(model, inputs, outputs, flag_output, aliases, host_checks)
+    return LoweredGraph(model, inputs, outputs, flag_output, aliases, host_checks,
+                        graph.errstates())
 
 
 def _alias_parameters(graph: Graph, model: ov.Model, params: list,

@@ -21,6 +21,7 @@ where each graph output comes from, the check output).
             "inputs": [[param, mode] | None, ...], "outputs": [[kind, index | None], ...],
             "flag_output": int | None, "aliases": [[graph_input, param], ...],
             "host_checks": [[graph_input, low, high], ...],
+            "errstates": [null or [[category, mode], ...], ...],
             "model_inputs": n, "model_outputs": m}
     blobs = {"constants": <npz>, "model": <export_model bytes>}   # no "model" when
                                                                 # every output is an input
@@ -82,6 +83,8 @@ def serialize(graph: Graph, executable, device: str) -> Artifact | None:
             "outputs": outputs, "flag_output": executable._flag,
             "aliases": [list(a) for a in executable._aliases],
             "host_checks": [list(c) for c in executable._host_checks],
+            "errstates": [None if s is None else [list(p) for p in s]
+                          for s in executable._errstates.states],
             "model_inputs": 0 if compiled is None else len(compiled.inputs),
             "model_outputs": 0 if compiled is None else len(compiled.outputs)}
     return Artifact(meta, blobs)
@@ -138,6 +141,8 @@ def deserialize(core: ov.Core, artifact: Artifact, device: str,
     flag = meta["flag_output"]
     aliases = [(int(i), int(param)) for i, param in meta["aliases"]]
     host_checks = [(int(i), int(low), int(high)) for i, low, high in meta["host_checks"]]
+    errstates = tuple(None if s is None else tuple((str(c), str(m)) for c, m in s)
+                      for s in meta.get("errstates", [None]))
     lowered = LoweredGraph(None, inputs, outputs, None if flag is None else int(flag), aliases,
-                           host_checks)
+                           host_checks, errstates)
     return OpenVinoExecutable(graph if graph is not None else parse, lowered, compiled, types)

@@ -13,6 +13,7 @@ import pytest
 
 from ._helpers import OPTIONS, backend  # noqa: F401 -- skips without openvino
 
+import capture
 import frame
 from frame.backends.openvino.executable import OpenVinoExecutable
 from frame.hal.fp_errors import raise_requested
@@ -143,3 +144,72 @@ def test_a_jitted_function_on_openvino_raises_the_plain_exception(strict):
         fine = x + 1
         np.testing.assert_allclose(jitted(fine), f(fine), rtol=1e-5)   # no error: a result
 
+
+
+def _one_graph(fn, *args) -> bool:
+    """Is ``fn`` captured as one graph without a break (the block in it)?"""
+    capture.reset_caches()
+    out = frame.explain(fn, backend="openvino")(*args)
+    return out.graph_count == 1 and not out.break_reasons
+
+
+def _quiet_inside(x):
+    with np.errstate(divide="ignore"):
+        return np.log(x) * np.float32(2.0) + np.float32(1.0)
+
+
+def test_a_block_that_ignores_runs_on_openvino_while_the_caller_raises(monkeypatch):
+    """Every op of the graph is in a ``with np.errstate(divide="ignore")``
+    block: under the caller's ``divide="raise"`` the graph still runs on
+    OpenVINO (no reference run, as the plain function raises nothing); under
+    ``over="raise"``, which the block leaves to the caller, it runs on the
+    reference kernels (an overflow would raise)."""
+    references = []
+    original = OpenVinoExecutable._reference
+
+    def counted(self, inputs):
+        references.append(1)
+        return original(self, inputs)
+    monkeypatch.setattr(OpenVinoExecutable, "_reference", counted)
+    x = _data()
+    assert _one_graph(_quiet_inside, x)
+    jitted = frame.jit(_quiet_inside, backend="openvino")
+    with np.errstate(divide="raise"):
+        for _ in range(3):
+            got = jitted(x)
+            np.testing.assert_allclose(got, _quiet_inside(x), rtol=1e-5)
+            assert np.isneginf(got[1, 3])
+    assert not references
+    with np.errstate(over="raise"):
+        np.testing.assert_array_equal(jitted(x), _quiet_inside(x))   # the reference's bits
+    assert references
+
+
+def test_a_block_that_raises_raises_on_openvino():
+    def f(x):
+        y = x * np.float32(2.0)
+        with np.errstate(divide="raise"):
+            return np.log(y)
+    ok = np.linspace(0.5, 3.0, 32, dtype=np.float32).reshape(4, 8)
+    assert _one_graph(f, ok)
+    jitted = frame.jit(f, backend="openvino")
+    for _ in range(2):
+        np.testing.assert_allclose(jitted(ok), f(ok), rtol=1e-5)
+        _, want = _outcome(f, _data())
+        _, got = _outcome(jitted, _data())
+        assert type(got) is type(want) is FloatingPointError and str(got) == str(want)
+
+
+def test_the_ops_error_states_survive_the_persistent_cache():
+    from frame.backends.openvino import persist
+    graph = _log_graph()
+    graph.nodes[0].errstate = (("divide", "ignore"),)    # log in a block ignoring divide
+    exe = rc.compile(graph, "openvino")
+    b = backend()
+    artifact = persist.serialize(graph, exe, "CPU")
+    loaded = persist.deserialize(b.core, artifact, "CPU", lambda g: b.config_for("CPU", OPTIONS, g))
+    assert loaded._errstates.states == exe._errstates.states == ((("divide", "ignore"),), None)
+    with np.errstate(divide="raise"):    # log's divide is ignored; mul and add count
+        assert loaded._errstates.raise_requested()
+    with np.errstate(all="ignore"):
+        assert not loaded._errstates.raise_requested()
