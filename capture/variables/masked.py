@@ -12,7 +12,8 @@ show, as NumPy's copy does not see them).  It supports
 * elementwise operators (``+ - * / // % **``, comparisons, ``& | ^``,
   unary ``-`` and ``~``) and one- or two-argument NumPy ufuncs
   (``np.abs``, ``np.square``, ``np.maximum``...) between selections of the
-  *same* mask (one graph value) and scalars (Python or NumPy constants; 0-d
+  *same* mask (one graph value, or one computed by the same pure ops from the
+  same values: ``y[p > 0] - p[p > 0]``) and scalars (Python or NumPy constants; 0-d
   graph values and dynamic Python scalars for ``+ - *`` and comparisons):
   the ufunc runs on the full arrays, with a quiet value (the ``where=``
   candidates of ``numpy_calls._quiet_value``) put into the elements the
@@ -44,6 +45,7 @@ import numpy as np
 
 from frame.functions._core import apply1, as_array
 from frame.ops.reduction import MASKED_REDUCTIONS, masked_reduce_needs
+from frame.ops.registry import get_schema
 
 from ..errors import Unsupported, UserCodeRaises
 from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
@@ -245,8 +247,8 @@ def _elementwise(tx, ufunc: np.ufunc, operands: list[Variable], compute) -> Vari
     kinds = [_operand(v) for v in operands]
     selections = [v.masked_selection() for v in operands if v.masked_selection() is not None]
     first = _earliest(selections)
-    if any(k is None for k in kinds) or any(s.mask.meta is not first.mask.meta
-                                            for s in selections):
+    if any(k is None for k in kinds) or not all(_same_mask(tx, s.mask, first.mask)
+                                                for s in selections):
         first.broken()   # other operands, or other masks: NumPy broadcasts by the counts
     runtime = any(k[0] == "runtime" for k in kinds)
     if runtime and ufunc not in _SAFE_WITH_RUNTIME_SCALAR:
@@ -279,6 +281,33 @@ def _elementwise(tx, ufunc: np.ufunc, operands: list[Variable], compute) -> Vari
             tuple(result.shape) != tuple(first.mask.shape) or result.meta.dtype.kind not in "biuf":
         first.broken()
     return MaskedSelectionVariable(result, first.mask, first.error)
+
+
+def _same_mask(tx, a: TensorVariable, b: TensorVariable) -> bool:
+    """Are the two masks one value: one graph value, or computed by the same
+    pure ops from the same values (``y[p > 0] - p[p > 0]``)?"""
+    values = tx.tr.tracer.values
+    x, y = values.get(id(a.meta)), values.get(id(b.meta))
+    return x is not None and y is not None and _same_value(x, y, 8)
+
+
+def _same_value(x, y, depth: int) -> bool:
+    if x is y:
+        return True
+    n, m = x.producer, y.producer
+    if depth == 0 or n is None or m is None or n.op != m.op or x.index != y.index or \
+            n.body is not None or m.body is not None or len(n.inputs) != len(m.inputs) or \
+            get_schema(n.op).has("has_side_effect"):
+        return False
+    if n.const is not None or m.const is not None:
+        return n.const is not None and m.const is not None and n.const.dtype == m.const.dtype \
+            and n.const.shape == m.const.shape and n.const.tobytes() == m.const.tobytes()
+    try:
+        if n.attrs != m.attrs:
+            return False
+    except (TypeError, ValueError):   # (an attr compares as an array)
+        return False
+    return all(_same_value(i, j, depth - 1) for i, j in zip(n.inputs, m.inputs))
 
 
 def _runtime_dtype(v: Variable) -> np.dtype:
