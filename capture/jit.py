@@ -679,13 +679,18 @@ def translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = fro
     return entry
 
 
-def _translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = frozenset()):
+def _translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = frozenset(),
+               lazy_masks: bool = True):
     """``translate``: (the entry, the index of the top-frame instruction its
-    graph break is placed before or None, the code objects its graph traced)."""
+    graph break is placed before or None, the code objects its graph traced).
+
+    A translation that made lazy ``x[mask]`` selections (variables/masked.py)
+    and still ends running the function natively is done again without them:
+    each such getitem then breaks the graph, as before they were modelled."""
     stop, codes = None, ()
     t0 = time.perf_counter()
     record.count("translations")
-    tr, tx = _start(fn, arguments, dynamic)
+    tr, tx = _start(fn, arguments, dynamic, lazy_masks)
     backend = options.backend or _default_backend()
     try:
         if tx is None:
@@ -698,8 +703,11 @@ def _translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = fr
         entry = None
         why = _no_break(fn, e, options)
         if why is None:
-            entry, why, codes = _break_entry(fn, arguments, e, reason, backend, options, dynamic)
+            entry, why, codes = _break_entry(fn, arguments, e, reason, backend, options, dynamic,
+                                             lazy_masks)
             stop = e.top_index if entry is not None else None
+        if entry is None and lazy_masks and tr.masked_selections:
+            return _translate(fn, arguments, options, dynamic, lazy_masks=False)
         if entry is None:
             if why is not None and e.kind not in _SELF_EXPLAINED and e.kind not in _INTERNAL:
                 reason = BreakReason(e.kind, f"{e.reason} (no graph break here: {why})",
@@ -711,11 +719,13 @@ def _translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = fr
     return entry, stop, codes
 
 
-def _start(fn, arguments: dict, dynamic: frozenset = frozenset()):
+def _start(fn, arguments: dict, dynamic: frozenset = frozenset(), lazy_masks: bool = True):
     """A fresh Translation and the top-frame translator for ``fn``'s call
     (``(tr, None)`` with ``tr.failure`` set when the arguments cannot be wrapped);
-    ``dynamic``: the sources of Python scalars that are graph inputs."""
+    ``dynamic``: the sources of Python scalars that are graph inputs;
+    ``lazy_masks``: whether ``x[mask]`` may be a lazy selection."""
     tr = Translation(fn, dynamic=dynamic)
+    tr.lazy_masks = lazy_masks
     code = fn.__code__
     if code.co_flags & SUSPENDING_FLAGS:  # before any argument is wrapped: no guard at all
         what = ("an async generator" if code.co_flags & inspect.CO_ASYNC_GENERATOR else
@@ -771,14 +781,14 @@ def _no_break(fn, e: Unsupported, options) -> str | None:
 
 
 def _break_entry(fn, arguments, e: Unsupported, reason: BreakReason, backend, options,
-                 dynamic: frozenset = frozenset()):
+                 dynamic: frozenset = frozenset(), lazy_masks: bool = True):
     """(entry, None, the codes its trace ran) for a graph break before the
     top-frame instruction that raised ``e``, or (None, why not, ())."""
     if e.depth > 0:  # placed at the caller's call: the reason is where the callee stopped
         reason = BreakReason(e.kind, f"{e.reason} (in a called function; the call runs as its "
                                      f"own intercepted frame)", reason.location, reason.detail,
                              reason.advice)
-    tr, tx = _start(fn, arguments, dynamic)
+    tr, tx = _start(fn, arguments, dynamic, lazy_masks)
     tx.stop_step = e.top_step
     try:
         tx.run()

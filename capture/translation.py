@@ -91,6 +91,9 @@ class Translation:
         # 0-d bool graph values: when one is true at run time, the entry runs the plain
         # function instead (NumPy warns then: np.mean of an empty slice, numpy_results.py)
         self.run_checks: list[TensorVariable] = []
+        # ``x[mask]`` as lazy selections (variables/masked.py); how many were made
+        self.lazy_masks = True
+        self.masked_selections = 0
         # Python scalars the trace computed by an operation that raises for some values
         # (``1.0 / s``): the entry evaluates each before anything else, and runs the plain
         # function when one raises (variables/scalars.py, codegen._scalar_check_lines)

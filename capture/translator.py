@@ -42,6 +42,7 @@ from .variables.containers import (DictVariable, GeneratorVariable, ListVariable
                                    is_namedtuple_class, sequence_op, structurally_equal)
 from .variables.flow import exception_variable
 from .variables.instances import user_binary_op
+from .variables.masked import masked_binary_op, masked_unary_op
 from .variables.numpy_calls import as_array_operand
 from .variables.scalars import ScalarVariable, scalar_binary_op, scalar_unary_op
 
@@ -393,6 +394,8 @@ class InstructionTranslator:
 
     # -- operators ------------------------------------------------------------------------
     def binary_op(self, fn, a: Variable, b: Variable) -> Variable:
+        if a.masked_selection() is not None or b.masked_selection() is not None:
+            return masked_binary_op(self, fn, a, b)   # ``y[m] - p[m]``: still a lazy selection
         result = scalar_binary_op(self, fn, a, b)   # None unless a Python scalar of the frame is involved
         if result is not None:
             return result
@@ -426,6 +429,8 @@ class InstructionTranslator:
         return structurally_equal(self, a, b)
 
     def binary_or_unary(self, fn, *args: Variable) -> Variable:
+        if len(args) == 1 and args[0].masked_selection() is not None:
+            return masked_unary_op(self, fn, args[0])
         if len(args) == 1 and isinstance(args[0], ScalarVariable):
             result = scalar_unary_op(self, fn, args[0])
             if result is not None:

@@ -103,6 +103,11 @@ class Variable:
         outputs when this value leaves the graph."""
         return self.children()
 
+    def masked_selection(self) -> "Variable | None":
+        """The lazy ``x[mask]`` this is or is a reduction method of
+        (``variables/masked.py``), else None."""
+        return None
+
     def has_frame_tensor(self) -> bool:
         """Is a frame Tensor among this tuple's or list's items (or is it one)?
         Without one, operators and NumPy functions follow NumPy's semantics."""

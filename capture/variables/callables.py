@@ -18,6 +18,7 @@ from ..rebuild import make_function
 from ..sources import AttrSource, LocalSource, Source
 from .base import CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
 from .numpy_inplace import numpy_fill_diagonal, numpy_put_along_axis
+from .masked import masked_numpy_call
 from .numpy_layout import numpy_ascontiguousarray, numpy_asfortranarray, numpy_broadcast_arrays
 from .numpy_results import (WARNING_ALIASES, is_cov_of_one_variable, is_masked_mean,
                             numpy_cov_of_one_variable, numpy_masked_mean, numpy_warning_alias)
@@ -272,6 +273,8 @@ class NumpyFunctionVariable(CallableVariable):
 
     def call(self, tx, args, kwargs):
         ufuncs, functions = _numpy_tables()
+        if any(v.masked_selection() is not None for v in [*args, *kwargs.values()]):
+            return masked_numpy_call(tx, self.fn, args, kwargs)   # np.mean(err[valid] ** 2)
         if self.fn in DTYPE_QUERIES:  # np.result_type, np.finfo...: dtypes only, at trace time
             return dtype_query(tx, self.fn, args, kwargs)
         if self.fn is np.real and real_array_itself(args, kwargs):  # NumPy returns the array

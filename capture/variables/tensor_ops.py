@@ -604,7 +604,14 @@ def tensor_getitem(tx, t: TensorVariable, index: Variable) -> Variable:
     dynamic = dynamic_index(tx, t, index)
     if dynamic is not None:   # dynamic ints as index or slice bounds: graph inputs
         return dynamic.index_into(tx, t)
-    result = tx.call_real(operator.getitem, [t, index], {}, numpy_semantics=t.kind != TENSOR)
+    try:
+        result = tx.call_real(operator.getitem, [t, index], {}, numpy_semantics=t.kind != TENSOR)
+    except Unsupported as e:   # a boolean mask: reduced later, it stays in the graph
+        from .masked import masked_getitem   # lazy: masked imports numpy_calls, which imports this
+        selection = masked_getitem(tx, t, index, e)
+        if selection is None:
+            raise
+        return selection
     if t.kind != TENSOR and HOOKS.is_basic_index(index):
         tx.tr.mark_view(result, t, operator.getitem, [index])
     return result

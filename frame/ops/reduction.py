@@ -20,7 +20,7 @@ from .registry import register
 from .schema import AttrSpec, OpSchema
 from .shape import check_axes, check_axis
 
-__all__ = ["REDUCTIONS", "reduction_dtype"]
+__all__ = ["REDUCTIONS", "reduction_dtype", "MASKED_REDUCTIONS", "masked_reduce_needs"]
 
 REDUCTIONS: dict[str, Callable] = {
     "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
@@ -151,6 +151,71 @@ register(OpSchema("reduce_where", (2, 3), _reduce_where_infer, _reduce_where_ker
                       "numpy.<ufunc>.reduce(x, axes, keepdims, where=mask, initial=initial) "
                       "for ufunc add, multiply, maximum or minimum; without initial, the "
                       "ufunc's identity (maximum and minimum need one)."))
+
+
+# --------------------------------------------------------------------------- masked_reduce
+
+# numpy.<reduction>(x[mask]) for a bool mask of x's shape (capture's x[x > 0].sum(),
+# np.mean(err[valid] ** 2)): NumPy reduces the compressed 1-D array (C order), so its
+# rounding (pairwise summation over the selected elements only) is its own and the kernel
+# is NumPy's reduction of the compressed array itself.  A selection NumPy warns or raises
+# for (no element for mean/std/var/max/min, no more than ddof for std/var) is capture's
+# run-time check (the plain function runs then); the kernel gives 0 for it, quietly.
+MASKED_REDUCTIONS = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min,
+                     "prod": np.prod, "any": np.any, "all": np.all, "std": np.std,
+                     "var": np.var}
+_MASKED_DDOF = ("std", "var")
+
+
+def masked_reduce_needs(reduction: str, ddof: int) -> int:
+    """The fewest selected elements on which NumPy's reduction neither warns nor
+    raises (0: any count)."""
+    if reduction in _MASKED_DDOF:
+        return max(ddof, 0) + 1
+    return 1 if reduction in ("mean", "max", "min") else 0
+
+
+def _masked_reduce_infer(types, attrs):
+    x, mask = types
+    name = attrs["reduction"]
+    if name not in MASKED_REDUCTIONS:
+        raise FrameValueError(f"masked_reduce: reduction must be one of "
+                              f"{sorted(MASKED_REDUCTIONS)}, got {name!r}")
+    if not mask.dtype.is_bool:
+        raise FrameTypeError(f"masked_reduce: the mask must be bool, got {mask}")
+    if tuple(mask.shape) != tuple(x.shape):
+        raise FrameValueError(f"masked_reduce: mask {mask} is not of the shape of {x}")
+    if attrs["ddof"] < 0:
+        raise FrameValueError(f"masked_reduce: ddof must be >= 0, got {attrs['ddof']}")
+    return [TensorType(from_numpy(_masked_reduce_dtype(np.dtype(x.dtype.np), name,
+                                                       attrs["ddof"])), ())]
+
+
+def _masked_reduce_kernel(ins, attrs):
+    name = attrs["reduction"]
+    out_dtype = _masked_reduce_dtype(ins[0].dtype, name, attrs["ddof"])
+    selected = ins[0][ins[1]]
+    if selected.size < masked_reduce_needs(name, attrs["ddof"]):
+        return (np.zeros((), out_dtype),)   # capture's run check runs the plain function
+    kwargs = {"ddof": attrs["ddof"]} if name in _MASKED_DDOF else {}
+    return (np.asarray(MASKED_REDUCTIONS[name](selected, **kwargs)),)
+
+
+@functools.lru_cache(maxsize=None)
+def _masked_reduce_dtype(dtype: np.dtype, name: str, ddof: int) -> np.dtype:
+    kwargs = {"ddof": ddof} if name in _MASKED_DDOF else {}
+    with np.errstate(all="ignore"):
+        return np.asarray(MASKED_REDUCTIONS[name](np.ones(ddof + 2, dtype), **kwargs)).dtype
+
+
+register(OpSchema("masked_reduce", 2, _masked_reduce_infer, _masked_reduce_kernel,
+                  attrs={"reduction": AttrSpec("str"), "ddof": AttrSpec("int", 0)},
+                  traits=("nondifferentiable",),
+                  doc="masked_reduce(x, mask, reduction, ddof): numpy.<reduction>(x[mask]"
+                      "[, ddof]) for a bool mask of x's shape and reduction sum, mean, max, "
+                      "min, prod, any, all, std or var: NumPy's reduction of the compressed "
+                      "array (its rounding); 0 where NumPy warns or raises (fewer elements "
+                      "than the reduction needs: capture checks that at run time)."))
 
 
 # --------------------------------------------------------------------------- argmax, argmin

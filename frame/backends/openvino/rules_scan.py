@@ -67,7 +67,7 @@ def _refuse_masked(node: Node) -> str:
             f"reduction that visits the elements in NumPy's order")
 
 
-lowering("cummax", "cummin", "reduce_where", check=_refuse_masked)(_no_build)
+lowering("cummax", "cummin", "reduce_where", "masked_reduce", check=_refuse_masked)(_no_build)
 lowering("sort", "argsort", check=_refuse_sort, int64=True)(_no_build)
 
 

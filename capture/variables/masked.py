@@ -1,0 +1,384 @@
+"""Boolean-mask selections that are reduced: ``x[x > 0].sum()``,
+``np.mean(err[valid] ** 2)``, ``(y[m] == p[m]).mean()``.
+
+``x[mask]`` of a NumPy array with a bool mask computed in the function has a
+shape that depends on the data, so it is no graph value.  But a selection
+that is only reduced gives a static 0-d result.  So ``x[mask]`` (x an
+ndarray of bool, integer or float values, the mask a bool ndarray of x's
+shape) first becomes a lazy ``MaskedSelectionVariable``: the full array and
+the mask (the values they have at the getitem: later in-place writes do not
+show, as NumPy's copy does not see them).  It supports
+
+* elementwise operators (``+ - * / // % **``, comparisons, ``& | ^``,
+  unary ``-`` and ``~``) and one- or two-argument NumPy ufuncs
+  (``np.abs``, ``np.square``, ``np.maximum``...) between selections of the
+  *same* mask (one graph value, or one computed by the same pure ops from the
+  same values: ``y[p > 0] - p[p > 0]``) and scalars (Python or NumPy constants; 0-d
+  graph values and dynamic Python scalars for ``+ - *`` and comparisons):
+  the ufunc runs on the full arrays, with a quiet value (the ``where=``
+  candidates of ``numpy_calls._quiet_value``) put into the elements the
+  mask does not select, so the elements NumPy never computes raise and warn
+  nothing; the selected elements see their own operands, so their values
+  are NumPy's (an elementwise op commutes with the compression);
+* the reductions ``sum mean max min prod any all std var`` as methods and
+  ``np.*`` functions (``axis`` None, 0 or -1; ``ddof`` of ``std``/``var``):
+  op ``masked_reduce``, whose kernel is NumPy's reduction of ``x[mask]``
+  itself (its pairwise summation over the selected elements only: bit for
+  bit).  Where NumPy warns or raises for the selection's size (no element
+  for ``mean std var max min``, no more than ``ddof`` for ``std``/``var``),
+  the graph outputs a run-time check (``Translation.run_checks``) on which
+  the entry runs the plain function, which warns or raises as NumPy does.
+
+Any other use of a selection (returned, stored, printed, sorted, indexed,
+``len``, ``.size``, an operand of another kind) raises the ``Unsupported``
+the getitem itself raised, with the getitem's place in the top frame: the
+translation breaks the graph at that ``x[mask]`` exactly as it did before
+selections were modelled.  A translation that made selections and still
+ends with the function running natively is done again without them
+(``capture/jit.py``), so no frame runs natively where it used to break.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from frame.functions._core import apply1, as_array
+from frame.ops.reduction import MASKED_REDUCTIONS, masked_reduce_needs
+from frame.ops.registry import get_schema
+
+from ..errors import Unsupported, UserCodeRaises
+from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
+from .scalars import ScalarVariable
+
+__all__ = ["MaskedSelectionVariable", "masked_getitem", "masked_binary_op", "masked_unary_op",
+           "masked_numpy_call"]
+
+# operators -> the ufunc NumPy runs for them (to find quiet values)
+_OPERATOR_UFUNCS = {
+    operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
+    operator.truediv: np.true_divide, operator.floordiv: np.floor_divide,
+    operator.mod: np.remainder, operator.pow: np.power, operator.and_: np.bitwise_and,
+    operator.or_: np.bitwise_or, operator.xor: np.bitwise_xor, operator.eq: np.equal,
+    operator.ne: np.not_equal, operator.lt: np.less, operator.le: np.less_equal,
+    operator.gt: np.greater, operator.ge: np.greater_equal, operator.neg: np.negative,
+    operator.invert: np.invert,
+}
+# ops whose result on a quiet value (1) and any scalar raises nothing: the only ones
+# taking a scalar known only at run time
+_SAFE_WITH_RUNTIME_SCALAR = {np.add, np.subtract, np.multiply, np.equal, np.not_equal,
+                             np.less, np.less_equal, np.greater, np.greater_equal}
+# method / np.* function names -> reduction
+_REDUCTION_NAMES = {name: name for name in MASKED_REDUCTIONS}
+_NUMPY_REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.max: "max", np.amax: "max",
+                     np.min: "min", np.amin: "min", np.prod: "prod", np.any: "any",
+                     np.all: "all", np.std: "std", np.var: "var"}
+
+
+class _LazySelection(Variable):
+    """What a selection and its bound reduction methods share: every use that
+    is not modelled breaks the graph at the original getitem."""
+    __slots__ = ()
+
+    def broken(self):
+        """Today's graph break at the original ``x[mask]``."""
+        error = self.masked_selection().error
+        again = Unsupported.__new__(type(error))
+        again.__dict__.update(error.__dict__)
+        again.args = error.args
+        raise again from error.__cause__
+
+    def python_type(self):
+        self.broken()
+
+    def truth(self, tx):
+        self.broken()
+
+    def write_back(self, rb):
+        self.broken()
+
+    def getattr(self, tx, name):
+        self.broken()
+
+    def setattr(self, tx, name, value):
+        self.broken()
+
+    def delattr(self, tx, name):
+        self.broken()
+
+    def call(self, tx, args, kwargs):
+        self.broken()
+
+    def enter_context(self, tx):
+        self.broken()
+
+    def getitem(self, tx, index):
+        self.broken()
+
+    def setitem(self, tx, index, value):
+        self.broken()
+
+    def delitem(self, tx, index):
+        self.broken()
+
+    def contains(self, tx, item):
+        self.broken()
+
+    def iterate(self, tx):
+        self.broken()
+
+    def get_iter(self, tx):
+        self.broken()
+
+    def next(self, tx):
+        self.broken()
+
+    def inplace_op(self, tx, fn, other):
+        self.broken()   # (``s *= 2`` changes the one selection object every name of it sees)
+
+    def to_python(self, passed=None):
+        self.broken()
+
+    def to_numpy(self):
+        self.broken()
+
+    def reconstruct(self, rb):
+        self.broken()
+
+
+class MaskedSelectionVariable(_LazySelection):
+    """``x[mask]`` not computed yet: ``values`` (x, or an elementwise function
+    of selections of the same mask, of x's shape), ``mask`` and ``error``
+    (the getitem's ``Unsupported``, raised by every use not modelled)."""
+    __slots__ = ("values", "mask", "error")
+
+    def __init__(self, values: TensorVariable, mask: TensorVariable, error: Unsupported):
+        super().__init__(None)
+        self.values = values
+        self.mask = mask
+        self.error = error
+
+    def masked_selection(self) -> "MaskedSelectionVariable":
+        return self
+
+    def getattr(self, tx, name):
+        if name in _REDUCTION_NAMES:
+            return MaskedMethodVariable(self, name)
+        self.broken()
+
+    def __repr__(self) -> str:
+        return f"<MaskedSelection {self.values.meta.dtype} of {list(self.mask.shape)}>"
+
+
+class MaskedMethodVariable(_LazySelection):
+    """``selection.sum`` (a reduction method) before it is called."""
+    __slots__ = ("selection", "name")
+
+    def __init__(self, selection: MaskedSelectionVariable, name: str):
+        super().__init__(None)
+        self.selection = selection
+        self.name = name
+
+    def masked_selection(self) -> MaskedSelectionVariable:
+        return self.selection   # (as an operand or argument it breaks)
+
+    def call(self, tx, args, kwargs):
+        return _reduce_call(tx, self.selection, self.name, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<MaskedSelection method {self.name}>"
+
+
+def _selectable(t: TensorVariable, index: Variable) -> bool:
+    return (t.kind == NDARRAY and isinstance(index, TensorVariable) and index.kind == NDARRAY
+            and index.meta.dtype == np.bool_ and len(t.shape) >= 1
+            and tuple(index.shape) == tuple(t.shape) and t.meta.dtype.kind in "biuf")
+
+
+def masked_getitem(tx, t: TensorVariable, index: Variable,
+                   error: Unsupported) -> MaskedSelectionVariable | None:
+    """``t[index]`` as a lazy selection, given the ``Unsupported`` capture
+    raises for it (None: not a selection this models; ``error`` stands)."""
+    if isinstance(error, UserCodeRaises) or not tx.tr.lazy_masks or not _selectable(t, index):
+        return None
+    t.check_fresh()
+    index.check_fresh()
+    # where the getitem is: what ``InstructionTranslator._fail`` records for it
+    error.location, error.detail = tx.user_location()
+    error.in_try = tx._inside_try()
+    error.depth = tx.depth
+    top = tx
+    while top.parent is not None:
+        top = top.parent
+    error.top_step = top.steps - 1
+    error.top_index = top.ip - 1
+    tx.tr.masked_selections += 1
+    # the values now (NumPy's copy): a later in-place write gives the array a new meta
+    return MaskedSelectionVariable(TensorVariable(t.meta, NDARRAY),
+                                   TensorVariable(index.meta, NDARRAY), error)
+
+
+def _earliest(selections: list[MaskedSelectionVariable]) -> MaskedSelectionVariable:
+    return min(selections, key=lambda s: s.error.top_step)
+
+
+def _operand(v: Variable):
+    """('selection', s), ('constant', value), ('runtime', v) or None."""
+    s = v.masked_selection()
+    if s is not None:
+        return ("selection", s) if s is v else None   # (a bound method: no operand)
+    if isinstance(v, ScalarVariable) and v.dynamic:
+        return "runtime", v
+    if isinstance(v, TensorVariable):
+        if v.kind != TENSOR and not v.shape and v.meta.dtype.kind in "biuf":
+            return "runtime", v
+        return None
+    if v.is_constant():
+        c = v.as_constant()
+        if type(c) in (bool, int, float) or (isinstance(c, np.generic)
+                                             and np.dtype(type(c)).kind in "biuf"):
+            return "constant", c
+    return None
+
+
+def _elementwise(tx, ufunc: np.ufunc, operands: list[Variable], compute) -> Variable:
+    """``compute(tx, operands)`` of selections of one mask and scalars, on the
+    full arrays with quiet values in the elements the mask does not select."""
+    kinds = [_operand(v) for v in operands]
+    selections = [v.masked_selection() for v in operands if v.masked_selection() is not None]
+    first = _earliest(selections)
+    if any(k is None for k in kinds) or not all(_same_mask(tx, s.mask, first.mask)
+                                                for s in selections):
+        first.broken()   # other operands, or other masks: NumPy broadcasts by the counts
+    runtime = any(k[0] == "runtime" for k in kinds)
+    if runtime and ufunc not in _SAFE_WITH_RUNTIME_SCALAR:
+        first.broken()
+    probe_args, probe_values = [], []
+    for kind, v in kinds:
+        if kind == "constant":
+            probe_args.append(ConstantVariable(v))
+            probe_values.append(v)
+        else:   # an array slot (a run-time scalar too: see _SAFE_WITH_RUNTIME_SCALAR)
+            dtype = v.values.meta.dtype if kind == "selection" else _runtime_dtype(v)
+            probe_args.append(TensorVariable(np.zeros((), dtype), NDARRAY))
+            probe_values.append(dtype)
+    from .numpy_calls import _quiet_value   # lazy: numpy_calls imports callables, which imports this
+    quiet = _quiet_value(ufunc, probe_args, probe_values)
+    if quiet is None:
+        first.broken()   # NumPy raises or warns for every value: only on selected elements
+    try:
+        args = []
+        for (kind, v), original in zip(kinds, operands):
+            if kind != "selection":
+                args.append(original)
+                continue
+            fill = tx.wrap_result(v.values.meta.dtype.type(quiet))
+            args.append(tx.wrap_static(np.where).call(tx, [first.mask, v.values, fill], {}))
+        result = compute(tx, args)
+    except Unsupported:
+        first.broken()
+    if not isinstance(result, TensorVariable) or result.kind != NDARRAY or \
+            tuple(result.shape) != tuple(first.mask.shape) or result.meta.dtype.kind not in "biuf":
+        first.broken()
+    return MaskedSelectionVariable(result, first.mask, first.error)
+
+
+def _same_mask(tx, a: TensorVariable, b: TensorVariable) -> bool:
+    """Are the two masks one value: one graph value, or computed by the same
+    pure ops from the same values (``y[p > 0] - p[p > 0]``)?"""
+    values = tx.tr.tracer.values
+    x, y = values.get(id(a.meta)), values.get(id(b.meta))
+    return x is not None and y is not None and _same_value(x, y, 8)
+
+
+def _same_value(x, y, depth: int) -> bool:
+    if x is y:
+        return True
+    n, m = x.producer, y.producer
+    if depth == 0 or n is None or m is None or n.op != m.op or x.index != y.index or \
+            n.body is not None or m.body is not None or len(n.inputs) != len(m.inputs) or \
+            get_schema(n.op).has("has_side_effect"):
+        return False
+    if n.const is not None or m.const is not None:
+        return n.const is not None and m.const is not None and n.const.dtype == m.const.dtype \
+            and n.const.shape == m.const.shape and n.const.tobytes() == m.const.tobytes()
+    try:
+        if n.attrs != m.attrs:
+            return False
+    except (TypeError, ValueError):   # (an attr compares as an array)
+        return False
+    return all(_same_value(i, j, depth - 1) for i, j in zip(n.inputs, m.inputs))
+
+
+def _runtime_dtype(v: Variable) -> np.dtype:
+    if isinstance(v, TensorVariable):
+        return v.meta.dtype
+    return np.dtype(np.float64 if isinstance(v.concrete, float) else np.int64)
+
+
+def masked_binary_op(tx, fn, a: Variable, b: Variable) -> Variable:
+    """``a op b`` where an operand is a selection."""
+    ufunc = _OPERATOR_UFUNCS.get(fn)
+    if ufunc is None or ufunc.nin != 2:
+        (a.masked_selection() or b.masked_selection()).broken()
+    return _elementwise(tx, ufunc, [a, b], lambda tx, args: tx.binary_op(fn, *args))
+
+
+def masked_unary_op(tx, fn, a: Variable) -> Variable:
+    """``-a``, ``~a`` of a selection."""
+    ufunc = _OPERATOR_UFUNCS.get(fn)
+    if ufunc is None or ufunc.nin != 1:
+        a.masked_selection().broken()
+    return _elementwise(tx, ufunc, [a], lambda tx, args: tx.binary_or_unary(fn, *args))
+
+
+def masked_numpy_call(tx, fn, args: list[Variable], kwargs: dict[str, Variable]) -> Variable:
+    """``np.<fn>(...)`` with a selection among the arguments."""
+    selections = [s for s in (v.masked_selection() for v in [*args, *kwargs.values()])
+                  if s is not None]
+    first = _earliest(selections)
+    if fn in _NUMPY_REDUCTIONS and args and args[0].masked_selection() is args[0] and \
+            all(v.masked_selection() is None for v in [*args[1:], *kwargs.values()]):
+        return _reduce_call(tx, args[0], _NUMPY_REDUCTIONS[fn], args[1:], kwargs)
+    if isinstance(fn, np.ufunc) and fn.nout == 1 and fn.nin == len(args) and not kwargs:
+        function = tx.wrap_static(fn)
+        return _elementwise(tx, fn, list(args), lambda tx, a: function.call(tx, a, {}))
+    first.broken()
+
+
+def _masked_reduce(x, mask, reduction, ddof):
+    """Op ``masked_reduce``: ``np.<reduction>(x[mask], ddof=)``."""
+    return apply1("masked_reduce", (as_array(x), as_array(mask)),
+                  {"reduction": reduction, "ddof": ddof})
+
+
+def _reduce_call(tx, s: MaskedSelectionVariable, name: str, args: list[Variable],
+                 kwargs: dict[str, Variable]) -> Variable:
+    """``s.<name>(...)`` or ``np.<name>(s, ...)``: positional ``axis`` (and
+    ``ddof`` by keyword for std/var), each a constant; anything else breaks."""
+    if len(args) > 1:
+        s.broken()
+    options = dict(kwargs)
+    if args:
+        options["axis"] = args[0]
+    ddof = 0
+    for key, value in options.items():
+        if not value.is_constant():
+            s.broken()
+        c = value.as_constant()
+        if key == "axis" and (c is None or (type(c) is int and c in (0, -1))):
+            continue
+        if key == "ddof" and name in ("std", "var") and type(c) is int and c >= 0:
+            ddof = c
+            continue
+        s.broken()
+    try:
+        out = tx.call_real(_masked_reduce, [s.values, s.mask, ConstantVariable(name),
+                                            ConstantVariable(ddof)], {})
+        needs = masked_reduce_needs(name, ddof)
+        if needs:   # NumPy warns (or raises) for this few elements: the plain function runs
+            count = tx.wrap_static(np.sum).call(tx, [s.mask], {})
+            tx.tr.run_checks.append(tx.binary_op(operator.lt, count, ConstantVariable(needs)))
+    except Unsupported:
+        s.broken()
+    return TensorVariable(out.meta, NPSCALAR)   # NumPy's reductions give NumPy scalars
