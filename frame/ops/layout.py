@@ -324,6 +324,12 @@ def with_strides(x: np.ndarray, strides: Sequence[int]) -> np.ndarray:
     hi = sum((d - 1) * s for d, s in zip(shape, strides) if s > 0)
     if x.size == 0:
         return np.empty(shape, x.dtype)
+    # dense strides (a C, Fortran or other axis order, NumPy's copies): an array of
+    # its own (``base`` None, as NumPy's copy is), allocated by np.empty_like
+    out = np.empty_like(stand_in(x.dtype, shape, strides), order="K")
+    if element_strides(out) == tuple(strides):
+        np.copyto(out, x)
+        return out
     buf = np.empty(hi - lo + 1, x.dtype)
     out = np.lib.stride_tricks.as_strided(buf[-lo:], shape,
                                           tuple(s * buf.itemsize for s in strides))
