@@ -18,6 +18,11 @@ ones and data movement) each operand whose two layouts differ is copied by a
 makes on the same strides and gets NumPy's bits.  One relayout serves every
 reader of a value.  ``graph.meta['layout']`` records the number of relayouts.
 
+Copies (op ``copy {order}``: NumPy's copy of an array, in NumPy's order) are
+replaced: by their input where that has the copy's strides in the executable
+and the copy is no graph output, else by a ``relayout`` into NumPy's strides of
+the copy (``_lower_copies``); other pipelines drop them.
+
 It also removes the ``dot_operand`` marks ``np.dot`` puts on its operands (NumPy's
 dot copies an operand that is neither C- nor Fortran-contiguous to C order): a
 reader of a mark reads the mark's input, relayouted into the mark's NumPy
