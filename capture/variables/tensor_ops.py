@@ -406,7 +406,7 @@ def numpy_array_function(tx, fn, args, kwargs) -> Variable | None:
     # np.asarray(a, order=...) copies or not by a's layout (a break); a copy is
     # made in the order asked for (np.array: order=None is "K")
     order = opts.get("order") or "K"
-    if order not in (("C", "F", "A", "K") if copy else ("K", "A")) or opts.get("subok") \
+    if order not in (("C", "A", "K") if copy else ("K", "A")) or opts.get("subok") \
             or opts.get("like") is not None or opts.get("device") not in (None, "cpu") \
             or opts.get("ndmin", 0):
         return None
@@ -544,7 +544,9 @@ def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
     elif name == "copy":
         order = args[0] if args else kwargs.get("order", ConstantVariable("C"))
         if len(args) + len(kwargs) > 1 or set(kwargs) - {"order"} or not order.is_constant() \
-                or order.as_constant() not in ("C", "F", "A", "K"):
+                or order.as_constant() not in ("C", "A", "K"):
+            # order='F': a Fortran-ordered copy, which only the cpu tier lays out so (a
+            # returned array's .flags read at a break would differ under OpenVINO)
             raise Unsupported("unsupported_call", "ndarray.copy() with these arguments")
         return _array_copy(tx, t, order.as_constant())
     elif name == "swapaxes":
@@ -715,8 +717,8 @@ def _astype_same_array(tx, t: TensorVariable, args, kwargs) -> tuple[Variable | 
     except TypeError as e:
         raise UserCodeRaises(f"astype({values['dtype']!r}): {e}") from e
     order = values.get("order", "K")
-    if order not in ("K", "A", "C", "F") or values.get("subok", True) is not True:
-        raise Unsupported("unsupported_call", "ndarray.astype() with this order or subok=False")
+    if order not in ("K", "A", "C") or values.get("subok", True) is not True:
+        raise Unsupported("unsupported_call", "ndarray.astype() with order='F' or subok=False")
     casting = values.get("casting", "unsafe")
     if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
         raise UserCodeRaises(f"astype(casting={casting!r}): not a casting rule")
@@ -724,9 +726,9 @@ def _astype_same_array(tx, t: TensorVariable, args, kwargs) -> tuple[Variable | 
         raise UserCodeRaises(f"Cannot cast array data from {t.meta.dtype} to {dtype} according "
                              f"to the rule {casting!r}")
     if dtype == t.meta.dtype and not values.get("copy", True) and t.kind != NPSCALAR:
-        if order in ("C", "F") and t.shape:
+        if order == "C" and t.shape:
             raise Unsupported("unsupported_call", "ndarray.astype(copy=False) with order "
-                                                  "'C' or 'F' (NumPy copies by the layout)")
+                                                  "'C' (NumPy copies by the layout)")
         return t, order
     return None, order
 

@@ -35,13 +35,12 @@ FUNCTIONS = {
     "copy_transposed_gemm": lambda x, w: x @ x.copy().T,
     "copy_gram": lambda x, w: x.copy().T @ x.copy(),
     "copy_of_one_array_gram": lambda x, w: (lambda c: c.T @ c)(x[:, ::2].copy()),
-    # order='F' (and these orders' copies) ran natively before (a graph break)
-    "copy_order_f": lambda x, w: x.copy(order="F").sum(axis=1),
+    # a copy in a Fortran-ordered layout (order A or K of such an input)
     "copy_order_a": lambda x, w: np.einsum("ij,ij->j", x.copy(order="A"), x),
     "copy_order_k": lambda x, w: x[::2].copy(order="K").sum(),
     "astype_order_c": lambda x, w: x.astype(np.float32, order="C").sum(axis=1),
     "stack_batched_matmul": lambda x, w: np.stack([x, 2 * x]).transpose(0, 2, 1) @ np.stack([x, x]),
-    "copy_cumsum": lambda x, w: np.cumsum(x.copy(order="F") * 1.0, axis=0).sum(axis=-1),
+    "copy_cumsum": lambda x, w: np.cumsum(x.T.copy(order="K") * 1.0, axis=0).sum(axis=-1),
     "cumsum_of_transpose": lambda x, w: np.cumsum(x.T * 2, axis=0).sum(axis=1),
     "sort_of_transpose": lambda x, w: np.sort(x.T * 2, axis=0).sum(axis=1),
     "returned_copy": lambda x, w: x.T.copy(),
