@@ -35,9 +35,9 @@ FUNCTIONS = {
     "copy_transposed_gemm": lambda x, w: x @ x.copy().T,
     "copy_gram": lambda x, w: x.copy().T @ x.copy(),
     "copy_of_one_array_gram": lambda x, w: (lambda c: c.T @ c)(x[:, ::2].copy()),
-    # a copy in a Fortran-ordered layout (order A or K of such an input)
-    "copy_order_a": lambda x, w: np.einsum("ij,ij->j", x.copy(order="A"), x),
-    "copy_order_k": lambda x, w: x[::2].copy(order="K").sum(),
+    # orders A and K: a copy is another array (gemm), laid out as NumPy lays it out
+    "copy_order_a": lambda x, w: x.copy(order="A").T @ x,
+    "copy_order_k": lambda x, w: np.copy(x).T @ x,
     "astype_order_c": lambda x, w: x.astype(np.float32, order="C").sum(axis=1),
     "stack_batched_matmul": lambda x, w: np.stack([x, 2 * x]).transpose(0, 2, 1) @ np.stack([x, x]),
     "copy_cumsum": lambda x, w: np.cumsum(x.T.copy(order="K") * 1.0, axis=0).sum(axis=-1),
