@@ -39,7 +39,7 @@ from .ops.common import normalize_axis
 from .ops.contract import normalize_subscripts, term_labels
 from .ops.scan import SORT_KINDS
 
-__all__ = ["NotModelled", "NUMPY_FUNCTIONS", "UFUNC_FUNCTIONS", "einsum_returns_view", "einsum_view"]
+__all__ = ["NotModelled", "NUMPY_FUNCTIONS", "array_copy", "UFUNC_FUNCTIONS", "einsum_returns_view", "einsum_view"]
 
 
 class NotModelled(FrameTypeError):
@@ -676,6 +676,14 @@ def _dot_operand(x):
     """``x`` as ``np.dot`` hands it to BLAS: op ``dot_operand`` (frame/ops/layout.py;
     NumPy's result depends on the operand's layout, which the graph tracks)."""
     return apply1("dot_operand", (as_array(x),), {})
+
+
+def array_copy(a, order: str = "K"):
+    """NumPy's copy of the array ``a`` laid out in ``order`` ("C", "F", "A", "K"):
+    ``ndarray.copy`` (C by default), ``np.copy`` and ``np.array`` (K).  Op ``copy``
+    (frame/ops/layout.py): the same elements, in the layout NumPy gives the copy,
+    which layout-sensitive readers of it see."""
+    return apply1("copy", (as_array(a),), {"order": order})
 
 
 def dot(a, b, out=None):

@@ -17,6 +17,7 @@ import numpy as np
 
 import frame
 from frame._indexing import add_at, setitem
+from frame._numpy_functions import array_copy
 from frame.tensor import Tensor, from_numpy, tensor
 
 from ..errors import HINTS, Unsupported, UserCodeRaises
@@ -401,23 +402,28 @@ def numpy_array_function(tx, fn, args, kwargs) -> Variable | None:
             a.check_fresh()
             return a  # NumPy hands the array itself back
         return _ndarray_method(tx, a, "reshape", [tx.wrap_static(shape)], {})
-    if opts.get("order") not in (None, "K", "A") or opts.get("subok") or opts.get("like") is not None \
-            or opts.get("device") not in (None, "cpu") or opts.get("ndmin", 0):
+    copy = True if fn is np.copy else opts["copy"]
+    # np.asarray(a, order=...) copies or not by a's layout (a break); a copy is
+    # made in the order asked for (np.array: order=None is "K")
+    order = opts.get("order") or "K"
+    if order not in (("C", "A", "K") if copy else ("K", "A")) or opts.get("subok") \
+            or opts.get("like") is not None or opts.get("device") not in (None, "cpu") \
+            or opts.get("ndmin", 0):
         return None
     dtype = opts.get("dtype")
     try:
         dtype = a.meta.dtype if dtype is None else np.dtype(dtype)
     except TypeError:
         return None
-    copy = True if fn is np.copy else opts["copy"]
     if dtype == a.meta.dtype:
         if copy:
-            return _ndarray_method(tx, a, "copy", [], {})
+            return _ndarray_method(tx, a, "copy", [ConstantVariable(order)], {})
         a.check_fresh()
         return a  # np.asarray(a) is a
     if copy is False:
         return None  # NumPy raises: a conversion needs a copy
-    return _ndarray_method(tx, a, "astype", [ConstantVariable(dtype)], {})
+    return _ndarray_method(tx, a, "astype", [ConstantVariable(dtype)],
+                           {"order": ConstantVariable(order)})
 
 
 def _array_of_sequence(tx, seq: Variable, opts: dict) -> Variable | None:
@@ -500,13 +506,21 @@ def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
         tx.write_in_place(t, result)
         return ConstantVariable(None)
     if name == "astype":
-        same = _astype_same_array(tx, t, args, kwargs)
+        same, order = _astype_same_array(tx, t, args, kwargs)
         if same is not None:
             return same
         # NumPy's reading of the dtype: ``a.astype(float)`` is float64 (frame.astype,
         # for Tensors, reads the Python type ``float`` as frame's default float32)
         given = args[0] if args else kwargs["dtype"]
-        args, kwargs = [ConstantVariable(np.dtype(given.as_constant()))], {}
+        dtype = np.dtype(given.as_constant())
+        if t.kind == NDARRAY and t.shape and (dtype == t.meta.dtype or order != "K"):
+            # a new array laid out in ``order``: of the dtype itself a copy; else the
+            # cast of a copy in that order (a cast keeps its operand's layout, "K")
+            copied = _array_copy(tx, t, order)
+            if dtype == t.meta.dtype:
+                return copied
+            t = copied
+        args, kwargs = [ConstantVariable(dtype)], {}
     orig_args = args
     if name in ("flatten", "ravel", "swapaxes"):
         if kwargs or not all(a.is_constant() for a in args):
@@ -520,17 +534,21 @@ def _ndarray_method(tx, t: TensorVariable, name: str, args, kwargs) -> Variable:
     if name in ("flatten", "ravel"):
         if args:  # order='F' and friends
             raise Unsupported("unsupported_call", f"ndarray.{name}() with an order")
+        if name == "flatten":   # always a new, contiguous array (a reshape may be a view)
+            flat = tx.call_real(frame.reshape, [t, ConstantVariable(-1)], {},
+                                numpy_semantics=True, numpy_ref=numpy_ref)
+            return _array_copy(tx, flat, "C")
+        # ravel is the array itself, reshaped, when it is C-contiguous (X.ravel()
+        # and X are one array to a product's syrk test), else a copy: a reshape
         fn, args = frame.reshape, [ConstantVariable(-1)]
     elif name == "copy":
         order = args[0] if args else kwargs.get("order", ConstantVariable("C"))
         if len(args) + len(kwargs) > 1 or set(kwargs) - {"order"} or not order.is_constant() \
                 or order.as_constant() not in ("C", "A", "K"):
-            # order='F' would be a Fortran-ordered copy: the graph's arrays are C-ordered
+            # order='F': a Fortran-ordered copy, which only the cpu tier lays out so (a
+            # returned array's .flags read at a break would differ under OpenVINO)
             raise Unsupported("unsupported_call", "ndarray.copy() with these arguments")
-        # values are immutable inside the graph: a new variable on the same value
-        # is a new array (in-place updates of either replace only its own meta)
-        t.check_fresh()
-        return TensorVariable(t.meta, NPSCALAR if t.kind == NPSCALAR else NDARRAY)
+        return _array_copy(tx, t, order.as_constant())
     elif name == "swapaxes":
         perm = list(range(len(t.shape)))
         try:
@@ -669,16 +687,30 @@ def construct_tensor(tx, args, kwargs) -> Variable:
     return out
 
 
+def _array_copy(tx, t: TensorVariable, order: str) -> TensorVariable:
+    """NumPy's copy of ``t`` laid out in ``order``: a new array of the same value,
+    op ``copy`` for arrays of rank >= 1 (its layout is what layout-sensitive
+    readers see, ops/layout.py); a 0-d copy has no layout to speak of."""
+    t.check_fresh()
+    if t.kind == NPSCALAR or not t.shape:
+        # values are immutable inside the graph: a new variable on the same value
+        # is a new array (in-place updates of either replace only its own meta)
+        return TensorVariable(t.meta, NPSCALAR if t.kind == NPSCALAR else NDARRAY)
+    return tx.call_real(array_copy, [t, ConstantVariable(order)], {}, numpy_semantics=True,
+                        numpy_ref=lambda a, order: np.array(a, order=order, copy=True))
+
+
 def _fresh_meta(tx, t: TensorVariable):
     """A new meta array for ``t``'s graph value (a different tensor on the same value)."""
     tracer = tx.tr.tracer
     return tracer.meta(tracer.values[id(t.meta)])
 
 
-def _astype_same_array(tx, t: TensorVariable, args, kwargs) -> Variable | None:
-    """``a.astype(dtype, order, casting, subok, copy)``: ``a`` itself when
-    ``copy=False`` and the dtype is ``a``'s (NumPy returns the same array);
-    ``casting`` is checked as NumPy checks it; None when a new array is made."""
+def _astype_same_array(tx, t: TensorVariable, args, kwargs) -> tuple[Variable | None, str]:
+    """``a.astype(dtype, order, casting, subok, copy)``: (``a`` itself when
+    ``copy=False`` and the dtype is ``a``'s (NumPy returns the same array), else
+    None: a new array is made; the ``order`` of a new array); ``casting`` is
+    checked as NumPy checks it."""
     names = ("dtype", "order", "casting", "subok", "copy")
     if len(args) > len(names) or set(kwargs) - set(names) or \
             set(kwargs) & set(names[:len(args)]):
@@ -691,7 +723,8 @@ def _astype_same_array(tx, t: TensorVariable, args, kwargs) -> Variable | None:
         dtype = np.dtype(values["dtype"])
     except TypeError as e:
         raise UserCodeRaises(f"astype({values['dtype']!r}): {e}") from e
-    if values.get("order", "K") not in ("K", "A", "C") or values.get("subok", True) is not True:
+    order = values.get("order", "K")
+    if order not in ("K", "A", "C") or values.get("subok", True) is not True:
         raise Unsupported("unsupported_call", "ndarray.astype() with order='F' or subok=False")
     casting = values.get("casting", "unsafe")
     if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
@@ -700,8 +733,11 @@ def _astype_same_array(tx, t: TensorVariable, args, kwargs) -> Variable | None:
         raise UserCodeRaises(f"Cannot cast array data from {t.meta.dtype} to {dtype} according "
                              f"to the rule {casting!r}")
     if dtype == t.meta.dtype and not values.get("copy", True) and t.kind != NPSCALAR:
-        return t
-    return None
+        if order == "C" and t.shape:
+            raise Unsupported("unsupported_call", "ndarray.astype(copy=False) with order "
+                                                  "'C' (NumPy copies by the layout)")
+        return t, order
+    return None, order
 
 
 def from_numpy_view(tx, args, kwargs) -> Variable:

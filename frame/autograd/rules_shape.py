@@ -143,7 +143,7 @@ def _transpose(b, ins, y, g, attrs):
 
 gradient_rule("transpose")(_only_first(_transpose))
 # the same elements
-gradient_rule("relayout", "dot_operand")(_only_first(lambda b, ins, y, g, attrs: g))
+gradient_rule("relayout", "dot_operand", "copy")(_only_first(lambda b, ins, y, g, attrs: g))
 gradient_rule("broadcast_to")(_only_first(
     lambda b, ins, y, g, attrs: unbroadcast(b, g, ins[0].type.shape)))
 gradient_rule("slice")(_only_first(lambda b, ins, y, g, attrs: slice_backward(

@@ -28,6 +28,14 @@ and no data is read:
 * a graph input or constant has the strides of its array;
 * ``relayout`` is not a NumPy op: it keeps its input's layout, so the analysis of a
   graph that already holds relayouts gives the same answer;
+* ``copy`` is NumPy's copy of an array (``ndarray.copy``, ``np.copy``, ``np.array``,
+  ``astype`` to its own dtype, ``flatten``): the same elements in a new array laid
+  out in its ``order`` (``np.empty_like(x, order=order)``: "C", "F", "A" -- Fortran
+  order when ``x`` is Fortran-contiguous and not C-contiguous, else C -- or "K",
+  the order of ``x``'s strides without gaps or reversals).  Inside a graph a copy
+  is the same value; its layout is what downstream readers see (``X.T.copy() @ W``
+  runs gemm on a C-ordered array, ``X @ X.copy().T`` reads two arrays: gemm, not
+  syrk).  ``layout_assignment`` turns it into a ``relayout`` into those strides;
 * ``dot_operand`` marks an operand of ``np.dot`` (``ndarray.dot``, ``np.tensordot``),
   which NumPy hands to BLAS as it is when it is C- or Fortran-contiguous or a
   vector with positive strides, and copies to C order otherwise (``dot_copies``) --
@@ -56,7 +64,7 @@ from ..ir.types import TensorType
 from .registry import lookup, register
 from .schema import AttrSpec, OpSchema
 
-__all__ = ["numpy_layouts", "node_layouts", "dot_copies", "ALWAYS_VIEWS", "pinned_inputs", "layout_sensitive", "with_strides", "element_strides",
+__all__ = ["numpy_layouts", "node_layouts", "dot_copies", "COPY_ORDERS", "copy_layout", "ALWAYS_VIEWS", "pinned_inputs", "layout_sensitive", "with_strides", "element_strides",
            "standard_element_strides", "same_layout", "stand_in"]
 
 # ops whose result is a view in NumPy (replayed on the stand-in), or a copy of the
@@ -160,6 +168,8 @@ def node_layouts(node: Node, ins: list[np.ndarray]) -> list[np.ndarray]:
         return [_c_stand_in(outs[0])]
     if node.op == "relayout":
         return [ins[0]]
+    if node.op == "copy":
+        return [copy_layout(ins[0], node.attrs["order"])]
     if node.op == "dot_operand":
         return [_c_stand_in(outs[0]) if dot_copies(ins[0]) else ins[0]]
     if node.body is not None:
@@ -249,11 +259,21 @@ def layout_sensitive(node: Node) -> bool:
 
 
 def _passes_layout_on(node: Node) -> bool:
-    """Whether NumPy's layout of ``node``'s result follows its operands'."""
-    if node.op in _VIEW_OPS or node.op in ("relayout", "dot_operand") or node.body is not None:
+    """Whether the layout of ``node``'s result can follow its operands' (see
+    ``node_layouts``): views, elementwise ops and fused bodies; any other op whose
+    results are not C-ordered for every operand layout (a matrix product, fresh
+    scalars and vectors are): a reduction, a sort, a concatenation or stack keeps
+    its operands' order.  A copy too: the cpu executable reads its input itself
+    where that has the copy's strides (``passes/layout.py::_lower_copies``), so
+    the input's layout is the one assumed."""
+    if node.op in _VIEW_OPS or node.op in ("relayout", "dot_operand", "copy") or node.body is not None:
         return True
     schema = lookup(node.op)
-    return schema is not None and "elementwise" in schema.traits
+    if schema is not None and "elementwise" in schema.traits:
+        return True
+    if node.op in _C_ORDERED or node.op == "constant":
+        return False
+    return any(v.type.rank > 1 for v in node.outputs)
 
 
 def pinned_inputs(graph: Graph) -> list[int]:
@@ -304,6 +324,12 @@ def with_strides(x: np.ndarray, strides: Sequence[int]) -> np.ndarray:
     hi = sum((d - 1) * s for d, s in zip(shape, strides) if s > 0)
     if x.size == 0:
         return np.empty(shape, x.dtype)
+    # dense strides (a C, Fortran or other axis order, NumPy's copies): an array of
+    # its own (``base`` None, as NumPy's copy is), allocated by np.empty_like
+    out = np.empty_like(stand_in(x.dtype, shape, strides), order="K")
+    if element_strides(out) == tuple(strides):
+        np.copyto(out, x)
+        return out
     buf = np.empty(hi - lo + 1, x.dtype)
     out = np.lib.stride_tricks.as_strided(buf[-lo:], shape,
                                           tuple(s * buf.itemsize for s in strides))
@@ -326,6 +352,36 @@ register(OpSchema("relayout", 1, _relayout_infer, _relayout_kernel,
                   attrs={"strides": AttrSpec("ints")}, traits=("shape_op",),
                   doc="A copy of x laid out with the given element strides (NumPy's layout "
                       "of the value, ops/layout.py); the same elements."))
+
+
+# the orders of NumPy's copies (ndarray.copy, np.copy, np.array, astype)
+COPY_ORDERS = ("C", "F", "A", "K")
+
+
+def copy_layout(x: np.ndarray, order: str) -> np.ndarray:
+    """The stand-in of NumPy's copy of an array laid out like ``x`` in ``order``:
+    the strides ``np.empty_like`` gives (the allocation ``ndarray.copy`` and
+    ``np.copy`` make; no data is read or written)."""
+    if x.ndim <= 1 or x.size <= 1 or (order == "C" and _is_c(x)):
+        return stand_in(x.dtype, x.shape, standard_element_strides(x.shape))
+    return stand_in(x.dtype, x.shape, element_strides(np.empty_like(x, order=order)))
+
+
+def _copy_infer(types, attrs):
+    if attrs["order"] not in COPY_ORDERS:
+        raise FrameValueError(f"copy: order must be one of {COPY_ORDERS}, not {attrs['order']!r}")
+    return [types[0]]
+
+
+def _copy_kernel(ins, attrs):
+    return (np.array(np.asarray(ins[0]), order=attrs["order"], copy=True),)
+
+
+register(OpSchema("copy", 1, _copy_infer, _copy_kernel,
+                  attrs={"order": AttrSpec("str", "K")}, traits=("shape_op",),
+                  doc="numpy.copy(x, order): the same elements in a new array laid out in "
+                      "order C, F, A or K (ops/layout.py; layout_assignment makes it a "
+                      "relayout into NumPy's strides of the copy)."))
 
 
 def _dot_operand_kernel(ins, attrs):

@@ -50,7 +50,9 @@ def _scan_kernel(op: str):
     fn = _SCANS[op][0]
 
     def kernel(ins, attrs):
-        return (np.ascontiguousarray(fn(ins[0], axis=attrs["axis"])),)
+        # NumPy's result, laid out as NumPy lays it out (its operand's order): the
+        # layout analysis asks this kernel (ops/layout.py)
+        return (fn(ins[0], axis=attrs["axis"]),)
     return kernel
 
 
@@ -78,8 +80,7 @@ def _extremum_scan_infer(op: str):
 
 for _name, _uf in _EXTREMUM_SCANS.items():
     register(OpSchema(_name, 1, _extremum_scan_infer(_name),
-                      lambda ins, attrs, _f=_uf: (np.ascontiguousarray(
-                          _f.accumulate(ins[0], axis=attrs["axis"])),),
+                      lambda ins, attrs, _f=_uf: (_f.accumulate(ins[0], axis=attrs["axis"]),),
                       attrs={"axis": AttrSpec("int")}, traits=("nondifferentiable",),
                       doc=f"numpy.{_uf.__name__}.accumulate(x, axis): the running "
                           f"{_uf.__name__} along one axis, in x's dtype."))
@@ -102,7 +103,7 @@ def _sort_infer(types, attrs):
 
 
 def _sort_kernel(ins, attrs):
-    return (np.ascontiguousarray(np.sort(ins[0], axis=attrs["axis"], kind=attrs["kind"])),)
+    return (np.sort(ins[0], axis=attrs["axis"], kind=attrs["kind"]),)   # in NumPy's layout
 
 
 register(OpSchema("sort", 1, _sort_infer, _sort_kernel,

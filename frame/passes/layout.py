@@ -18,6 +18,11 @@ ones and data movement) each operand whose two layouts differ is copied by a
 makes on the same strides and gets NumPy's bits.  One relayout serves every
 reader of a value.  ``graph.meta['layout']`` records the number of relayouts.
 
+Copies (op ``copy {order}``: NumPy's copy of an array, in NumPy's order) are
+replaced: by their input where that has the copy's strides in the executable
+and the copy is no graph output, else by a ``relayout`` into NumPy's strides of
+the copy (``_lower_copies``); other pipelines drop them.
+
 It also removes the ``dot_operand`` marks ``np.dot`` puts on its operands (NumPy's
 dot copies an operand that is neither C- nor Fortran-contiguous to C order): a
 reader of a mark reads the mark's input, relayouted into the mark's NumPy
@@ -74,12 +79,14 @@ class LayoutFacts(NamedTuple):
     relayouts: int
 
 
-def _frame_layouts(graph: Graph, inputs: Sequence[np.ndarray | None] | None = None
-                   ) -> dict[int, tuple[int, ...] | None]:
+def _frame_layouts(graph: Graph, inputs: Sequence[np.ndarray | None] | None,
+                   numpy: dict[int, np.ndarray]) -> dict[int, tuple[int, ...] | None]:
     """``id(value) -> element strides`` the value has in the cpu executable (and the
     interpreter) when the inputs have the layouts of ``inputs`` (arrays or
     stand-ins; None, or a None entry: C order), or None where not known; a value
-    missing is C-ordered."""
+    missing is C-ordered.  A ``copy`` has NumPy's strides of the copy (``numpy``):
+    ``_lower_copies`` makes it a relayout into them, or its input where that has
+    them already."""
     other: dict[int, tuple[int, ...] | None] = {}   # the values that are not C-ordered
     for i, v in enumerate(graph.inputs):
         a = None if inputs is None else inputs[i]
@@ -101,6 +108,11 @@ def _frame_layouts(graph: Graph, inputs: Sequence[np.ndarray | None] | None = No
             continue
         if node.op == "relayout":
             other[id(node.outputs[0])] = tuple(node.attrs["strides"])
+            continue
+        if node.op == "copy":
+            out = node.outputs[0]
+            if not numpy[id(out)].flags.c_contiguous:
+                other[id(out)] = element_strides(numpy[id(out)])
             continue
         # C order: a result of C-ordered operands (kernels and the codegen's out=
         # arrays; ops/shape.py), a matrix product, a fresh vector; else a kernel
@@ -129,16 +141,22 @@ class LayoutAssignment(Pass):
         # an np.dot operand marker is read as its input: through a relayout into the
         # strides it gives, when the input's differ (ops/layout.py)
         marked = {id(n.outputs[0]): n.inputs[0] for n in graph.nodes if n.op == "dot_operand"}
-        if self.insert and marked:
-            # the marks are gone after this pass: an executable compiled again for
-            # other input layouts starts from this graph (codegen._LayoutVariants)
+        copies = any(n.op == "copy" for n in graph.nodes)
+        if self.insert and (marked or copies):
+            # the marks and copies are gone after this pass: an executable compiled
+            # again for other input layouts starts from this graph (codegen._LayoutVariants)
             graph.meta[MARKED_GRAPH] = clone_graph(graph)
-        if not self.insert or not any(layout_sensitive(n) for n in graph.nodes):
+        if not self.insert:
+            _unmark(graph, marked)
+            _bypass(graph, "copy")   # the same elements; layouts are the cpu tier's business
+            graph.meta["layout"] = LayoutFacts(0)
+            return graph
+        if not copies and not any(layout_sensitive(n) for n in graph.nodes):
             _unmark(graph, marked)
             graph.meta["layout"] = LayoutFacts(0)
             return graph
         numpy = numpy_layouts(graph, self.inputs)
-        other = _frame_layouts(graph, self.inputs)
+        other = _frame_layouts(graph, self.inputs, numpy)
         made: dict[tuple[int, tuple[int, ...]], Value] = {}   # (id(value), strides) -> relayout
         nodes: list[Node] = []
         for node in graph.nodes:
@@ -164,8 +182,43 @@ class LayoutAssignment(Pass):
             nodes.append(node)
         graph.nodes = nodes
         _unmark(graph, marked)
-        graph.meta["layout"] = LayoutFacts(len(made))
+        made_copies = _lower_copies(graph, numpy, other)
+        graph.meta["layout"] = LayoutFacts(len(made) + made_copies)
         return graph
+
+
+def _lower_copies(graph: Graph, numpy: dict[int, np.ndarray],
+                  other: dict[int, tuple[int, ...] | None]) -> int:
+    """Replace every ``copy`` node of ``graph`` (in place): a ``relayout`` into
+    NumPy's strides of the copy; or, for a copy that is no graph output whose input
+    has those strides in the executable already, its input itself (the same elements
+    laid out alike: readers cannot tell; ``pinned_inputs`` pins an input a copy
+    reads, so the strides assumed are checked).  Returns the number of relayouts."""
+    outputs = {id(v) for v in graph.outputs}
+    source: dict[int, Value] = {}
+    nodes: list[Node] = []
+    relayouts = 0
+    for node in graph.nodes:
+        if source and any(id(v) in source for v in node.inputs):
+            node.inputs = tuple(source.get(id(v), v) for v in node.inputs)
+        if node.op != "copy" or node.body is not None:
+            nodes.append(node)
+            continue
+        out, src = node.outputs[0], node.inputs[0]
+        want = element_strides(numpy[id(out)])
+        have = other.get(id(src), standard_element_strides(src.type.shape))
+        if id(out) not in outputs and have is not None and same_layout(src.type.shape, want, have):
+            source[id(out)] = src
+            continue
+        copy = Node("relayout", [src], {"strides": want}, device=node.device)
+        copy.backward = node.backward
+        copy.set_output_types(get_schema("relayout").infer([src.type], copy.attrs))
+        nodes.append(copy)
+        source[id(out)] = copy.outputs[0]
+        relayouts += 1
+    graph.nodes = nodes
+    graph.outputs = [source.get(id(v), v) for v in graph.outputs]
+    return relayouts
 
 
 def _bypass(graph: Graph, op: str) -> Graph:

@@ -167,6 +167,17 @@ def relayout_cases(op):
                        id=f"{dtype}-{shape}-{strides}")
 
 
+@cases("copy")
+def copy_cases(op):
+    # NumPy's copy in each order: the same elements (its layout: test_copy_layouts.py)
+    for dtype in ALL:
+        for i, (shape, order) in enumerate([((), "C"), ((4,), "K"), ((2, 3), "C"), ((2, 3), "F"),
+                                            ((2, 3, 4), "A"), ((2, 3, 4), "K"), ((0, 2), "F")]):
+            x = sample(shape, dtype, i)
+            yield Case([x], {"order": order}, lambda ins, attrs: [np.array(ins[0])],
+                       id=f"{dtype}-{shape}-{order}")
+
+
 @cases("dot_operand")
 def dot_operand_cases(op):
     for dtype in ALL:

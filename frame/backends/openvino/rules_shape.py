@@ -64,7 +64,7 @@ def _reshape(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     return [_reshape_to(cx, ins[0], _shape_of(node))]
 
 
-@lowering("relayout", "dot_operand", int64=True, computes=False)
+@lowering("relayout", "dot_operand", "copy", int64=True, computes=False)
 def _relayout(cx: Lowerer, node: Node, ins: Sequence[Out]) -> list[Out]:
     # memory layout is NumPy's business (ops/layout.py); the elements are the input's
     return [ins[0]]

@@ -54,7 +54,7 @@ __all__ = ["unsupported_reason", "fits_int32", "Analysis", "MAX_RANK", "SMALL_IN
 
 # the ops lowered exactly for int8/int16/uint8/uint16 values (module docstring)
 SMALL_INT_OPS = frozenset((
-    "reshape", "expand_dims", "squeeze", "transpose", "relayout", "dot_operand", "broadcast_to", "concat", "stack", "split",
+    "reshape", "expand_dims", "squeeze", "transpose", "relayout", "dot_operand", "copy", "broadcast_to", "concat", "stack", "split",
     "slice", "flip", "take", "scatter", "pad", "take_along_axis", "constant", "full", "arange",
     "where", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
