@@ -116,6 +116,11 @@ def _range(tx, args, kwargs):
 
 def _enumerate(tx, args, kwargs):
     start = kwargs.get("start", args[1] if len(args) > 1 else ConstantVariable(0)).as_constant()
+    try:   # CPython's checks (an int, by __index__), then its counter: C ints, never a bool
+        enumerate((), start)
+        start = operator.index(start)
+    except Exception as e:  # noqa: BLE001 - the native run raises it again
+        raise UserCodeRaises(f"enumerate() raises {type(e).__name__}: {e}", exc=e) from e
     it = args[0].get_iter(tx)
     count = [start]
 
