@@ -349,6 +349,12 @@ def _scalar_conversion(fn):
                               HINTS["format"] if fn in (str, repr) else HINTS["convert"])
         if fn in (str, repr) and len(args) == 1 and not kwargs and isinstance(args[0], ExceptionVariable):
             return ConstantVariable(args[0].text(fn))
+        text = getattr(args[0], "text", None) if fn in (str, repr) and len(args) == 1 and not kwargs \
+            else None   # an instance made in the function, of a class with a Python __repr__
+        if text is not None and not isinstance(args[0], ExceptionVariable):
+            result = text(tx, fn)
+            if result is not None:
+                return result
         c = _const_args(args, kwargs)
         if c is None:
             raise Unsupported("unsupported_object", f"{fn.__name__}() of {args!r}")
@@ -508,6 +514,7 @@ SUPPORTED_BUILTINS = {
     slice: _slice, callable: _callable, map: _map, filter: _filter, set: _set,
     frozenset: _frozenset, vars: _vars, id: _id, hash: _hash, complex: _scalar_conversion(complex), divmod: _scalar_conversion(divmod),
     pow: _scalar_conversion(pow), chr: _scalar_conversion(chr), ord: _scalar_conversion(ord),
+    format: _scalar_conversion(format),
     issubclass: lambda tx, args, kwargs: ConstantVariable(
         isinstance_of(_classes(tx, args[0]), _classes(tx, args[1]))),
     **OBJECT_SLOTS,

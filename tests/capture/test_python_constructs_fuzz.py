@@ -140,6 +140,92 @@ def test_break_in_a_plain_try_body_still_resumes():
     assert out.graph_count == 2
 
 
+# -- graph breaks the generated programs had, for constructs Dynamo and SOT capture ------------
+
+class _Dyn:
+    def __init__(self, v):
+        self.v = v
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return name.upper()
+
+
+class _Shown:
+    def __init__(self, k):
+        self.k = k
+
+    def __repr__(self):
+        return f"_Shown({self.k})"
+
+
+class _Loud(_Shown):
+    def __str__(self):
+        return f"loud {self.k}"
+
+
+class _Pair:
+    def __init__(self, v):
+        self.v = v
+
+    def __iter__(self):
+        yield self.v
+        yield -self.v
+
+
+def _instance_getattr_hook(x, s):
+    d = _Dyn(x)
+    return d.v * 2, d.foo_bar, getattr(d, "zz", None), hasattr(d, "_hidden"), getattr(d, "_q", 7)
+
+
+def _instance_repr_and_str(x, s):
+    a, b = _Shown(s), _Loud(2)
+    return repr(a), str(a), f"{a!r}|{a}", repr(b), str(b), f"{b}", x * 2
+
+
+def _builtin_type_name(x, s):
+    return type(s).__name__, type(len).__name__, x + 1
+
+
+def _format_builtin(x, s):
+    return format(s, ".1%"), format(x.shape[0], "03d"), x - 1
+
+
+def _dtype_type(x, s):
+    return x.dtype.type(s) * 2, x.dtype.type, x.dtype.type(s) * x
+
+
+def _instance_python_iter(x, s):
+    a, b = _Pair(x)
+    return a + b, list(_Pair(s)), tuple(_Pair(x.sum())), [v * 2 for v in _Pair(x)]
+
+
+@pytest.mark.parametrize("fn", [_instance_getattr_hook, _instance_repr_and_str, _builtin_type_name,
+                                _format_builtin, _dtype_type, _instance_python_iter],
+                         ids=lambda fn: fn.__name__.strip("_"))
+@pytest.mark.parametrize("s", [2, 2.5])
+def test_captured_without_a_break(fn, s):
+    assert_same_as_eager(fn, array(), s)
+    out = frame.explain(fn)(array(), s)
+    assert out.break_reasons == [] and out.graph_count == 1, str(out)
+
+
+def test_iterating_an_endless_python_iter_runs_natively():
+    # unpacking takes two items and checks for a third: natively a ValueError
+    class Naturals:
+        def __iter__(self):
+            k = 0
+            while True:
+                yield k
+                k += 1
+
+    def f(x):
+        a, b = Naturals()
+        return a, b, x
+    assert_same_as_eager(f, array(), captured=None)
+
+
 # -- the seeded corpus of generated programs -------------------------------------------------
 
 # 0-89: a sample; 322: itertools.count(True) in a generator in a comprehension
