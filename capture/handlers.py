@@ -578,6 +578,9 @@ def CONVERT_VALUE(tx, instr):
     v = tx.pop()
     if not v.is_constant() and _formatted_value(v) is not None:
         v = ConstantVariable(_formatted_value(v))
+    if not v.is_constant() and fn is not ascii and not isinstance(v, TensorVariable):
+        tx.push(tx.wrap_static(fn).call(tx, [v], {}))   # what str() / repr() make of it
+        return
     if not v.is_constant():
         raise Unsupported("data_dependent" if isinstance(v, TensorVariable) else "unsupported_object",
                           f"formatting {v!r}", HINTS["format"] if isinstance(v, TensorVariable) else "")
@@ -591,6 +594,10 @@ def FORMAT(tx, instr):
     v = tx.pop()
     if not v.is_constant() and _formatted_value(v) is not None:
         v = ConstantVariable(_formatted_value(v))
+    if not v.is_constant() and spec == "" and not isinstance(v, TensorVariable) \
+            and v.python_type().__format__ is object.__format__:
+        tx.push(tx.wrap_static(str).call(tx, [v], {}))   # object.__format__(v, ""): str(v)
+        return
     if not v.is_constant():
         raise Unsupported("data_dependent" if isinstance(v, TensorVariable) else "unsupported_object",
                           f"formatting {v!r}", HINTS["format"] if isinstance(v, TensorVariable) else "")

@@ -717,13 +717,30 @@ def inside_handler(code: types.CodeType, instr) -> bool:
     There the exception being handled is the frame's state (``PUSH_EXC_INFO``
     saved the one before on the stack), which a resume function, a new frame,
     would not have.  Such code is covered by the handler that puts that state
-    back: ``COPY 3; POP_EXCEPT; RERAISE 1``."""
-    h = instr.handler
-    if h is None:
-        return False
+    back: ``COPY 3; POP_EXCEPT; RERAISE 1``, directly or through the handlers
+    of nested blocks, each covered in turn by the handler of the block around
+    it: the cleanup of ``except E as e`` (which deletes ``e``), a ``try`` or
+    ``with`` inside the handler body (the code at its ``PUSH_EXC_INFO`` runs
+    in the enclosing block), a 3.12+ inlined comprehension's cleanup."""
     instrs = decode(code).instructions
-    return h.target + 1 < len(instrs) and instrs[h.target].opname == "COPY" \
-        and instrs[h.target + 1].opname == "POP_EXCEPT"
+
+    def restores_exc_info(h) -> bool:
+        return h.target + 1 < len(instrs) and instrs[h.target].opname == "COPY" \
+            and instrs[h.target + 1].opname == "POP_EXCEPT"
+
+    seen: set[int] = set()
+    h = instr.handler
+    while h is not None and h.target not in seen:
+        seen.add(h.target)
+        if restores_exc_info(h):
+            return True
+        block = instrs[h.target]
+        h = block.handler
+        if block.opname == "PUSH_EXC_INFO" and h is not None and restores_exc_info(h):
+            # ``instr`` is in a try or with body: the handler entered here is covered by its
+            # own cleanup; the code around that cleanup is the code around ``instr``
+            h = instrs[h.target].handler
+    return False
 
 
 def _forget(key: int, ref: weakref.ref) -> None:

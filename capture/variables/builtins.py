@@ -116,6 +116,11 @@ def _range(tx, args, kwargs):
 
 def _enumerate(tx, args, kwargs):
     start = kwargs.get("start", args[1] if len(args) > 1 else ConstantVariable(0)).as_constant()
+    try:   # CPython's checks (an int, by __index__), then its counter: C ints, never a bool
+        enumerate((), start)
+        start = operator.index(start)
+    except Exception as e:  # noqa: BLE001 - the native run raises it again
+        raise UserCodeRaises(f"enumerate() raises {type(e).__name__}: {e}", exc=e) from e
     it = args[0].get_iter(tx)
     count = [start]
 
@@ -344,6 +349,12 @@ def _scalar_conversion(fn):
                               HINTS["format"] if fn in (str, repr) else HINTS["convert"])
         if fn in (str, repr) and len(args) == 1 and not kwargs and isinstance(args[0], ExceptionVariable):
             return ConstantVariable(args[0].text(fn))
+        text = getattr(args[0], "text", None) if fn in (str, repr) and len(args) == 1 and not kwargs \
+            else None   # an instance made in the function, of a class with a Python __repr__
+        if text is not None and not isinstance(args[0], ExceptionVariable):
+            result = text(tx, fn)
+            if result is not None:
+                return result
         c = _const_args(args, kwargs)
         if c is None:
             raise Unsupported("unsupported_object", f"{fn.__name__}() of {args!r}")
@@ -503,6 +514,7 @@ SUPPORTED_BUILTINS = {
     slice: _slice, callable: _callable, map: _map, filter: _filter, set: _set,
     frozenset: _frozenset, vars: _vars, id: _id, hash: _hash, complex: _scalar_conversion(complex), divmod: _scalar_conversion(divmod),
     pow: _scalar_conversion(pow), chr: _scalar_conversion(chr), ord: _scalar_conversion(ord),
+    format: _scalar_conversion(format),
     issubclass: lambda tx, args, kwargs: ConstantVariable(
         isinstance_of(_classes(tx, args[0]), _classes(tx, args[1]))),
     **OBJECT_SLOTS,

@@ -417,6 +417,8 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> Variable:
         return ConstantVariable(attr)
     if isinstance(attr, (types.BuiltinMethodType, types.MethodWrapperType)):
         return BoundBuiltinMethod(var, name)
+    if isinstance(value, np.dtype) and name == "type":   # x.dtype.type: NumPy's scalar type
+        return tx.wrap_static(attr)
     raise Unsupported("unsupported_object", f"attribute {name!r} of {type(value).__name__}")
 
 
@@ -469,6 +471,10 @@ class BuiltinVariable(CallableVariable):
                 getattr(self.fn, name, None), (types.BuiltinMethodType, types.MethodDescriptorType,
                                                types.WrapperDescriptorType)):
             return BoundBuiltinMethod(self, name)   # int.from_bytes, float.fromhex: run on constants
+        if name in ("__name__", "__qualname__", "__module__") and (
+                isinstance(self.fn, types.BuiltinFunctionType)
+                or isinstance(self.fn, type) and self.fn.__module__ == "builtins"):
+            return ConstantVariable(getattr(self.fn, name))   # type(s).__name__: fixed for builtins
         if isinstance(self.fn, type) and self.fn.__module__ == "builtins" and not hasattr(self.fn, name):
             # a builtin type's attributes cannot change: hasattr(float, "__dataclass_fields__")
             message = f"type object {self.fn.__name__!r} has no attribute {name!r}"

@@ -26,7 +26,7 @@ from .base import ConstantVariable, Variable
 from .builtins import OBJECT_SLOTS, instances_callable
 from .callables import BuiltinVariable, MethodVariable
 from .containers import DictVariable, NamedTupleVariable, TupleVariable
-from .objects import ObjectVariable, _class_lookup, _MISSING, guard_class_attr
+from .objects import ObjectVariable, _class_lookup, _MISSING, guard_class_attr, python_text
 from .registry import HOOKS, wrap_rule
 
 __all__ = ["UserObjectVariable", "PartialVariable", "construct_instance", "make_partial",
@@ -153,6 +153,10 @@ def class_attribute(tx, cls: type, name: str, self_var: Variable | None):
                    AttrSource(ConstSource(tx.tr.guards.const(cls), cls.__qualname__), name))
 
 
+# items a Python __iter__ may give when iterated whole at trace time
+ITERATE_LIMIT = 1000
+
+
 @HOOKS.provide
 class UserObjectVariable(Variable):
     """An instance of a user class made during the trace: its class and its
@@ -218,6 +222,9 @@ class UserObjectVariable(Variable):
         found = class_attribute(tx, self.user_cls, name, self)
         if found is not _MISSING:
             return found
+        hook = self._dunder(tx, "__getattr__")
+        if hook is not None:   # a Python __getattr__: what Python calls when the lookup fails
+            return hook.call(tx, [ConstantVariable(name)], {})
         if _class_lookup(self.user_cls, "__getattr__") is not _MISSING:
             raise Unsupported("unsupported_object", f"{self.user_cls.__qualname__} defines __getattr__")
         raise UserCodeRaises(f"AttributeError: {self.user_cls.__name__!r} object has no attribute {name!r}")
@@ -268,6 +275,10 @@ class UserObjectVariable(Variable):
             raise UserCodeRaises(f"TypeError: object of type {self.user_cls.__name__!r} has no len()")
         return method.call(tx, [], {})
 
+    def text(self, tx, fn) -> Variable | None:
+        """``str(obj)`` / ``repr(obj)`` through a Python ``__str__`` / ``__repr__``."""
+        return python_text(tx, self.user_cls, self, fn)
+
     def inplace_op(self, tx, fn, other: Variable) -> Variable:
         return user_inplace_op(tx, self, fn, other)
 
@@ -282,6 +293,22 @@ class UserObjectVariable(Variable):
         if method is not None:
             return method.call(tx, [], {})
         return super().get_iter(tx)
+
+    def iterate(self, tx) -> list[Variable]:
+        """``list(obj)``, ``a, b = obj``: a Python ``__iter__`` (a generator) run to its end,
+        up to ``ITERATE_LIMIT`` items (an endless one is left to the native run)."""
+        if self._dunder(tx, "__iter__") is None:
+            return super().iterate(tx)
+        it = self.get_iter(tx)
+        items: list[Variable] = []
+        item = it.next(tx)
+        while item is not None:
+            if len(items) == ITERATE_LIMIT:
+                raise Unsupported("unsupported_object", f"iterating over a {self.user_cls.__name__} "
+                                                        f"of more than {ITERATE_LIMIT} items")
+            items.append(item)
+            item = it.next(tx)
+        return items
 
     def contains(self, tx, item: Variable) -> bool:
         method = self._dunder(tx, "__contains__")

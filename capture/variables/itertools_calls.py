@@ -277,7 +277,11 @@ def _count(tx, args, kwargs):
     _no_kwargs(itertools.count, kwargs, ("start", "step"))
     start = args[0] if args else kwargs.get("start", ConstantVariable(0))
     step = args[1] if len(args) > 1 else kwargs.get("step", ConstantVariable(1))
-    _check(itertools.count, *_constants("count", start, step))
+    start_value, step_value = _constants("count", start, step)
+    _check(itertools.count, start_value, step_value)
+    first = next(itertools.count(start_value, step_value))
+    if type(first) is not type(start_value):   # count(True) counts in C ints: 1, 2, ...
+        start = ConstantVariable(first)
     current = [start]
 
     def gen(tx):

@@ -173,6 +173,10 @@ class ObjectVariable(Variable):
         exit_fn = _bind(tx.wrap_static(exit_), self)
         return exit_fn, _bind(tx.wrap_static(enter), self).call(tx, [], {})
 
+    def text(self, tx, fn) -> Variable | None:
+        """``str(obj)`` / ``repr(obj)`` through a Python ``__str__`` / ``__repr__``."""
+        return python_text(tx, type(self.obj), self, fn)
+
     def delattr(self, tx, name: str) -> None:
         """``del obj.name`` of an instance attribute: a pending deletion,
         replayed with ``delattr`` after the graph runs."""
@@ -336,6 +340,23 @@ def _bind(func: Variable, self_var: Variable) -> Variable:
     return MethodVariable(func, self_var)
 
 
+def python_text(tx, cls: type, self_var: Variable, fn) -> Variable | None:
+    """``str(obj)`` / ``repr(obj)`` (``fn``) of an instance of ``cls`` whose class writes
+    them in Python: the method inlined (``str`` falls back to ``__repr__`` through
+    ``object.__str__``), each lookup guarded; None when they are not Python code."""
+    for name in ("__str__", "__repr__") if fn is str else ("__repr__",):
+        static = _class_lookup(cls, name)
+        if static is not getattr(object, name) and not isinstance(static, types.FunctionType):
+            return None
+        guard_class_attr(tx, cls, name, static)
+        if isinstance(static, types.FunctionType):
+            result = _bind(tx.wrap_static(static), self_var).call(tx, [], {})
+            if not (result.is_constant() and type(result.as_constant()) is str):
+                raise Unsupported("unsupported_object", f"{cls.__name__}.{name} returned {result!r}")
+            return result
+    return None
+
+
 class PythonModuleVariable(Variable):
     __slots__ = ("module",)
 
@@ -397,6 +418,8 @@ class ClassVariable(Variable):
         if pending is not None:   # written by the trace (setattr below)
             return pending
         static = _class_lookup(self.cls, name)
+        if name in ("__name__", "__qualname__", "__module__") and not self.cls.__flags__ & _HEAPTYPE:
+            return ConstantVariable(getattr(self.cls, name))   # a static type's names are fixed
         if static is _MISSING and name in ("__name__", "__qualname__", "__module__", "__doc__"):
             base = self.source or ConstSource(tx.tr.guards.const(self.cls), self.cls.__qualname__)
             return tx.wrap(getattr(self.cls, name), AttrSource(base, name))
