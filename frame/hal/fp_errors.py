@@ -123,6 +123,11 @@ def serial_requested() -> bool:
     warning up to 8 times.  Under the default filters a warning is shown once
     per code location, and every block warns from the same line."""
     _, strict, warns = _current_modes()
+    return _serial(strict, warns)
+
+
+def _serial(strict: bool, warns: bool) -> bool:
+    """``serial_requested``'s answer for modes that raise (``strict``) or warn."""
     if strict:
         return True
     if not warns:
@@ -181,12 +186,7 @@ class GraphErrorStates:
         if not self._own:
             return bool(self.states) and serial_requested()
         _, strict, warns = self._current()
-        if strict:
-            return True
-        if not warns:
-            return False
-        error, always = _filters()
-        return error or always
+        return _serial(strict, warns)
 
     def __repr__(self) -> str:
         return f"GraphErrorStates({self.states!r})"
