@@ -7,7 +7,8 @@ fixpoint, so running it twice changes nothing more):
 * identity ops (a cast to the same dtype, a reshape/broadcast_to to the same
   shape, an identity transpose, expand_dims/squeeze/flip with no axes, a full
   slice, a zero pad, a one-input concat) are replaced by their input;
-* a reshape of a reshape reads the innermost input directly;
+* a reshape of a reshape reads the innermost input directly, where no input
+  layout can tell (``_merge_reshapes``: NumPy's reshape may copy);
 * ``transpose(transpose(x, p1), p2)`` is ``transpose(x, p)`` with the composed
   permutation ``p[i] = p1[p2[i]]``, or ``x`` itself when ``p`` is the identity;
 * ``transpose(matmul(a, b))``, when the transpose swaps only the last two axes,
@@ -78,6 +79,23 @@ def _is_identity(node: Node) -> bool:
     if op == "concat":
         return len(node.inputs) == 1
     return False
+
+
+def _merge_reshapes(inner: Node) -> bool:
+    """May a reshape of ``inner``'s result (a reshape) read ``inner``'s input?
+    Its values are the same, but NumPy's reshape of an array that is not
+    C-contiguous may copy it into C order (``np.ravel(X_F)``), and a
+    layout-sensitive reader (a float sum, a matmul) of the second reshape then
+    sees C order where the merged reshape would be a strided view of ``X_F``:
+    ``np.ravel(X).reshape(40, 60).sum(axis=1)`` of a Fortran-ordered ``X``
+    differed in the last bit.  So the chain is merged only where no input
+    layout can tell: ``inner`` only adds or drops axes of size 1 (always a
+    view), its values are not floating-point (exact whatever the order), or
+    it is autograd's (no NumPy counterpart to match)."""
+    x, y = inner.inputs[0].type, inner.outputs[0].type
+    if inner.backward or not (x.dtype.is_floating or x.dtype.is_complex):
+        return True
+    return [d for d in x.shape if d != 1] == [d for d in y.shape if d != 1]
 
 
 def _plain(node: Node | None, op: str) -> bool:
@@ -205,7 +223,7 @@ class _Rewriter:
             return []
         if node.op == "reshape":
             src = node.inputs[0].producer
-            if src is not None and src.op == "reshape":
+            if src is not None and src.op == "reshape" and _merge_reshapes(src):
                 self.set_inputs(node, (src.inputs[0],))
             return None
         if _plain(node, "transpose"):

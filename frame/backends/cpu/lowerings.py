@@ -162,10 +162,21 @@ def _matmul(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[st
 
 
 def _reduction(uf: np.ufunc) -> Emitter:
+    """``uf.reduce`` into ``out``, a C-ordered array.  NumPy's own result follows
+    its operand's memory order, and the order of the result decides the order
+    in which the iterator adds (``np.add.reduce(x, 2)`` of a view of a
+    Fortran-ordered array is a pairwise sum per element into an F-ordered
+    result, a running sum across elements into a C-ordered ``out``): an operand
+    that is not C-contiguous is reduced into NumPy's own result, then copied."""
     def emit(node: Node, args: Sequence[str], out: str, ns: Namespace) -> list[str]:
         reduce = ns.bind(uf.reduce, f"np_{uf.__name__}_reduce")
         axes, keepdims = node.attrs["axes"], node.attrs["keepdims"]
-        return [f"{reduce}({args[0]}, {axes!r}, None, {out}, {keepdims!r})"]
+        x = args[0]
+        if len(node.outputs[0].type.shape) < 2:   # a vector or a scalar has one order
+            return [f"{reduce}({x}, {axes!r}, None, {out}, {keepdims!r})"]
+        copyto = ns.bind(np.copyto, "np_copyto")
+        return [f"{reduce}({x}, {axes!r}, None, {out}, {keepdims!r}) if {x}.flags.c_contiguous "
+                f"else {copyto}({out}, {reduce}({x}, {axes!r}, None, None, {keepdims!r}))"]
     return emit
 
 
