@@ -68,11 +68,9 @@ _OPERATOR_UFUNCS = {
 # taking a scalar known only at run time
 _SAFE_WITH_RUNTIME_SCALAR = {np.add, np.subtract, np.multiply, np.equal, np.not_equal,
                              np.less, np.less_equal, np.greater, np.greater_equal}
-# method / np.* function names -> reduction
-_REDUCTION_NAMES = {name: name for name in MASKED_REDUCTIONS}
-_NUMPY_REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.max: "max", np.amax: "max",
-                     np.min: "min", np.amin: "min", np.prod: "prod", np.any: "any",
-                     np.all: "all", np.std: "std", np.var: "var"}
+# np.* functions -> reduction (the methods are named as the reductions, MASKED_REDUCTIONS)
+_NUMPY_REDUCTIONS = {**{fn: name for name, fn in MASKED_REDUCTIONS.items()},
+                     np.amax: "max", np.amin: "min"}
 
 
 class _LazySelection(Variable):
@@ -162,7 +160,7 @@ class MaskedSelectionVariable(_LazySelection):
         return self
 
     def getattr(self, tx, name):
-        if name in _REDUCTION_NAMES:
+        if name in MASKED_REDUCTIONS:
             return MaskedMethodVariable(self, name)
         self.broken()
 
