@@ -1160,7 +1160,8 @@ def _rint(x):
 
 def np_round(a, decimals=0, out=None):
     """``np.round`` / ``np.around``: NumPy's algorithm (scale by a power of ten,
-    round half to even, scale back); integers with ``decimals >= 0`` are copied."""
+    round half to even, scale back); integers with ``decimals >= 0`` are copied,
+    with ``decimals < 0`` rounded in float64 and cast back, as NumPy does."""
     if out is not None:
         raise NotModelled("round", "with out=")
     if not _int(decimals):
@@ -1173,7 +1174,10 @@ def np_round(a, decimals=0, out=None):
     if dt.kind in "iu":
         if decimals >= 0:
             return _copy(x)
-        raise NotModelled("round", "of integers with decimals < 0")
+        # NumPy's PyArray_Round: divided by 10**-decimals into float64, rint,
+        # multiplied back, cast to the integer type
+        f = _power_of_ten(-decimals)
+        return F.astype(F.mul(_rint(F.div(F.astype(x, float64), f)), f), as_dtype(dt))
     if decimals == 0:
         return _rint(x)
     f = _power_of_ten(abs(decimals))

@@ -2,7 +2,7 @@
 frame's ops, with NumPy's own signatures (merged into ``NUMPY_FUNCTIONS`` /
 ``UFUNC_FUNCTIONS`` by ``frame._numpy_interop``).
 
-- ``np.signbit``, ``np.deg2rad``/``np.radians``, ``np.rad2deg``/``np.degrees``,
+- ``np.signbit``, ``np.deg2rad``/``np.radians``, ``np.rad2deg``/``np.degrees``, ``np.spacing``, ``np.nextafter``,
   ``np.copysign``, ``np.heaviside``, ``np.fmod``, ``np.float_power``,
   ``np.ldexp``, ``np.frexp`` and ``np.modf`` are ops of the same names whose
   kernels are NumPy's ufuncs (``frame/ops/elementwise.py``): every dtype,
@@ -93,11 +93,13 @@ def _asarray(value, function: str):
 signbit = _unary("signbit", "signbit")
 deg2rad = _unary("deg2rad", "deg2rad")
 rad2deg = _unary("rad2deg", "rad2deg")
+spacing = _unary("spacing", "spacing")
 copysign = _binary("copysign", "copysign")
 heaviside = _binary("heaviside", "heaviside")
 fmod = _binary("fmod", "fmod")
 float_power = _binary("float_power", "float_power", strong_scalars=True)
 ldexp = _binary("ldexp", "ldexp", strong_scalars=True)
+nextafter = _binary("nextafter", "nextafter")
 
 
 def frexp(x):
@@ -405,7 +407,7 @@ MATH_UFUNCS: dict = {
     np.signbit: signbit, np.deg2rad: deg2rad, np.rad2deg: rad2deg, np.copysign: copysign,
     np.heaviside: heaviside, np.fmod: fmod, np.float_power: float_power, np.ldexp: ldexp,
     np.frexp: frexp, np.modf: modf, np.divmod: divmod_, np.positive: positive,
-    np.conjugate: conjugate,
+    np.conjugate: conjugate, np.spacing: spacing, np.nextafter: nextafter,
 }
 if hasattr(np, "radians"):  # aliases in NumPy: the same ufunc objects, or distinct ones
     MATH_UFUNCS.setdefault(np.radians, _unary("deg2rad", "radians"))

@@ -1,8 +1,8 @@
 """NumPy statistics and array-manipulation functions written with frame's ops,
 with NumPy's own signatures (merged into ``NUMPY_FUNCTIONS``).
 
-- ``np.quantile``, ``np.percentile`` (method ``'linear'``, ``q`` a constant
-  scalar or 1-D sequence) and ``np.median`` follow NumPy's ``_quantile`` and
+- ``np.quantile``, ``np.percentile`` (every ``method`` of NumPy's, ``q`` a
+  constant scalar or 1-D sequence) and ``np.median`` follow NumPy's ``_quantile`` and
   ``_median`` step by step: the reduced axes moved first and merged, a
   ``sort`` along them (NumPy partitions; the values at every index are the
   same), the neighbouring order statistics picked with ``take`` at indices
@@ -140,12 +140,64 @@ def _lerp(a, b, t):
     return high
 
 
+def _gamma_mask(shape, default, conditioned, where) -> np.ndarray:
+    """NumPy's ``_get_gamma_mask``."""
+    out = np.full(shape, default)
+    np.copyto(out, conditioned, where=where, casting="unsafe")
+    return out
+
+
+def _to_boundaries(index, condition) -> np.ndarray:
+    """NumPy's ``_discrete_interpolation_to_boundaries``: the order statistic below
+    ``index`` where ``condition(gamma, index)``, the one above elsewhere."""
+    previous = np.floor(index)
+    res = _gamma_mask(np.shape(index), previous + 1, previous,
+                      condition(index - previous, index)).astype(np.intp)
+    res[res < 0] = 0
+    return res
+
+
+def _continuous(alpha: float, beta: float):
+    """NumPy's ``_compute_virtual_index`` for Hyndman and Fan's ``alpha``, ``beta``."""
+    return lambda n, q: n * q + (alpha + q * (1 - alpha - beta)) - 1
+
+
+def _identity_gamma(gamma, index):
+    return gamma
+
+
+# NumPy's quantile methods (its ``_QuantileMethods``, written out again: the table is
+# private to NumPy): method -> (virtual index of (n, q), gamma correction or None for
+# the methods whose index is an integer and which take without interpolating).  The
+# index and gamma are NumPy's arithmetic on the constant q, run at trace time.
+QUANTILE_METHODS = {
+    "inverted_cdf": (lambda n, q: _to_boundaries(n * q - 1, lambda g, _: g == 0), None),
+    "averaged_inverted_cdf": (lambda n, q: n * q - 1,
+                              lambda g, _: _gamma_mask(g.shape, 1.0, 0.5, g == 0)),
+    "closest_observation": (
+        lambda n, q: _to_boundaries(n * q - 1 - 0.5, lambda g, i: (g == 0) & (np.floor(i) % 2 == 1)),
+        None),
+    "interpolated_inverted_cdf": (_continuous(0, 1), _identity_gamma),
+    "hazen": (_continuous(0.5, 0.5), _identity_gamma),
+    "weibull": (_continuous(0, 0), _identity_gamma),
+    "linear": (lambda n, q: (n - 1) * q, _identity_gamma),
+    "median_unbiased": (_continuous(1 / 3.0, 1 / 3.0), _identity_gamma),
+    "normal_unbiased": (_continuous(3 / 8.0, 3 / 8.0), _identity_gamma),
+    "lower": (lambda n, q: np.floor((n - 1) * q).astype(np.intp), None),
+    "higher": (lambda n, q: np.ceil((n - 1) * q).astype(np.intp), None),
+    "midpoint": (lambda n, q: 0.5 * (np.floor((n - 1) * q) + np.ceil((n - 1) * q)),
+                 lambda g, i: _gamma_mask(g.shape, 0.5, 0.0, i % 1 == 0)),
+    "nearest": (lambda n, q: np.around((n - 1) * q).astype(np.intp), None),
+}
+
+
 def _quantile(function: str, a, q, axis, out, overwrite_input, method, keepdims, weights,
               percent: bool):
     if out is not None or weights is not None:
         raise NotModelled(function, "with out= or weights=")
-    if method != "linear":
-        raise NotModelled(function, f"with method={method!r}")
+    if not isinstance(method, str) or method not in QUANTILE_METHODS:
+        raise NotModelled(function, f"with method={method!r} (NumPy raises)")
+    virtual_index, fix_gamma = QUANTILE_METHODS[method]
     x = _operand(a, function)
     dt = _dtype(x)
     if dt.kind == "b":
@@ -157,10 +209,10 @@ def _quantile(function: str, a, q, axis, out, overwrite_input, method, keepdims,
     if n == 0:
         raise NotModelled(function, "of no elements (NumPy raises)")
     arr = apply1("sort", (as_array(arr),), schema_attrs("sort", axis=0, kind="quicksort"))
-    vi = np.asanyarray((n - 1) * qa)
+    vi = np.asanyarray(virtual_index(n, qa))
     inexact = dt.kind == "f"
-    if vi.dtype.kind in "iu":  # integral q: no interpolation
-        result = F.take(arr, vi.astype(np.int64), axis=0)
+    if fix_gamma is None or (method == "linear" and vi.dtype.kind in "iu"):
+        result = F.take(arr, vi.astype(np.int64), axis=0)   # no interpolation
     else:
         prev = np.floor(vi)
         nxt = np.asanyarray(prev + 1)
@@ -172,7 +224,7 @@ def _quantile(function: str, a, q, axis, out, overwrite_input, method, keepdims,
         prev[below] = 0
         nxt[below] = 0
         prev_i, next_i = prev.astype(np.intp), nxt.astype(np.intp)
-        gamma = np.asanyarray(np.asanyarray(vi - prev_i), dtype=vi.dtype)
+        gamma = np.asanyarray(fix_gamma(np.asanyarray(vi - prev_i), vi), dtype=vi.dtype)
         if weak:
             t = float(gamma)
         else:
@@ -191,7 +243,7 @@ def _quantile(function: str, a, q, axis, out, overwrite_input, method, keepdims,
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None, interpolation=None):
-    """``np.quantile`` (method 'linear'): NumPy's ``_quantile`` with a constant ``q``."""
+    """``np.quantile``: NumPy's ``_quantile`` with a constant ``q`` (any method)."""
     if interpolation is not None:
         raise NotModelled("quantile", "with interpolation= (deprecated)")
     return _quantile("quantile", a, q, axis, out, overwrite_input, method, keepdims, weights,
@@ -200,7 +252,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None, interpolation=None):
-    """``np.percentile`` (method 'linear'): ``np.quantile`` at ``q / 100``."""
+    """``np.percentile``: ``np.quantile`` at ``q / 100``."""
     if interpolation is not None:
         raise NotModelled("percentile", "with interpolation= (deprecated)")
     return _quantile("percentile", a, q, axis, out, overwrite_input, method, keepdims, weights,

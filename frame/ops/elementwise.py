@@ -366,12 +366,15 @@ _register_binary_ufuncs(EXTRA_BINARY_UFUNCS, commutative={"hypot", "logaddexp"},
 
 # NumPy's math ufuncs of frame/_numpy_math.py (np.copysign, np.heaviside, np.fmod, ...):
 # NumPy's ufuncs as their kernels, so every dtype, signed zero, inf and NaN is NumPy's
-MATH_UNARY_UFUNCS = {"signbit": np.signbit, "deg2rad": np.deg2rad, "rad2deg": np.rad2deg}
-_register_unary_ufuncs(MATH_UNARY_UFUNCS, {"signbit"})
+MATH_UNARY_UFUNCS = {"signbit": np.signbit, "deg2rad": np.deg2rad, "rad2deg": np.rad2deg,
+                     "spacing": np.spacing}
+_register_unary_ufuncs(MATH_UNARY_UFUNCS, {"signbit", "spacing"})
 MATH_BINARY_UFUNCS = {"copysign": np.copysign, "heaviside": np.heaviside, "fmod": np.fmod,
-                      "float_power": np.float_power, "ldexp": np.ldexp}
-# heaviside is piecewise constant; the others have gradient rules
-_register_binary_ufuncs(MATH_BINARY_UFUNCS, commutative=set(), nondifferentiable={"heaviside"})
+                      "float_power": np.float_power, "ldexp": np.ldexp, "nextafter": np.nextafter}
+# heaviside is piecewise constant, spacing and nextafter step by ulps; the others have
+# gradient rules
+_register_binary_ufuncs(MATH_BINARY_UFUNCS, commutative=set(),
+                        nondifferentiable={"heaviside", "nextafter"})
 
 
 def _two_output_infer(name: str, ufunc: np.ufunc):

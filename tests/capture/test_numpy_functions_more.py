@@ -168,6 +168,8 @@ def _cases():
     add("round-decimals", lambda a: (np.round(a, 2), np.around(a, 1), np.round(a, -1)),
         ((3, 4),), ("float32", "float64"))
     add("round-method", lambda a: a.round(1), ((3, 4),), NUMERIC)
+    add("round-negative-decimals", lambda a: (np.round(a, -1), np.around(a * 7, -2), np.round(a, -3),
+                                              np.round(a, -25)), ((3, 4),), NUMERIC)
     add("ptp", lambda a: np.ptp(a), ((3, 4),), NUMERIC)
     add("ptp-axis", lambda a: (np.ptp(a, axis=0), np.ptp(a, axis=-1, keepdims=True)), ((3, 4),),
         NUMERIC)

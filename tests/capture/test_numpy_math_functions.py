@@ -77,6 +77,8 @@ UNARY = {
     "sinc_window": (lambda x: np.sinc(x * 0.5) * 2 + np.sinc(np.float64(0.25)), FLOATS),
     "mantissa_bits": (lambda x: np.ldexp(*np.frexp(x)), FLOATS),
     "split_parts": (lambda x: np.modf(x)[0] + np.modf(x)[1], FLOATS),
+    "spacing": (np.spacing, DTYPES),
+    "spacing_tolerance": (lambda x: np.abs(x - 1) <= 4 * np.spacing(np.abs(x)), FLOATS),
 }
 
 
@@ -107,6 +109,10 @@ BINARY = {
                            NUMERIC),
     "ldexp_scalar": (lambda a, b: np.ldexp(a, 3), DTYPES),
     "divmod_scalar": (lambda a, b: np.divmod(a, 4), NUMERIC),
+    "nextafter": (np.nextafter, DTYPES),
+    "nextafter_steps": (lambda a, b: (np.nextafter(a, np.inf) - a, np.nextafter(a, b) == a,
+                                      np.nextafter(np.nextafter(a, -np.inf), np.inf)), FLOATS),
+    "nextafter_scalar": (lambda a, b: np.nextafter(a, 0) + np.nextafter(np.float32(1), b), FLOATS),
 }
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import frame
+from frame._numpy_stats import QUANTILE_METHODS
 
 from .helpers import array, assert_same, assert_same_as_eager
 
@@ -88,6 +89,10 @@ def _cases():
     add("quantile-keepdims", lambda a: np.quantile(a, [0.2, 0.8], axis=None, keepdims=True),
         ((2, 3),))
     add("quantile-method-linear", lambda a: np.quantile(a, 0.3, method="linear"), ((8,),))
+    for method in QUANTILE_METHODS:   # NumPy's own names, every one of them
+        add(f"quantile-method-{method}",
+            lambda a, m=method: (np.quantile(a, 0.3, method=m), np.quantile(a, [0, 0.5, 1], axis=0, method=m),
+                                 np.percentile(a, [12.5, 99], axis=1, method=m)), ((5, 4),))
     # -- cov, corrcoef
     add("cov", lambda a: np.cov(a), ((3, 6),), DTYPES)
     add("cov-rowvar", lambda a: (np.cov(a, rowvar=False), np.cov(a, rowvar=False, bias=True)),
@@ -349,7 +354,7 @@ def test_median_nan_result_of_slices():
 # -- what frame refuses runs in NumPy (a break naming the function) ----------------------------
 
 NOT_MODELLED = [
-    ("quantile-method", lambda a: np.quantile(a, 0.3, method="nearest"), "method='nearest'"),
+    ("quantile-method", lambda a: np.quantile(a, 0.3, method="nearest_rank"), "(NumPy raises)"),
     ("percentile-out-of-range", lambda a: np.percentile(a, 120), "NumPy raises"),
     ("quantile-empty", lambda a: np.quantile(a[:0], 0.5), "of no elements"),
     ("median-empty", lambda a: np.median(a[:, :0], axis=1), "of no elements"),

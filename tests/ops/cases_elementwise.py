@@ -181,7 +181,14 @@ def binary_cases(op):
         for i, (sa, sb) in enumerate(BINARY_SHAPES):
             a, b = _binary_inputs(sa, sb, dtype, domain, seed=i)
             yield Case([a, b], {}, lambda ins, attrs, f=formula: [f(ins[0], ins[1])],
-                       id=f"{dtype}-{sa}-{sb}")
+                       id=f"{dtype}-{sa}-{sb}", **_exact(op))
+    if op == "nextafter":   # towards and from zeros, infinities, NaN, the largest values
+        for dtype in ("float32", "float64"):
+            info = np.finfo(dtype)
+            edges = [0.0, -0.0, np.inf, -np.inf, np.nan, float(info.max), float(info.smallest_subnormal), 1.0]
+            a, b = (np.array(v, dtype) for v in zip(*[(x, y) for x in edges for y in edges]))
+            yield Case([a, b], {}, lambda ins, attrs, f=formula: [f(ins[0], ins[1])],
+                       id=f"edges-{dtype}", **_exact(op))
     # mixed dtypes promote as NumPy arrays do
     if "int32" in dtypes and "float32" in dtypes:
         a, b = _binary_inputs((2, 3), (3,), "int32", domain, 11)
@@ -248,6 +255,38 @@ _vfmod = np.vectorize(math.fmod, otypes=[np.float64])
 _vsignbit = np.vectorize(lambda v: math.copysign(1.0, v) < 0, otypes=[bool])
 
 
+def _nextafter1(x: float, y: float, dtype) -> float:
+    """The next ``dtype`` value after ``x`` towards ``y``, stepping the bits."""
+    if math.isnan(x) or math.isnan(y):
+        return math.nan
+    if x == y:
+        return y
+    info = np.finfo(dtype)
+    if x == 0:
+        return math.copysign(float(info.smallest_subnormal), y)
+    itype = {2: np.int16, 4: np.int32, 8: np.int64}[info.dtype.itemsize]
+    bits = int(np.array(x, dtype).view(itype))
+    bits += 1 if (y > x) == (x > 0) else -1
+    return float(np.array(bits, itype).view(dtype))
+
+
+def _nextafter(a, b):
+    dtype = np.result_type(a.dtype, b.dtype)
+    a, b = np.broadcast_arrays(_f64(a), _f64(b))
+    out = [_nextafter1(x, y, dtype) for x, y in zip(a.ravel().tolist(), b.ravel().tolist())]
+    return np.array(out, dtype=np.float64).reshape(a.shape)
+
+
+def _spacing(x):
+    x = np.asarray(x)
+    dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    flat = _f64(x).ravel().tolist()
+    # away from zero, towards +inf for both zeros (NumPy's npy_spacing)
+    out = [math.nan if math.isinf(v) else _nextafter1(v, -math.inf if v < 0 else math.inf, dtype) - v
+           for v in flat]
+    return np.array(out, dtype=np.float64).reshape(x.shape)
+
+
 def _heaviside(a, b):
     a, b = _f64(a), _f64(b)
     return np.where(a < 0, 0.0, np.where(a > 0, 1.0, b))
@@ -257,6 +296,8 @@ UNARY_MATH = {
     "signbit": (lambda x: _vsignbit(_f64(x)), NUMERIC + ("bool",), "any"),
     "deg2rad": (lambda x: _f64(x) * (math.pi / 180.0), NUMERIC, "any"),
     "rad2deg": (lambda x: _f64(x) * (180.0 / math.pi), NUMERIC, "any"),
+    # (NumPy's float16 spacing of a negative value is the positive gap towards zero)
+    "spacing": (_spacing, ("float32", "float64"), "any"),
 }
 
 
@@ -266,10 +307,25 @@ def unary_math_cases(op):
     for dtype in dtypes:
         for i, shape in enumerate(UNARY_SHAPES):
             x = _unary_input(shape, dtype, domain, seed=i)
-            yield Case([x], {}, lambda ins, attrs, f=formula: [f(ins[0])], id=f"{dtype}-{shape}")
-    if op == "signbit":  # signed zeros, infinities and NaNs of either sign
-        yield Case([np.array([-0.0, 0.0, -np.inf, np.inf, np.nan, -np.nan])], {},
-                   lambda ins, attrs, f=formula: [f(ins[0])], id="edges")
+            yield Case([x], {}, lambda ins, attrs, f=formula: [f(ins[0])], id=f"{dtype}-{shape}",
+                       **_exact(op))
+    if op in ("signbit", "spacing"):  # signed zeros, infinities and NaNs of either sign
+        for dtype in ("float32", "float64") if op == "spacing" else ("float64",):
+            edges = np.array([-0.0, 0.0, -np.inf, np.inf, np.nan, -np.nan], dtype)
+            if op == "spacing":
+                info = np.finfo(dtype)
+                edges = np.concatenate([edges, np.array([info.max, -info.max, info.smallest_subnormal,
+                                                         info.tiny, 1.0, -1.0], dtype)])
+            yield Case([edges], {}, lambda ins, attrs, f=formula: [f(ins[0])], id=f"edges-{dtype}",
+                       **_exact(op))
+
+
+# ops whose result is a neighbouring float: compared exactly, not within a tolerance
+EXACT_MATH = {"spacing", "nextafter"}
+
+
+def _exact(op: str) -> dict:
+    return {"rtol": 0.0, "atol": 0.0} if op in EXACT_MATH else {}
 
 
 BINARY_MATH = {
@@ -277,6 +333,7 @@ BINARY_MATH = {
     "heaviside": (_heaviside, FLOATS, "small"),
     "fmod": (lambda a, b: _vfmod(_f64(a), _f64(b)), NUMERIC, "nonzero"),
     "float_power": (lambda a, b: _f64(a) ** _f64(b), NUMERIC, "pow"),
+    "nextafter": (_nextafter, ("float32", "float64"), "small"),
 }
 
 

@@ -307,7 +307,8 @@ def _refuse_math(node: Node) -> str:
 
 lowering("tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "exp2", "log2", "log10", "cbrt",
          "rint", "trunc", "arctan2", "signbit", "deg2rad", "rad2deg", "copysign", "heaviside",
-         "fmod", "float_power", "ldexp", "frexp", "modf", check=_refuse_math)(_no_build)
+         "fmod", "float_power", "ldexp", "frexp", "modf", "spacing", "nextafter",
+         check=_refuse_math)(_no_build)
 
 
 @lowering("maximum", "minimum", int64=True)
