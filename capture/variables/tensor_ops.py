@@ -379,6 +379,9 @@ def numpy_array_function(tx, fn, args, kwargs) -> Variable | None:
     if isinstance(a, TensorVariable) and a.kind == NPSCALAR and fn in (np.shape, np.ndim, np.size) \
             and given.get("axis", ConstantVariable(None)).is_none():   # a NumPy scalar's
         return tx.wrap_static({np.shape: (), np.ndim: 0, np.size: 1}[fn])
+    if isinstance(a, TensorVariable) and a.kind == NPSCALAR and \
+            all(v.is_constant() for v in given.values()):
+        return _scalar_as_array(tx, a, fn, {k: v.as_constant() for k, v in given.items()})
     if not isinstance(a, TensorVariable) or a.kind != NDARRAY or \
             not all(v.is_constant() for v in given.values()):
         return None
@@ -424,6 +427,31 @@ def numpy_array_function(tx, fn, args, kwargs) -> Variable | None:
         return None  # NumPy raises: a conversion needs a copy
     return _ndarray_method(tx, a, "astype", [ConstantVariable(dtype)],
                            {"order": ConstantVariable(order)})
+
+
+def _scalar_as_array(tx, s: TensorVariable, fn, opts: dict) -> Variable | None:
+    """``np.asarray(s)``, ``np.array(s)``, ``np.copy(s)``, ``np.atleast_<n>d(s)`` of
+    a NumPy scalar: a new array of its value (NumPy always makes one; 0-d, or of
+    the ``atleast`` shape), cast to ``dtype=`` when one is given; None where
+    NumPy raises or the options are not modelled (the caller's tables decide)."""
+    if fn in _ATLEAST:
+        zero_d = TensorVariable(s.meta, NDARRAY)
+        return _ndarray_method(tx, zero_d, "reshape", [tx.wrap_static(_ATLEAST[fn](()))], {})
+    if fn not in (np.asarray, np.asanyarray, np.array, np.copy):
+        return None
+    if opts.get("copy") is False or opts.get("ndmin", 0) or opts.get("subok") or \
+            opts.get("like") is not None or opts.get("device") not in (None, "cpu") or \
+            opts.get("order") not in (None, "K", "A", "C", "F"):
+        return None   # NumPy raises (no copy avoided), or a shape or subclass to model
+    try:
+        dtype = s.meta.dtype if opts.get("dtype") is None else np.dtype(opts["dtype"])
+    except TypeError:
+        return None
+    if dtype.kind not in "biuf":
+        return None
+    if dtype != s.meta.dtype:
+        s = _ndarray_method(tx, s, "astype", [ConstantVariable(dtype)], {})
+    return TensorVariable(s.meta, NDARRAY)
 
 
 def _array_of_sequence(tx, seq: Variable, opts: dict) -> Variable | None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import frame
+
 from .helpers import assert_same_as_eager
 
 
@@ -116,3 +118,48 @@ def test_arrays_made_from_a_numpy_scalar_are_not_its_views(fn, dtype):
     by NumPy's own call, not ``np.ndarray.ravel(s)`` (which raised a TypeError of
     its own; found by the random-expression fuzz)."""
     assert_same_as_eager(fn, np.array([1, 2], dtype), captured=None)
+
+
+def _write_into_asarray(a):
+    s = a.sum()
+    z = np.asarray(s)    # a new 0-d array: writing it leaves the scalar alone
+    z[...] = 7
+    z += 1
+    return s, z, type(z)
+
+
+ARRAYS_OF_A_SCALAR = {
+    "asarray": lambda a: (np.asarray(a.sum()), type(np.asarray(a.sum()))),
+    "asarray_arithmetic": lambda a: (np.asarray(a.sum()) + 1, type(np.asarray(a.max()) * 2)),
+    "asanyarray": lambda a: np.asanyarray(a.min()),
+    "array_dtype": lambda a: np.array(a.max(), dtype=np.float32),
+    "array_dtype_overflowing_cast": lambda a: np.array(a.max() * 1e10, dtype=np.int8),
+    "asarray_dtype_int": lambda a: np.asarray(a.mean(), dtype=np.int64),
+    "asarray_dtype_bool": lambda a: np.asarray(a.sum(), dtype=bool),
+    "asarray_order": lambda a: np.asarray(a.sum(), order="F") * a,
+    "copy": lambda a: np.copy(a.sum()),
+    "atleast": lambda a: (np.atleast_1d(a.sum()), np.atleast_2d(a.min()), np.atleast_3d(a.max())),
+    "scalar_of_index": lambda a: np.asarray(a[0, 1]) * a,
+    "write_into_asarray": _write_into_asarray,
+}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "float32"])
+@pytest.mark.parametrize("name", sorted(ARRAYS_OF_A_SCALAR))
+def test_array_of_a_numpy_scalar(name, dtype):
+    """``np.asarray``/``np.array``/``np.copy``/``np.atleast_<n>d`` of a NumPy scalar
+    made in the function: a new array of its value, in the graph (they were breaks,
+    "numpy.asarray on a tensor has no frame op")."""
+    a = (np.arange(6).reshape(2, 3) - 2).astype(dtype)
+    fn = ARRAYS_OF_A_SCALAR[name]
+    with np.errstate(invalid="ignore"):
+        assert_same_as_eager(fn, a, captured=None)
+        out = frame.explain(fn)(a.copy())
+    assert (out.graph_count, out.graph_break_count) == (1, 0), out.break_reasons
+
+
+@pytest.mark.parametrize("fn", [lambda a: np.array(a.sum(), ndmin=2),
+                                lambda a: np.array(a.sum(), copy=False)])
+def test_array_of_a_numpy_scalar_not_modelled(fn):
+    """``ndmin=`` and ``copy=False`` (NumPy raises) stay NumPy's calls."""
+    assert_same_as_eager(fn, np.arange(4.0), captured=None)
