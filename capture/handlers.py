@@ -576,6 +576,7 @@ def _formatted_value(v: Variable):
 def CONVERT_VALUE(tx, instr):
     fn = {"str": str, "repr": repr, "ascii": ascii}[instr.argval]
     v = tx.pop()
+    v.value_needed()   # a lazy number read from a tensor: the break at its .item()
     if not v.is_constant() and _formatted_value(v) is not None:
         v = ConstantVariable(_formatted_value(v))
     if not v.is_constant() and fn is not ascii and not isinstance(v, TensorVariable):
@@ -592,6 +593,7 @@ def CONVERT_VALUE(tx, instr):
 def FORMAT(tx, instr):
     spec = tx.pop().as_constant() if instr.opname == "FORMAT_WITH_SPEC" else ""
     v = tx.pop()
+    v.value_needed()   # a lazy number read from a tensor: the break at its .item()
     if not v.is_constant() and _formatted_value(v) is not None:
         v = ConstantVariable(_formatted_value(v))
     if not v.is_constant() and spec == "" and not isinstance(v, TensorVariable) \

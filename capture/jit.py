@@ -685,8 +685,9 @@ def _translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = fr
     graph break is placed before or None, the code objects its graph traced).
 
     A translation that made lazy ``x[mask]`` selections (variables/masked.py)
-    and still ends running the function natively is done again without them:
-    each such getitem then breaks the graph, as before they were modelled."""
+    or lazy Python numbers (``t.item()``, variables/lazy_scalars.py) and still
+    ends running the function natively is done again without them: each such
+    getitem or call then breaks the graph, as before they were modelled."""
     stop, codes = None, ()
     t0 = time.perf_counter()
     record.count("translations")
@@ -706,7 +707,7 @@ def _translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = fr
             entry, why, codes = _break_entry(fn, arguments, e, reason, backend, options, dynamic,
                                              lazy_masks)
             stop = e.top_index if entry is not None else None
-        if entry is None and lazy_masks and tr.masked_selections:
+        if entry is None and lazy_masks and (tr.masked_selections or tr.lazy_scalars):
             return _translate(fn, arguments, options, dynamic, lazy_masks=False)
         if entry is None:
             if why is not None and e.kind not in _SELF_EXPLAINED and e.kind not in _INTERNAL:
@@ -723,7 +724,8 @@ def _start(fn, arguments: dict, dynamic: frozenset = frozenset(), lazy_masks: bo
     """A fresh Translation and the top-frame translator for ``fn``'s call
     (``(tr, None)`` with ``tr.failure`` set when the arguments cannot be wrapped);
     ``dynamic``: the sources of Python scalars that are graph inputs;
-    ``lazy_masks``: whether ``x[mask]`` may be a lazy selection."""
+    ``lazy_masks``: whether ``x[mask]`` may be a lazy selection and ``t.item()`` a
+    lazy number."""
     tr = Translation(fn, dynamic=dynamic)
     tr.lazy_masks = lazy_masks
     code = fn.__code__

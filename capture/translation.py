@@ -91,9 +91,11 @@ class Translation:
         # 0-d bool graph values: when one is true at run time, the entry runs the plain
         # function instead (NumPy warns then: np.mean of an empty slice, numpy_results.py)
         self.run_checks: list[TensorVariable] = []
-        # ``x[mask]`` as lazy selections (variables/masked.py); how many were made
+        # ``x[mask]`` as lazy selections (variables/masked.py), ``t.item()`` as lazy
+        # numbers (variables/lazy_scalars.py): whether they may be; how many were made
         self.lazy_masks = True
         self.masked_selections = 0
+        self.lazy_scalars = 0         # LazyScalarVariables made (variables/lazy_scalars.py)
         # Python scalars the trace computed by an operation that raises for some values
         # (``1.0 / s``): the entry evaluates each before anything else, and runs the plain
         # function when one raises (variables/scalars.py, codegen._scalar_check_lines)

@@ -205,6 +205,21 @@ class InstructionTranslator:
             chosen = tx
         return chosen.location(), ("" if chosen is self else self.location())
 
+    def place_here(self, error: Unsupported) -> Unsupported:
+        """``error`` located at the instruction running now, as
+        ``_fail`` locates what it raises: a lazy value raises it later, at a use
+        that needs what the instruction would have computed, so the graph
+        breaks here (variables/masked.py, variables/lazy_scalars.py)."""
+        error.location, error.detail = self.user_location()
+        error.in_try = self._inside_try()
+        error.depth = self.depth
+        top = self
+        while top.parent is not None:
+            top = top.parent
+        error.top_step = top.steps - 1
+        error.top_index = top.ip - 1
+        return error
+
     # -- stack helpers -----------------------------------------------------------------
     def push(self, v: Variable) -> None:
         self.stack.append(v)
@@ -441,6 +456,8 @@ class InstructionTranslator:
                     and x.meta.dtype == np.bool_:
                 raise UserCodeRaises("numpy.positive is not defined for booleans")
             return self.call_real(fn, list(args), {}, numpy_semantics=True)
+        for a in args:
+            a.value_needed()   # a lazy number read from a tensor: the break at its .item()
         if all(a.is_constant() for a in args):
             try:
                 result, warned = fold_constants(fn, [a.as_constant() for a in args], {})

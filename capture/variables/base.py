@@ -103,6 +103,12 @@ class Variable:
         outputs when this value leaves the graph."""
         return self.children()
 
+    def value_needed(self) -> None:
+        """An operation needs this value's Python value (Python arithmetic, a
+        comparison, formatting): a lazy number read from a tensor
+        (``variables/lazy_scalars.py``) raises the graph break of the call that
+        made it; other values have nothing to do."""
+
     def masked_selection(self) -> "Variable | None":
         """The lazy ``x[mask]`` this is or is a reduction method of
         (``variables/masked.py``), else None."""

@@ -22,6 +22,7 @@ from .containers import (DictVariable, DictViewVariable, GeneratorVariable, Iter
 from .container_methods import extreme_item, sort_items
 from .flow import ExceptionVariable
 from .itertools_calls import itertools_function
+from .lazy_scalars import lazy_conversion
 from .objects import ObjectVariable, instance_dict
 from .ordering import cmp_to_key
 from .registry import HOOKS
@@ -345,8 +346,13 @@ def _abs(tx, args, kwargs):
 def _scalar_conversion(fn):
     def handler(tx, args, kwargs):
         if args and isinstance(args[0], TensorVariable):
+            lazy = lazy_conversion(tx, fn, args[0], args[1:], kwargs) if fn in (float, int) else None
+            if lazy is not None:   # made after the graph (lazy_scalars.py)
+                return lazy
             raise Unsupported("data_dependent", f"{fn.__name__}() of a tensor reads its value",
                               HINTS["format"] if fn in (str, repr) else HINTS["convert"])
+        if args:
+            args[0].value_needed()   # a lazy number read from a tensor: its .item()'s break
         if fn in (str, repr) and len(args) == 1 and not kwargs and isinstance(args[0], ExceptionVariable):
             return ConstantVariable(args[0].text(fn))
         text = getattr(args[0], "text", None) if fn in (str, repr) and len(args) == 1 and not kwargs \

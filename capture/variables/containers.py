@@ -947,8 +947,19 @@ def is_constant_value(var: Variable) -> bool:
     return var.is_constant()
 
 
+def _needs_values(var: Variable, seen: set[int]) -> None:
+    """``value_needed`` of ``var`` and of every item it holds (a key hashes them all)."""
+    if id(var) in seen:
+        return
+    seen.add(id(var))
+    var.value_needed()
+    for item in var.children():
+        _needs_values(item, seen)
+
+
 def unpack_constant_key(var: Variable):
     if not var.is_constant():
+        _needs_values(var, set())   # a lazy number read from a tensor: its .item()'s break
         raise Unsupported("unsupported_object", f"dict key {var!r} is not a Python constant")
     key = var.as_constant()
     try:
@@ -975,6 +986,8 @@ _SET_OPS = (operator.or_, operator.and_, operator.sub, operator.xor)
 def sequence_op(tx, fn, a: Variable, b: Variable) -> Variable:
     """A binary operator on containers (``+``, ``*``, set operators, ``==``)."""
     seq = (ListVariable, TupleVariable)
+    a.value_needed()   # an operator on a lazy number read from a tensor: its .item()'s break
+    b.value_needed()
     if fn is operator.add and type(a) is type(b) and isinstance(a, seq):
         return type(a)(a.items + b.items)
     if fn is operator.mul and isinstance(a, seq) and b.is_constant():
@@ -1025,6 +1038,8 @@ def structurally_equal(tx, a: Variable, b: Variable) -> bool:
         if len(a.items) != len(b.items):
             return False
         return all(structurally_equal(tx, x, y) for x, y in zip(a.items, b.items))
+    a.value_needed()   # == of a lazy number read from a tensor: the break at its .item()
+    b.value_needed()
     if a.is_constant() and b.is_constant():
         try:
             return bool(a.as_constant() == b.as_constant())

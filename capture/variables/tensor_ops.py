@@ -23,6 +23,7 @@ from frame.tensor import Tensor, from_numpy, tensor
 from ..errors import HINTS, Unsupported, UserCodeRaises
 from .base import (NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable,
                    scalar_tensor_entries)
+from .lazy_scalars import lazy_item
 from .numpy_layout import ndarray_view
 from .registry import HOOKS
 from .dynamic_index import dynamic_index
@@ -54,6 +55,10 @@ class TensorMethodVariable(Variable):
 
     def call(self, tx, args, kwargs):
         t = self.tensor
+        if self.name == "item":
+            lazy = lazy_item(tx, t, args, kwargs)   # made after the graph (lazy_scalars.py)
+            if lazy is not None:
+                return lazy
         if self.name in _DATA_READS:
             raise Unsupported("data_dependent", f".{self.name}() reads the tensor's values",
                               HINTS["item"])

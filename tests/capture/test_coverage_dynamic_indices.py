@@ -110,6 +110,22 @@ def minibatch_sgd(X, y, W, batch):
         xb, yb = X[i:i + batch], y[i:i + batch]
         err = xb @ W - yb
         W -= 0.01 * xb.T @ err / len(xb)
+        loss = float((err ** 2).mean())
+        if loss > 1e12:   # the test needs the number: a break at float()
+            break
+        losses.append(loss)
+    return losses
+
+
+# the losses only appended: float() is made after the graph (variables/lazy_scalars.py),
+# so the whole epoch is one graph
+@case(calls=lambda: [_minibatches(37, seed) for seed in range(3)], graphs=1, recompiles=0)
+def minibatch_sgd_losses_appended(X, y, W, batch):
+    losses = []
+    for i in range(0, X.shape[0], batch):
+        xb, yb = X[i:i + batch], y[i:i + batch]
+        err = xb @ W - yb
+        W -= 0.01 * xb.T @ err / len(xb)
         losses.append(float((err ** 2).mean()))
     return losses
 

@@ -291,7 +291,7 @@ def test_break_in_a_helper_of_another_module_is_at_the_call():
 def test_hint_fits_what_consumes_the_value():
     def printed(x):
         y = x * 2
-        print(float(y.sum()))
+        print(str(float(y.sum())))
         return y
 
     def condition(x):
