@@ -282,9 +282,9 @@ class Sequential(Module):
         for i, m in enumerate(self.layers):
             yield str(i), m
 
-    def _named_parameters(self, prefix: str, seen: set[int]):
+    def _named_tensors(self, prefix: str, seen: set[int], kind: str):
         for i, m in enumerate(self.layers):
-            yield from m._named_parameters(f"{prefix}{i}.", seen)
+            yield from m._named_tensors(f"{prefix}{i}.", seen, kind)
 
 
 class ModuleList(Module):
@@ -340,9 +340,9 @@ class ModuleList(Module):
         for i, m in enumerate(self.items):
             yield str(i), m
 
-    def _named_parameters(self, prefix: str, seen: set[int]):
+    def _named_tensors(self, prefix: str, seen: set[int], kind: str):
         for i, m in enumerate(self.items):
-            yield from m._named_parameters(f"{prefix}{i}.", seen)
+            yield from m._named_tensors(f"{prefix}{i}.", seen, kind)
 
 
 class ModuleDict(Module):
@@ -398,9 +398,9 @@ class ModuleDict(Module):
     def named_children(self):
         yield from self.items_.items()
 
-    def _named_parameters(self, prefix: str, seen: set[int]):
+    def _named_tensors(self, prefix: str, seen: set[int], kind: str):
         for key, m in self.items_.items():
-            yield from m._named_parameters(f"{prefix}{key}.", seen)
+            yield from m._named_tensors(f"{prefix}{key}.", seen, kind)
 
 
 class LayerNorm(Module):
