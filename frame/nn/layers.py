@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from ..functions.nn import DEFAULT_AXIS, axis_or_dim
 from ..functions.random import generator, _lock
 from ..errors import FrameTypeError, FrameValueError
 from . import functional as F
@@ -170,11 +171,11 @@ class AvgPool2d(MaxPool2d):
 
 
 class Softmax(Module):
-    """``softmax`` over ``axis`` (``dim`` is accepted as PyTorch's name for it)."""
+    """``softmax`` over ``axis`` (``dim`` is accepted as PyTorch's name for it; not both)."""
 
-    def __init__(self, axis: int = -1, *, dim: int | None = None):
+    def __init__(self, axis: int = DEFAULT_AXIS, *, dim: int | None = None):
         super().__init__()
-        self.axis = axis if dim is None else dim
+        self.axis = axis_or_dim(type(self).__name__, axis, dim)
 
     def forward(self, x):
         return F.softmax(x, axis=self.axis)
