@@ -336,3 +336,25 @@ def test_jitted_functional_batch_norm_writes_its_running_stats():
         _assert_same(rm_j.numpy(), rm_e.numpy())
         _assert_same(rv_j.numpy(), rv_e.numpy())
     assert frame.explain(norm)(x, rm_j, rv_j).graph_count == 1
+
+
+def test_jitted_model_updates_its_stats_and_its_backward_runs_outside():
+    """``frame.jit(model)`` in training mode: the forward updates the running
+    statistics, and ``loss.backward()`` outside runs the compiled backward."""
+    frame.manual_seed(5)
+    eager = nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 3))
+    jitted = copy.deepcopy(eager)
+    predict = frame.jit(jitted)
+    opt_e = frame.optim.SGD(eager.parameters(), lr=0.1)
+    opt_j = frame.optim.SGD(jitted.parameters(), lr=0.1)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        x = frame.tensor(rng.standard_normal((16, 8)).astype(np.float32))
+        y = frame.tensor(rng.integers(0, 3, 16))
+        for model, opt, forward in ((eager, opt_e, eager), (jitted, opt_j, predict)):
+            opt.zero_grad()
+            F.cross_entropy(forward(x), y).backward()
+            opt.step()
+        for (name, want), (_, got) in zip(eager.state_dict().items(), jitted.state_dict().items()):
+            _assert_same(got.numpy(), want.numpy())
+    assert jitted[1].num_batches_tracked.item() == 3
