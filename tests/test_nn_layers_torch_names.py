@@ -239,3 +239,26 @@ def test_jitted_training_step_with_the_torch_named_layers_matches_eager():
         np.testing.assert_allclose(pj.numpy(), pe.numpy(), rtol=1e-4, atol=1e-5)
     out = frame.explain(_train_step)(mj, oj, img, tok, y, target)
     assert out.graph_count == 1 and out.graph_break_count == 0, out
+
+
+def test_softmax_family_accepts_pytorch_dim():
+    """``dim=`` is PyTorch's name for ``axis`` (functions, Tensor methods,
+    modules, under jit); giving both is a TypeError."""
+    x = frame.tensor(_data((3, 4), seed=9))
+    for fn in (F.softmax, F.log_softmax):
+        want = fn(x, axis=0).numpy()
+        np.testing.assert_array_equal(fn(x, dim=0).numpy(), want)
+        np.testing.assert_array_equal(frame.jit(lambda t: fn(t, dim=0))(x).numpy(), want)
+        with pytest.raises(TypeError, match="both 'axis' and 'dim'"):
+            fn(x, axis=-1, dim=0)
+        with pytest.raises(TypeError, match="both 'axis' and 'dim'"):
+            fn(x, 1, dim=1)
+        np.testing.assert_array_equal(fn(x).numpy(), fn(x, axis=-1).numpy())
+    np.testing.assert_array_equal(x.softmax(dim=0).numpy(), frame.softmax(x, axis=0).numpy())
+    np.testing.assert_array_equal(nn.Softmax(dim=0)(x).numpy(), F.softmax(x, axis=0).numpy())
+    np.testing.assert_array_equal(nn.LogSoftmax(dim=0)(x).numpy(), F.log_softmax(x, axis=0).numpy())
+    assert nn.Softmax().axis == -1 and nn.Softmax(dim=1).axis == 1
+    with pytest.raises(TypeError, match="both 'axis' and 'dim'"):
+        nn.Softmax(axis=-1, dim=1)
+    with pytest.raises(TypeError, match="both 'axis' and 'dim'"):
+        nn.LogSoftmax(0, dim=1)

@@ -24,11 +24,12 @@ from ..errors import FrameTypeError, FrameValueError
 from ..functions import (abs, add, arange, exp, full, log, matmul, maximum, mean, minimum, mul, neg,
                          sub, sum, transpose, where)
 from ..functions.random import draw
+from .normalization import batch_norm  # (inlined by capture: it writes the running statistics)
 
 __all__ = ["relu", "gelu", "sigmoid", "tanh", "leaky_relu", "silu", "softplus", "softmax",
            "log_softmax", "linear", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
            "binary_cross_entropy_with_logits", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm",
-           "embedding", "dropout"]
+           "batch_norm", "embedding", "dropout"]
 
 IntOrPair = Any  # an int or a sequence of two ints
 

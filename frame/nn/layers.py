@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from ..functions.nn import DEFAULT_AXIS, axis_or_dim
 from ..functions.random import generator, _lock
 from ..errors import FrameTypeError, FrameValueError
 from . import functional as F
@@ -170,11 +171,11 @@ class AvgPool2d(MaxPool2d):
 
 
 class Softmax(Module):
-    """``softmax`` over ``axis`` (``dim`` is accepted as PyTorch's name for it)."""
+    """``softmax`` over ``axis`` (``dim`` is accepted as PyTorch's name for it; not both)."""
 
-    def __init__(self, axis: int = -1, *, dim: int | None = None):
+    def __init__(self, axis: int = DEFAULT_AXIS, *, dim: int | None = None):
         super().__init__()
-        self.axis = axis if dim is None else dim
+        self.axis = axis_or_dim(type(self).__name__, axis, dim)
 
     def forward(self, x):
         return F.softmax(x, axis=self.axis)
@@ -282,9 +283,9 @@ class Sequential(Module):
         for i, m in enumerate(self.layers):
             yield str(i), m
 
-    def _named_parameters(self, prefix: str, seen: set[int]):
+    def _named_tensors(self, prefix: str, seen: set[int], kind: str):
         for i, m in enumerate(self.layers):
-            yield from m._named_parameters(f"{prefix}{i}.", seen)
+            yield from m._named_tensors(f"{prefix}{i}.", seen, kind)
 
 
 class ModuleList(Module):
@@ -340,9 +341,9 @@ class ModuleList(Module):
         for i, m in enumerate(self.items):
             yield str(i), m
 
-    def _named_parameters(self, prefix: str, seen: set[int]):
+    def _named_tensors(self, prefix: str, seen: set[int], kind: str):
         for i, m in enumerate(self.items):
-            yield from m._named_parameters(f"{prefix}{i}.", seen)
+            yield from m._named_tensors(f"{prefix}{i}.", seen, kind)
 
 
 class ModuleDict(Module):
@@ -398,9 +399,9 @@ class ModuleDict(Module):
     def named_children(self):
         yield from self.items_.items()
 
-    def _named_parameters(self, prefix: str, seen: set[int]):
+    def _named_tensors(self, prefix: str, seen: set[int], kind: str):
         for key, m in self.items_.items():
-            yield from m._named_parameters(f"{prefix}{key}.", seen)
+            yield from m._named_tensors(f"{prefix}{key}.", seen, kind)
 
 
 class LayerNorm(Module):
