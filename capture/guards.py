@@ -55,7 +55,7 @@ class GuardKind(enum.Enum):
     SCALAR_VALUE = "scalar_value"      # ... its value, where the trace used it (variables/scalars.py)
     SCALAR_INPUT = "scalar_input"      # ... converts to its graph input's dtype
     HAS_KEY = "has_key"                # a dict holds (or does not hold) a key
-    NO_HANDLED_EXCEPTION = "no_handled_exception"  # the caller handles no exception
+    HANDLED_EXCEPTION = "handled_exception"  # the caller handles an exception (or none)
 
 
 def _plain_constant(value) -> bool:
@@ -329,13 +329,17 @@ class GuardSet:
         self._add(GuardKind.MODULE_LOADED, (mods,),
                   f"{mods.expr()}.get({name!r}) is {self.const(module)}", f"module {name!r} is loaded")
 
-    def no_handled_exception(self, exc_info) -> None:
-        """The jitted function is called while no exception is being handled
-        (``sys.exc_info()``, passed in as ``exc_info``, gives None): an exception
-        the trace raised outside its own handlers has the ``__context__`` it
-        read (variables/flow.py, ``CallerHandled``)."""
-        self._add(GuardKind.NO_HANDLED_EXCEPTION, (), f"{self.const(exc_info)}()[1] is None",
-                  "no exception is being handled by the caller")
+    def handled_exception(self, exc_info, handled: bool) -> None:
+        """The jitted function is called while an exception is being handled
+        (``handled``), or while none is (``sys.exc_info()``, passed in as
+        ``exc_info``): an exception the trace raised outside its own handlers
+        has the ``__context__`` it read (variables/flow.py, ``CallerHandled``)."""
+        if handled:
+            self._add(GuardKind.HANDLED_EXCEPTION, (), f"{self.const(exc_info)}()[1] is not None",
+                      "an exception is being handled by the caller")
+        else:
+            self._add(GuardKind.HANDLED_EXCEPTION, (), f"{self.const(exc_info)}()[1] is None",
+                      "no exception is being handled by the caller")
 
     def grad_mode(self, is_grad_enabled, mode: bool) -> None:
         """frame's grad mode (``is_grad_enabled()``) is ``mode``."""

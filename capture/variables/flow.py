@@ -252,7 +252,11 @@ def exception_variable(exc) -> ExceptionVariable | None:
             not getattr(exc, "__dict__", None) and \
             all(isinstance(a, CONSTANT_TYPES) for a in exc.args):
         var = ExceptionVariable(type(exc), [ConstantVariable(a) for a in exc.args], real=exc)
-        if exc.__cause__ is not None or exc.__context__ is not None or exc.__suppress_context__:
+        # (capture's own Unsupported is handled while a re-translation up to a graph break
+        # runs: an exception Python raises then has it as context, unlike in the plain run)
+        context = exc.__context__
+        if exc.__cause__ is not None or exc.__suppress_context__ or \
+                (context is not None and not isinstance(context, Unsupported)):
             # raised inside library code run at trace time while it handled another
             # exception (``raise ... from None`` in ``json``): in the plain run its chain
             # goes on into the user's handled exception, which the trace does not rebuild
@@ -273,7 +277,7 @@ class CallerHandled:
     handles one: CPython sets it to the exception the jitted function's caller
     is handling (``sys.exception()`` at the call), and leaves it as it was
     (``before``) when there is none.  Read as ``before`` under a guard that
-    the caller handles nothing (``GuardSet.no_handled_exception``)."""
+    the caller handles nothing (``GuardSet.handled_exception``)."""
     __slots__ = ("before",)
 
     def __init__(self, before):
@@ -283,13 +287,13 @@ class CallerHandled:
 def _chain_value(tx, exc: ExceptionVariable, value, name: str) -> Variable:
     """``exc.__cause__`` / ``exc.__context__`` holding ``value``."""
     while isinstance(value, CallerHandled):
-        if sys.exc_info()[1] is not None:
+        tx.tr.guards.handled_exception(sys.exc_info, tx.tr.caller_handles)
+        if tx.tr.caller_handles:
             # the call being traced is made while its caller handles an exception, which
-            # the plain run would chain here: not modelled (a later call may handle none)
+            # the plain run chains here: not modelled (the entry runs natively while so)
             raise Unsupported("unsupported_object", f"{exc.exc_type.__name__}.{name} of an "
                                                     f"exception raised while the caller of the "
                                                     f"jitted function handles an exception")
-        tx.tr.guards.no_handled_exception(sys.exc_info)
         value = value.before
     if value is UNKNOWN_CHAIN:
         raise Unsupported("unsupported_object", f"{exc.exc_type.__name__}.{name} of an exception "

@@ -280,3 +280,24 @@ def test_context_of_the_callers_handled_exception():
         frame.jit(leaves)(np.zeros(2))
     assert type(info.value.__cause__) is KeyError and info.value.__context__ is info.value.__cause__
     assert info.value.__traceback__ is not None
+
+
+def test_chain_read_before_a_graph_break():
+    """A re-translation up to a break runs while capture handles its own
+    exception: the chain of an exception Python raises is still the user's."""
+    def f(x):
+        y = x * 2
+        try:
+            try:
+                {}["k"]
+            except KeyError:
+                [][1]
+        except IndexError as e:
+            chain = _chain(e)
+        frame.graph_break()
+        return y + 1, chain
+    x = np.arange(3.0)
+    assert_same_as_eager(f, x)
+    out = frame.explain(f)(x)
+    assert (out.graph_count, out.graph_break_count) == (2, 1), out.break_reasons
+    assert [r.kind for r in out.break_reasons] == ["explicit"]
