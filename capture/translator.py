@@ -183,6 +183,21 @@ class InstructionTranslator:
             e.top_index = self.ip - 1
         raise e
 
+    def break_site(self, e: Unsupported) -> Unsupported:
+        """``e`` placed as ``_fail`` places an exception of this instruction
+        (its location, and the top frame's step and instruction the break
+        goes before), without raising it: raised later (``codegen``), it makes
+        the translation break the graph here."""
+        e.location, e.detail = self.user_location()
+        e.in_try = self._inside_try()
+        e.depth = self.depth
+        top = self
+        while top.parent is not None:
+            top = top.parent
+        e.top_step = top.steps - 1
+        e.top_index = top.ip - 1
+        return e
+
     def _inside_try(self) -> bool:
         """Whether an exception raised now could be caught by a ``try`` of a
         simulated frame (user handlers start with PUSH_EXC_INFO; the cleanup
