@@ -56,6 +56,7 @@ class GuardKind(enum.Enum):
     SCALAR_INPUT = "scalar_input"      # ... converts to its graph input's dtype
     HAS_KEY = "has_key"                # a dict holds (or does not hold) a key
     HANDLED_EXCEPTION = "handled_exception"  # the caller handles an exception (or none)
+    LOGGING = "logging"                # a logger's isEnabledFor answer, the root's handlers
 
 
 def _plain_constant(value) -> bool:
@@ -340,6 +341,19 @@ class GuardSet:
         else:
             self._add(GuardKind.HANDLED_EXCEPTION, (), f"{self.const(exc_info)}()[1] is None",
                       "no exception is being handled by the caller")
+
+    def logging_enabled(self, logger: Source, level: int, enabled: bool) -> None:
+        """``logger.isEnabledFor(level)`` answers ``enabled`` (asked as the
+        plain call asks it: levels of the logger and its parents,
+        ``logging.disable``, the logger's cache)."""
+        self._add(GuardKind.LOGGING, (logger,), f"{logger.expr()}.isEnabledFor({level!r}) is {enabled!r}",
+                  f"{logger.text()} is {'' if enabled else 'not '}enabled for level {level}")
+
+    def root_logger_has_handlers(self, root: Source) -> None:
+        """The root logger has a handler: ``logging.info(...)`` and its siblings
+        do not call ``basicConfig()``."""
+        self._add(GuardKind.LOGGING, (root,), f"len({root.expr()}.handlers) != 0",
+                  f"{root.text()} has handlers")
 
     def grad_mode(self, is_grad_enabled, mode: bool) -> None:
         """frame's grad mode (``is_grad_enabled()``) is ``mode``."""
