@@ -725,7 +725,7 @@ class GeneratorVariable(IteratorVariable):
             return ConstantVariable(None)
         from .flow import ExceptionVariable, set_context   # lazy: flow imports this module
         stop = ExceptionVariable(GeneratorExit, [])
-        set_context(tx.tr.active, stop)   # (raised by close() in its caller, then thrown in)
+        set_context(tx.tr.active or tx, stop)   # (raised by close() in its caller, thrown in)
         try:
             item = self.resume(tx, None, stop)
         except UserCodeRaises as e:

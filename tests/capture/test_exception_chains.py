@@ -214,6 +214,29 @@ def f_contextmanager_stop_iteration(x):
         return x + 1, "runtime " + str(e)
 
 
+def _gen_reporting_close(log):
+    try:
+        yield 1
+    except GeneratorExit as e:
+        log.append(type(e.__context__).__name__)
+        raise
+
+
+def f_close_inside_a_handler(x):
+    # close()'s GeneratorExit is raised in its caller: chained to what that handles
+    log = []
+    g = _gen_reporting_close(log)
+    next(g)
+    try:
+        raise KeyError("k")
+    except KeyError:
+        g.close()
+    h = _gen_reporting_close(log)
+    next(h)
+    h.close()
+    return x + 1, log
+
+
 def f_cause_not_an_exception(x):
     try:
         raise ValueError("v") from 5
@@ -244,7 +267,7 @@ def f_inlined_raise_in_callers_handler(x):
     f_brief_attrs, f_brief_nested, f_from_none, f_from_class, f_from_unraised_instance,
     f_implicit_three_levels, f_bare_reraise_keeps_context, f_raise_handled_itself, f_cycle_cut,
     f_finally_raises, f_exit_raises, f_generator_context_is_resumers, f_pep479,
-    f_throw_stop_iteration, f_contextmanager_stop_iteration,
+    f_throw_stop_iteration, f_contextmanager_stop_iteration, f_close_inside_a_handler,
     f_cause_not_an_exception, f_context_of_unhandled_raise, f_inlined_raise_in_callers_handler,
 ], ids=lambda f: f.__name__)
 def test_chain_as_cpython(fn):
