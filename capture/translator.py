@@ -119,7 +119,7 @@ class InstructionTranslator:
             try:
                 handler(self, instr)
             except Unsupported as e:
-                if getattr(e, "exc", None) is not None and not getattr(e, "chained", False):
+                if isinstance(e, UserCodeRaises) and e.exc is not None and not e.chained:
                     self._chain(e)
                 if not self.unwind(e):
                     self._fail(e)
