@@ -44,9 +44,11 @@ import numpy as np
 from numpy.lib.array_utils import byte_bounds as _byte_bounds
 
 from frame import config
-from frame.hal.fp_errors import GraphErrorStates, raise_requested
+from frame.hal.fp_errors import (GraphErrorStates, WarningCheck, raise_requested, reset_state,
+                                 strict_state)
 from frame.hal.options import CompileOptions
 from frame.ops import get_schema
+from frame.ops.registry import lookup as lookup_op
 from frame.runtime.eager import run_op
 from frame.runtime.stats import record
 from frame.functions.random import generator, host_draws
@@ -488,6 +490,7 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     (``_assemble_source``), compiled."""
     for gen in tr.generators:  # one paused in a try would run its handler when closed
         gen.check_closed()
+    _warning_order(tr)
     _defaults_guard(fn, tr.guards)
     needed = _collect_needed(tr, result, brk)
     plan = _plan_backward(tr, needed, brk, backend, options, pgo, fn)
@@ -785,6 +788,7 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
 
     params, call = signature_source(fn.__code__, fn, pool)
     body = _guard_block(pool)
+    body += _warning_check_lines(tr, rb, call)
     if exe is not None and donates:
         # While NumPy raises on floating-point errors, any op of the graph may raise
         # (under its own error state: a `with np.errstate(...)` block in the graph)
@@ -803,9 +807,20 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
         # not its shapes, which the guards fixed) has changed nothing yet: the call runs
         # natively instead, which raises the plain function's exception after its side
         # effects, or gives its result (the random draws are given back first).
-        body += ["    try:",
-                 f"        __o = __run(({''.join(e + ', ' for e in extract)}))",
-                 "    except __Exception as __e:",
+        run = f"__run(({''.join(e + ', ' for e in extract)}))"
+        if _strict_fp(tr):
+            # a NumPy floating-point warning of an op after a warning the entry issues
+            # after the graph would come first: such errors raise, and the plain
+            # function runs (``_warning_order``)
+            body += ["    try:",
+                     "        __st = __fp_strict()",
+                     "        try:",
+                     f"            __o = {run}",
+                     "        finally:",
+                     "            __fp_reset(__st)"]
+        else:
+            body += ["    try:", f"        __o = {run}"]
+        body += ["    except __Exception as __e:",
                  "        __graph_raised(__fn, __e)"]
         if tr.tracer.draws:
             body.append("        __rng_restore(__rs)")
@@ -852,20 +867,86 @@ def _scalar_check_lines(tr: Translation, rb: _Rebuilder, call: str) -> list[str]
 
 def _warning_lines(tr: Translation, fn, rb: _Rebuilder) -> list[str]:
     """The warnings the plain function gives (``SideEffects.warnings``), as
-    ``warnings.warn`` issues them from the user's frame: its file, line,
-    module name and ``__warningregistry__`` (so the filters' "once" and
-    "default" actions see the same registry)."""
+    ``warnings.warn`` issues them from the frame its stacklevel names: its
+    file, line, module name and ``__warningregistry__`` (so the filters'
+    "once", "default" and "module" actions see the same registry).  No
+    ``module_globals``: ``warn`` passes none either (with them
+    ``warn_explicit`` would read the module's source through its loader at
+    every call)."""
     lines = []
-    for category, message, filename, lineno, f_globals in tr.side_effects.warnings:
-        if f_globals is fn.__globals__:
+    for w in tr.side_effects.warnings:
+        if w.f_globals is fn.__globals__:
             g = FRAME_GLOBALS
             rb.frame_reads |= frozenset({FRAME_GLOBALS})
         else:
-            g = rb.const(f_globals)
-        lines.append(f"    {rb.const(warnings.warn_explicit)}({message!r}, {rb.const(category)}, "
-                     f"{filename!r}, {lineno!r}, {g}.get('__name__', '<string>'), "
-                     f"{g}.setdefault('__warningregistry__', {{}}), {g})")
+            g = rb.const(w.f_globals)
+        lines.append(f"    {rb.const(warnings.warn_explicit)}({w.message!r}, "
+                     f"{rb.const(w.category)}, {w.filename!r}, {w.lineno!r}, "
+                     f"{g}.get('__name__', '<string>'), "
+                     f"{g}.setdefault('__warningregistry__', {{}}))")
     return lines
+
+
+def _warning_check_lines(tr: Translation, rb: _Rebuilder, call: str) -> list[str]:
+    """Before anything else: when a filter in force would make one of the
+    warnings raise (``WarningCheck``), the plain function runs, which raises
+    it where the user's code does, after what comes before it and before
+    what comes after."""
+    if not tr.side_effects.warnings:
+        return []
+    check = WarningCheck([(w.category, w.message, w.lineno, w.f_globals)
+                          for w in tr.side_effects.warnings])
+    return [f"    if {rb.const(check)}.raises():", f"        return __fn({call})"]
+
+
+# ops that never give a NumPy floating-point warning: they move, select or compare values
+# (NaN and infinities included: NumPy's comparison and min/max loops clear the invalid flag),
+# never compute new ones (every other op may, under the caller's error state); with the
+# shape ops (trait ``shape_op``)
+_QUIET_OPS = frozenset({"constant", "copy", "broadcast", "full", "take", "take_along_axis",
+                        "where", "clip", "maximum", "minimum", "equal", "not_equal", "less",
+                        "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
+                        "logical_not", "signbit"})
+_CATEGORIES = ("divide", "over", "under", "invalid")
+
+
+def _may_warn(node) -> bool:
+    """Might NumPy give a floating-point warning running ``node``?"""
+    if node.op in _QUIET_OPS:
+        return False
+    schema = lookup_op(node.op)
+    if schema is not None and schema.has("shape_op"):
+        return False
+    if node.errstate is not None:
+        modes = dict(node.errstate)
+        if all(modes.get(c) == "ignore" for c in _CATEGORIES):
+            return False
+    return True
+
+
+def _warning_order(tr: Translation) -> None:
+    """The entry issues the trace's warnings after its graph ran: exact when
+    no op traced after a warning may give a NumPy floating-point warning
+    (which the plain function would give after it).  When some may, the
+    graph runs with those errors raising (``_strict_fp``) and the plain
+    function runs when one happens; an op whose own ``with np.errstate``
+    block asks to warn (or call, print, log) would not raise there: the
+    translation then stops before the first such warning's call (its
+    ``site``: a graph break, or the call run natively)."""
+    nodes = tr.tracer.graph.nodes
+    for w in tr.side_effects.warnings:
+        if any(_may_warn(n) and any(mode not in ("ignore", "raise") for _, mode in n.errstate)
+               for n in nodes[w.nodes:] if n.errstate is not None):
+            raise w.site
+    if reset_state is None and _strict_fp(tr):   # (another NumPy: no strict state to set)
+        raise tr.side_effects.warnings[0].site
+
+
+def _strict_fp(tr: Translation) -> bool:
+    """Must the graph run with NumPy's floating-point errors raising
+    (``fp_errors.strict_state``): does an op that may warn follow a warning?"""
+    nodes = tr.tracer.graph.nodes
+    return any(_may_warn(n) for w in tr.side_effects.warnings[:1] for n in nodes[w.nodes:])
 
 
 def entry_helpers(run) -> dict:
@@ -875,6 +956,7 @@ def entry_helpers(run) -> dict:
             "__disjoint": disjoint, "__run": run, "__draws": host_draws,
             "__rng_state": _rng_state, "__rng_restore": _rng_restore,
             "__graph_raised": _graph_raised, "__fp_raise": _fp_raise,
+            "__fp_strict": strict_state, "__fp_reset": reset_state,
             "__attach": _attach_record, "__discard_attr": _discard_attr}
 
 

@@ -137,6 +137,9 @@ class UserCodeRaises(Unsupported):
     def __init__(self, reason: str, exc=None):
         super().__init__(USER_RAISES, reason)
         self.exc = exc
+        # its context is set (``InstructionTranslator._chain``), or it is restored
+        # without chaining (a bare ``raise``, ``RERAISE``, ``throw()``): set no more
+        self.chained = False
 
 
 class GraphBreakError(FrameError):

@@ -55,6 +55,8 @@ class GuardKind(enum.Enum):
     SCALAR_VALUE = "scalar_value"      # ... its value, where the trace used it (variables/scalars.py)
     SCALAR_INPUT = "scalar_input"      # ... converts to its graph input's dtype
     HAS_KEY = "has_key"                # a dict holds (or does not hold) a key
+    HANDLED_EXCEPTION = "handled_exception"  # the caller handles an exception (or none)
+    LOGGING = "logging"                # a logger's isEnabledFor answer, the root's handlers
 
 
 def _plain_constant(value) -> bool:
@@ -327,6 +329,31 @@ class GuardSet:
         mods = ConstSource(self.const(sys.modules), "sys.modules")
         self._add(GuardKind.MODULE_LOADED, (mods,),
                   f"{mods.expr()}.get({name!r}) is {self.const(module)}", f"module {name!r} is loaded")
+
+    def handled_exception(self, exc_info, handled: bool) -> None:
+        """The jitted function is called while an exception is being handled
+        (``handled``), or while none is (``sys.exc_info()``, passed in as
+        ``exc_info``): an exception the trace raised outside its own handlers
+        has the ``__context__`` it read (variables/flow.py, ``CallerHandled``)."""
+        if handled:
+            self._add(GuardKind.HANDLED_EXCEPTION, (), f"{self.const(exc_info)}()[1] is not None",
+                      "an exception is being handled by the caller")
+        else:
+            self._add(GuardKind.HANDLED_EXCEPTION, (), f"{self.const(exc_info)}()[1] is None",
+                      "no exception is being handled by the caller")
+
+    def logging_enabled(self, logger: Source, level: int, enabled: bool) -> None:
+        """``logger.isEnabledFor(level)`` answers ``enabled`` (asked as the
+        plain call asks it: levels of the logger and its parents,
+        ``logging.disable``, the logger's cache)."""
+        self._add(GuardKind.LOGGING, (logger,), f"{logger.expr()}.isEnabledFor({level!r}) is {enabled!r}",
+                  f"{logger.text()} is {'' if enabled else 'not '}enabled for level {level}")
+
+    def root_logger_has_handlers(self, root: Source) -> None:
+        """The root logger has a handler: ``logging.info(...)`` and its siblings
+        do not call ``basicConfig()``."""
+        self._add(GuardKind.LOGGING, (root,), f"len({root.expr()}.handlers) != 0",
+                  f"{root.text()} has handlers")
 
     def grad_mode(self, is_grad_enabled, mode: bool) -> None:
         """frame's grad mode (``is_grad_enabled()``) is ``mode``."""

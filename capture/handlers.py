@@ -31,7 +31,8 @@ from .variables.base import NULL, ConstantVariable, NullVariable, TensorVariable
 from .variables.callables import UserFunctionVariable
 from .variables.containers import (DictVariable, GeneratorVariable, ListVariable, SetVariable,
                                    SliceVariable, TupleVariable, unpack_constant_key)
-from .variables.flow import ExceptionVariable, TracebackVariable, exception_classes, raise_exception
+from .variables.flow import (ExceptionVariable, TracebackVariable, chained_raise, exception_classes,
+                             raise_exception, stop_iteration_error)
 from .variables.objects import SuperVariable
 from .variables.scalars import ScalarVariable
 
@@ -882,7 +883,9 @@ def RAISE_VARARGS(tx, instr):
         exc = tx.current_exception()
         if exc is None:
             raise UserCodeRaises("the function raises (re-raise)")
-        raise UserCodeRaises(f"the function raises {exc.describe()} (re-raise)", exc=exc)
+        # (restored as it is: no chaining)
+        raise chained_raise(UserCodeRaises(f"the function raises {exc.describe()} (re-raise)",
+                                           exc=exc))
     cause = tx.pop() if instr.arg == 2 else None
     raise_exception(tx, tx.pop(), cause)
 
@@ -890,7 +893,7 @@ def RAISE_VARARGS(tx, instr):
 @handler("RERAISE")
 def RERAISE(tx, instr):
     exc = tx.pop()
-    raise UserCodeRaises(f"the function raises {exc.describe()}", exc=exc)
+    raise chained_raise(UserCodeRaises(f"the function raises {exc.describe()}", exc=exc))
 
 
 @handler("PUSH_EXC_INFO")
@@ -956,7 +959,7 @@ def CALL_INTRINSIC_1(tx, instr):
     if instr.arg == _INTRINSIC_STOPITERATION_ERROR and tx.code.co_flags & inspect.CO_GENERATOR:
         exc = tx.pop()
         if issubclass(exc.python_type(), StopIteration):
-            exc = ExceptionVariable(RuntimeError, [ConstantVariable("generator raised StopIteration")])
+            exc = stop_iteration_error(exc)
         tx.push(exc)
         return
     raise Unsupported("unsupported_opcode", f"CALL_INTRINSIC_1 {instr.argval}")

@@ -18,6 +18,7 @@ import functools
 import inspect
 import logging
 import os
+import sys
 import threading
 import time
 import types
@@ -664,6 +665,9 @@ def translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = fro
     natively under the guards collected so far.
 
     With FRAME_TRACE_DIR the translation is recorded (``tracing.py``)."""
+    # (read here, before capture handles an exception of its own: a re-translation up to
+    # a break runs inside _translate's handler)
+    _local.caller_handles = sys.exc_info()[1] is not None
     tid = frame_trace.begin_translation()  # None when recording is off
     if tid is None:
         return _translate(fn, arguments, options, dynamic)[0]
@@ -728,6 +732,7 @@ def _start(fn, arguments: dict, dynamic: frozenset = frozenset(), lazy_masks: bo
     lazy number."""
     tr = Translation(fn, dynamic=dynamic)
     tr.lazy_masks = lazy_masks
+    tr.caller_handles = getattr(_local, "caller_handles", False)
     code = fn.__code__
     if code.co_flags & SUSPENDING_FLAGS:  # before any argument is wrapped: no guard at all
         what = ("an async generator" if code.co_flags & inspect.CO_ASYNC_GENERATOR else

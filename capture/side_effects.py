@@ -7,9 +7,11 @@ in place, list and dict contents, attributes, globals, ``.grad`` of tensors.
 """
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from .variables.base import TensorVariable, Variable
 
-__all__ = ["SideEffects", "DELETED"]
+__all__ = ["SideEffects", "DELETED", "Warned"]
 
 
 class _Deleted(Variable):
@@ -22,6 +24,24 @@ class _Deleted(Variable):
 
 
 DELETED = _Deleted()
+
+
+class Warned(NamedTuple):
+    """A warning the traced code gives (``SideEffects.warnings``), as
+    ``warnings.warn`` would issue it: its category and text, the file, line
+    and globals (module name, ``__warningregistry__``) of the frame its
+    ``stacklevel`` names.  ``nodes`` is how many nodes the graph had then:
+    the ones after it must not give NumPy floating-point warnings, which the
+    graph issues before the entry issues this one (``codegen._warning_order``);
+    else the entry breaks the graph before the call, ``site`` (an
+    ``Unsupported`` placed as the translator places a break there)."""
+    category: type
+    message: str
+    filename: str
+    lineno: int
+    f_globals: dict
+    nodes: int
+    site: Any
 
 
 class SideEffects:
@@ -40,10 +60,10 @@ class SideEffects:
         # variable, the constant arguments), replayed natively, in order, before the
         # other writes; they change nothing but the cache (not counted by ``__bool__``)
         self.cached_calls: list[tuple[Variable, tuple]] = []
-        # warnings the plain function gives at every call (np.row_stack's DeprecationWarning):
-        # (category, message, filename, lineno, the frame's globals), issued by the entry
-        # right after its graph, before anything is written (not counted by ``__bool__``)
-        self.warnings: list[tuple[type, str, str, int, dict]] = []
+        # warnings the plain function gives at every call (np.row_stack's DeprecationWarning,
+        # ``warnings.warn``): issued by the entry right after its graph, before anything is
+        # written (not counted by ``__bool__``)
+        self.warnings: list[Warned] = []
 
     def tensor_written(self, t: TensorVariable) -> None:
         if t.source is not None:

@@ -76,6 +76,9 @@ class Translation:
         # function's cell parameters): a called function closing over it shares it
         self.own_cells: dict[int, Cell] = {}
         self.is_resume = False   # ``fn`` is a resume function (capture/resume.py)
+        # the call being translated is made while its caller handles an exception
+        # (``sys.exc_info()`` when ``jit.translate`` started; variables/flow.py, CallerHandled)
+        self.caller_handles = False
         self._objects: dict[int, object] = {}   # id(Variable made by wrap) -> its object
         self._wrapping: set[int] = set()   # containers being wrapped (a cycle is refused)
         self.keepalive: list = []

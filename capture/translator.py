@@ -40,7 +40,7 @@ from .variables.callables import UserFunctionVariable
 from .variables.containers import (DictVariable, GeneratorVariable, ListVariable, TupleVariable,
                                    NamedTupleVariable, constant_value, is_constant_value,
                                    is_namedtuple_class, sequence_op, structurally_equal)
-from .variables.flow import exception_variable
+from .variables.flow import exception_variable, set_context
 from .variables.instances import user_binary_op
 from .variables.masked import masked_binary_op, masked_unary_op
 from .variables.numpy_calls import as_array_operand
@@ -87,6 +87,7 @@ class InstructionTranslator:
         self.steps = 0
         self.stop_step: int | None = None
         self.stopped = None                    # the instruction the run stopped before
+        self.resumer: "InstructionTranslator | None" = None   # a generator's: who runs it now
 
     # -- the run loop ------------------------------------------------------------------
     def run(self) -> Variable:
@@ -118,6 +119,8 @@ class InstructionTranslator:
             try:
                 handler(self, instr)
             except Unsupported as e:
+                if isinstance(e, UserCodeRaises) and e.exc is not None and not e.chained:
+                    self._chain(e)
                 if not self.unwind(e):
                     self._fail(e)
             except Exception as e:  # a bug of capture: never guess, run the function natively
@@ -148,14 +151,25 @@ class InstructionTranslator:
         self.ip = h.target
         return True
 
+    def _chain(self, e: UserCodeRaises) -> None:
+        """An exception raised by this frame's current instruction: its
+        Variable (made once, so that every frame it leaves sees the same one),
+        chained to the exception being handled here (``set_context``)."""
+        e.chained = True
+        exc = exception_variable(e.exc)
+        if exc is not None:
+            e.exc = exc
+            set_context(self, exc)
+
     def current_exception(self) -> Variable | None:
         """The exception being handled (``sys.exception()``): this frame's,
-        else its caller's."""
+        else its caller's (a generator's: the frame that resumed it, as
+        CPython chains a generator's exception state to its resumer's)."""
         tx = self
         while tx is not None:
             if tx.exc_info:
                 return tx.exc_info[-1]
-            tx = tx.parent
+            tx = tx.resumer if tx.code.co_flags & inspect.CO_GENERATOR else tx.parent
         return None
 
     def _fail(self, e: Unsupported):
@@ -168,6 +182,21 @@ class InstructionTranslator:
             e.top_step = self.steps - 1  # steps run before this instruction
             e.top_index = self.ip - 1
         raise e
+
+    def break_site(self, e: Unsupported) -> Unsupported:
+        """``e`` placed as ``_fail`` places an exception of this instruction
+        (its location, and the top frame's step and instruction the break
+        goes before), without raising it: raised later (``codegen``), it makes
+        the translation break the graph here."""
+        e.location, e.detail = self.user_location()
+        e.in_try = self._inside_try()
+        e.depth = self.depth
+        top = self
+        while top.parent is not None:
+            top = top.parent
+        e.top_step = top.steps - 1
+        e.top_index = top.ip - 1
+        return e
 
     def _inside_try(self) -> bool:
         """Whether an exception raised now could be caught by a ``try`` of a

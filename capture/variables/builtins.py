@@ -28,6 +28,7 @@ from .ordering import cmp_to_key
 from .registry import HOOKS
 from .scalars import scalar_builtin_call
 from .stdlib import DequeVariable
+from .warn_calls import WARN_FUNCTIONS, warnings_warn
 
 __all__ = ["call_builtin", "SUPPORTED_BUILTINS", "EFFECTFUL_BUILTINS", "OBJECT_SLOTS"]
 
@@ -626,6 +627,7 @@ OPERATOR_FUNCTIONS = {
     functools.cmp_to_key: cmp_to_key,
 }
 SUPPORTED_BUILTINS.update(OPERATOR_FUNCTIONS)
+SUPPORTED_BUILTINS.update(dict.fromkeys(WARN_FUNCTIONS, warnings_warn))
 
 
 @HOOKS.provide

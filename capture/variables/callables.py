@@ -17,6 +17,7 @@ from ..errors import Unsupported, UserCodeRaises
 from ..rebuild import make_function
 from ..sources import AttrSource, LocalSource, Source
 from .base import CONSTANT_TYPES, NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
+from .logging_calls import LOGGING_FUNCTIONS, logging_call
 from .numpy_inplace import numpy_fill_diagonal, numpy_put_along_axis
 from .masked import masked_numpy_call
 from .numpy_layout import numpy_ascontiguousarray, numpy_asfortranarray, numpy_broadcast_arrays
@@ -75,6 +76,10 @@ class UserFunctionVariable(Variable):
         traced = getattr(self.fn, "__frame_traced_as__", None)
         if traced is not None:  # auto-jit's Module.__call__ hook traces as the plain call
             return tx.wrap_static(traced).call(tx, args, kwargs)
+        if self.fn in LOGGING_FUNCTIONS:   # a logger not enabled for the level: nothing (guarded)
+            done = logging_call(tx, self.fn, args, kwargs)
+            if done is not None:
+                return done
         return tx.inline_call(self, args, kwargs)
 
     def user_function(self):

@@ -652,18 +652,24 @@ class GeneratorVariable(IteratorVariable):
         """Run the generator to its next ``yield`` (its value) or its end
         (None), the paused ``yield`` evaluating to ``sent`` or raising ``exc``
         (``.send``, ``.throw``).  An exception leaving its frame finishes it."""
+        # (an exception thrown in is restored as it is, as CPython's _gen_throw does: the
+        # frames it leaves do not chain it, ``chained_raise``)
+        from .flow import chained_raise, stop_iteration_error   # lazy: flow imports this module
         if self.finished:
             self.tx.result = None   # its return value went with the StopIteration that ended it
             if exc is not None:
-                raise UserCodeRaises(f"the generator raises {exc.describe()}", exc=exc)
+                raise chained_raise(UserCodeRaises(f"the generator raises {exc.describe()}",
+                                                   exc=exc))
             return None
         child = self.tx
         child.yielded = None
         child.done = False
+        child.resumer = tx.tr.active   # (the frame running now: the generator's caller)
         if exc is not None:
             if not self.started:
                 self.started = self.finished = True
-                raise UserCodeRaises(f"the generator raises {exc.describe()}", exc=exc)
+                raise chained_raise(UserCodeRaises(f"the generator raises {exc.describe()}",
+                                                   exc=exc))
             if child.ip >= 2 and child.instructions[child.ip - 2].opname == "SEND":
                 # CPython throws it into the generator it delegates to (yield from)
                 raise Unsupported("unsupported_call", "throw() into a generator paused in a "
@@ -672,7 +678,10 @@ class GeneratorVariable(IteratorVariable):
             if not child.unwind(UserCodeRaises("thrown into the generator", exc=exc)):
                 self.finished = True
                 self.paused_in_try = False
-                raise UserCodeRaises(f"the generator raises {exc.describe()}", exc=exc)
+                if issubclass(exc.python_type(), StopIteration):   # PEP 479 (3.11: in C)
+                    exc = stop_iteration_error(exc)
+                raise chained_raise(UserCodeRaises(f"the generator raises {exc.describe()}",
+                                                   exc=exc))
         elif self.started:
             child.push(sent)  # the value of the yield expression
         elif not sent.is_none():
@@ -688,8 +697,9 @@ class GeneratorVariable(IteratorVariable):
                 self.paused_in_try = False
                 raised = e.exc.python_type() if isinstance(e.exc, Variable) else type(e.exc)
                 if issubclass(raised, StopIteration):  # PEP 479 (3.11 does it in C)
-                    message = "generator raised StopIteration"
-                    raise UserCodeRaises(f"RuntimeError: {message}", exc=RuntimeError(message)) from e
+                    raise chained_raise(UserCodeRaises("RuntimeError: generator raised "
+                                                       "StopIteration",
+                                                       exc=stop_iteration_error(e.exc))) from e
             raise
         if child.yielded is not None:
             # user handlers start with PUSH_EXC_INFO (3.12+ wraps every generator
@@ -713,9 +723,11 @@ class GeneratorVariable(IteratorVariable):
             self.started = self.finished = True
             self.paused_in_try = False
             return ConstantVariable(None)
-        from .flow import ExceptionVariable   # lazy: flow imports this module
+        from .flow import ExceptionVariable, set_context   # lazy: flow imports this module
+        stop = ExceptionVariable(GeneratorExit, [])
+        set_context(tx.tr.active or tx, stop)   # (raised by close() in its caller, thrown in)
         try:
-            item = self.resume(tx, None, ExceptionVariable(GeneratorExit, []))
+            item = self.resume(tx, None, stop)
         except UserCodeRaises as e:
             raised = e.exc.python_type() if isinstance(e.exc, Variable) else type(e.exc)
             if e.exc is not None and issubclass(raised, (GeneratorExit, StopIteration)):

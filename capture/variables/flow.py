@@ -21,6 +21,7 @@ and ``__exit__`` in Python inlines both (``ObjectVariable.enter_context``);
 from __future__ import annotations
 
 import contextlib
+import sys
 import types
 
 import numpy as np
@@ -33,7 +34,8 @@ from .errstate import make_errstate
 
 __all__ = ["ExceptionVariable", "make_exception", "initialised_exception_class",
            "make_initialised_exception", "TracebackVariable", "modelled_exception_class", "exception_variable",
-           "exception_classes", "GeneratorContextManagerVariable", "SuppressVariable",
+           "exception_classes", "set_context", "chained_raise", "stop_iteration_error", "CallerHandled", "UNKNOWN_CHAIN",
+           "GeneratorContextManagerVariable", "SuppressVariable",
            "NullContextVariable", "ContextExitVariable", "make_context_manager", "raise_exception"]
 
 # construction or display of these runs more than ``BaseException.__init__`` on the args
@@ -97,14 +99,20 @@ class ExceptionVariable(Variable):
     positional arguments (``BaseException.__new__``), the ``__init__`` is
     inlined on the Variable, ``super().__init__(...)`` sets ``args`` again and
     the attributes it stores are held in ``attrs``."""
-    __slots__ = ("exc_type", "args", "kwargs", "real", "cause", "attrs", "initialised")
+    __slots__ = ("exc_type", "args", "kwargs", "real", "cause", "context", "suppress", "attrs",
+                 "initialised")
 
     def __init__(self, cls: type, args, kwargs=None, real: BaseException | None = None):
         super().__init__(None)
         self.exc_type = cls
         self.args = list(args)
         self.kwargs = dict(kwargs or {})
+        # ``__cause__``, ``__context__`` (None, an ExceptionVariable, ``UNKNOWN_CHAIN`` or a
+        # ``CallerHandled``) and ``__suppress_context__`` (a bool or ``UNKNOWN_CHAIN``):
+        # ``set_context`` and ``raise_exception`` set them as CPython does
         self.cause = None
+        self.context = None
+        self.suppress = False
         self.attrs: dict[str, Variable] = {}
         self.initialised = False
         if real is None and not self.kwargs and modelled_exception_class(cls) and \
@@ -155,8 +163,15 @@ class ExceptionVariable(Variable):
             return self.args[0] if self.args else ConstantVariable(None)
         if name == "__class__":
             return tx.wrap_static(self.exc_type)
-        if name in ("__traceback__", "__context__", "__cause__", "__suppress_context__",
-                    "__notes__", "with_traceback", "add_note"):
+        if name in ("__cause__", "__context__"):
+            return _chain_value(tx, self, self.cause if name == "__cause__" else self.context,
+                                name)
+        if name == "__suppress_context__":
+            if self.suppress is UNKNOWN_CHAIN:
+                raise Unsupported("unsupported_object", f"{self.exc_type.__name__}.{name} of an "
+                                                        f"exception raised inside library code")
+            return ConstantVariable(self.suppress)
+        if name in ("__traceback__", "__notes__", "with_traceback", "add_note"):
             raise Unsupported("unsupported_object", f"{self.exc_type.__name__}.{name} of an exception "
                                                     f"raised in the traced code")
         for klass in self.exc_type.__mro__:
@@ -236,8 +251,101 @@ def exception_variable(exc) -> ExceptionVariable | None:
     if isinstance(exc, BaseException) and modelled_exception_class(type(exc)) and \
             not getattr(exc, "__dict__", None) and \
             all(isinstance(a, CONSTANT_TYPES) for a in exc.args):
-        return ExceptionVariable(type(exc), [ConstantVariable(a) for a in exc.args], real=exc)
+        var = ExceptionVariable(type(exc), [ConstantVariable(a) for a in exc.args], real=exc)
+        # (capture's own Unsupported is handled while a re-translation up to a graph break
+        # runs: an exception Python raises then has it as context, unlike in the plain run)
+        context = exc.__context__
+        if exc.__cause__ is not None or exc.__suppress_context__ or \
+                (context is not None and not isinstance(context, Unsupported)):
+            # raised inside library code run at trace time while it handled another
+            # exception (``raise ... from None`` in ``json``): in the plain run its chain
+            # goes on into the user's handled exception, which the trace does not rebuild
+            var.cause = var.context = var.suppress = UNKNOWN_CHAIN
+        return var
     return None
+
+
+# -- exception chains (PEP 3134) ---------------------------------------------------------------
+
+# a chain attribute the trace does not know (an exception raised inside library code that
+# handled another one); reading it is refused
+UNKNOWN_CHAIN = object()
+
+
+class CallerHandled:
+    """The ``__context__`` of an exception raised where no frame of the trace
+    handles one: CPython sets it to the exception the jitted function's caller
+    is handling (``sys.exception()`` at the call), and leaves it as it was
+    (``before``) when there is none.  Read as ``before`` under a guard that
+    the caller handles nothing (``GuardSet.handled_exception``)."""
+    __slots__ = ("before",)
+
+    def __init__(self, before):
+        self.before = before
+
+
+def _chain_value(tx, exc: ExceptionVariable, value, name: str) -> Variable:
+    """``exc.__cause__`` / ``exc.__context__`` holding ``value``."""
+    while isinstance(value, CallerHandled):
+        tx.tr.guards.handled_exception(sys.exc_info, tx.tr.caller_handles)
+        if tx.tr.caller_handles:
+            # the call being traced is made while its caller handles an exception, which
+            # the plain run chains here: not modelled (the entry runs natively while so)
+            raise Unsupported("unsupported_object", f"{exc.exc_type.__name__}.{name} of an "
+                                                    f"exception raised while the caller of the "
+                                                    f"jitted function handles an exception")
+        value = value.before
+    if value is UNKNOWN_CHAIN:
+        raise Unsupported("unsupported_object", f"{exc.exc_type.__name__}.{name} of an exception "
+                                                f"raised inside library code")
+    return ConstantVariable(None) if value is None else value
+
+
+def set_context(tx, exc: ExceptionVariable) -> None:
+    """Implicit chaining when ``exc`` is raised (``raise``, an operation that
+    fails) in ``tx``, as CPython's ``_PyErr_SetObject`` does: its
+    ``__context__`` becomes the exception being handled there, unless that is
+    ``exc`` itself; a chain from the handled exception that leads back to
+    ``exc`` is cut there (no cycle).  Where the trace handles no exception, the
+    jitted function's caller may (``CallerHandled``).  A bare ``raise``,
+    ``RERAISE`` and ``generator.throw()`` restore an exception without
+    chaining it: they do not call this."""
+    handled = tx.current_exception()
+    if handled is None:
+        exc.context = CallerHandled(exc.context)
+        return
+    if handled is exc:
+        return
+    if not isinstance(handled, ExceptionVariable):
+        exc.context = UNKNOWN_CHAIN
+        return
+    o, seen = handled, set()
+    while isinstance(o.context, ExceptionVariable) and id(o) not in seen:
+        seen.add(id(o))
+        if o.context is exc:
+            o.context = None
+            break
+        o = o.context
+    exc.context = handled
+
+
+def stop_iteration_error(stop) -> ExceptionVariable:
+    """PEP 479: the ``RuntimeError`` a ``StopIteration`` (``stop``, a Variable
+    or the real one) leaving a generator becomes; its ``__cause__`` and
+    ``__context__`` are that ``StopIteration``, its context suppressed (3.11's
+    ``_PyErr_FormatFromCause``, 3.12's ``INTRINSIC_STOPITERATION_ERROR``)."""
+    exc = ExceptionVariable(RuntimeError, [ConstantVariable("generator raised StopIteration")])
+    stop = exception_variable(stop)
+    exc.cause = exc.context = stop if stop is not None else UNKNOWN_CHAIN
+    exc.suppress = True
+    return exc
+
+
+def chained_raise(e: UserCodeRaises) -> UserCodeRaises:
+    """``e``, marked as an exception already chained (``set_context``) or
+    restored without chaining: the frames it leaves do not chain it again."""
+    e.chained = True
+    return e
 
 
 def exception_classes(tx, v: Variable):
@@ -254,7 +362,10 @@ def exception_classes(tx, v: Variable):
 
 def raise_exception(tx, value: Variable, cause: Variable | None = None):
     """``raise value [from cause]``: a ``UserCodeRaises`` carrying the exception
-    when it is modelled (an instance, or a class called with no arguments)."""
+    when it is modelled (an instance, or a class called with no arguments),
+    its ``__cause__`` and ``__suppress_context__`` set by ``from cause``; its
+    ``__context__`` is set where the translator catches it first
+    (``InstructionTranslator._run``: ``set_context``)."""
     exc = value
     if not isinstance(exc, ExceptionVariable):
         cls = value.as_constant() if value.is_constant() else None
@@ -263,8 +374,34 @@ def raise_exception(tx, value: Variable, cause: Variable | None = None):
         else:
             raise UserCodeRaises(f"the function raises {value.describe()}")
     if cause is not None:
-        exc.cause = cause   # (not readable in the trace: __cause__ refuses)
+        exc.cause = _cause(tx, cause)
+        exc.suppress = True
     raise UserCodeRaises(f"the function raises {exc.describe()}", exc=exc)
+
+
+def _cause(tx, cause: Variable):
+    """What ``raise ... from cause`` stores in ``__cause__`` (CPython's
+    ``do_raise``): an exception, a class called with no arguments, None; a
+    cause that is no exception raises ``TypeError``."""
+    if isinstance(cause, ExceptionVariable):
+        return cause
+    if cause.is_none():
+        return None
+    value = cause.as_constant() if cause.is_constant() else None
+    if isinstance(value, type) and issubclass(value, BaseException):
+        if modelled_exception_class(value):
+            return make_exception(tx, value, [])
+        return UNKNOWN_CHAIN   # a class whose call runs code: not read in the trace
+    if cause.is_constant():
+        message = "exception causes must derive from BaseException"
+        raise UserCodeRaises(f"TypeError: {message}", exc=TypeError(message))
+    try:
+        is_exception = issubclass(cause.python_type(), BaseException)
+    except Unsupported:
+        is_exception = False
+    if not is_exception:
+        raise Unsupported("unsupported_object", f"raise ... from {cause!r}")
+    return UNKNOWN_CHAIN   # an exception object of the frame: not read in the trace
 
 
 class TracebackVariable(Variable):
@@ -380,6 +517,9 @@ class GeneratorContextManagerVariable(Variable):
         except UserCodeRaises as e:
             if e.exc is exc:
                 return False   # re-raised as it is: not suppressed
+            if isinstance(e.exc, ExceptionVariable) and issubclass(e.exc.exc_type, RuntimeError) \
+                    and issubclass(exc.exc_type, StopIteration) and e.exc.cause is exc:
+                return False   # PEP 479 made it a RuntimeError: contextlib re-raises the original
             raise
         if value is not None:
             raise UserCodeRaises("RuntimeError: generator didn't stop after throw()",

@@ -33,9 +33,11 @@ import numpy as np
 from frame._numpy_stats import cov_matrix
 
 from ..errors import Unsupported
+from ..side_effects import Warned
 from .base import NDARRAY, TENSOR, ConstantVariable, TensorVariable, Variable
 from .numpy_inplace import bind_call
 from .registry import HOOKS
+from .warn_calls import warning_site
 
 __all__ = ["is_cov_of_one_variable", "numpy_cov_of_one_variable", "is_masked_mean",
            "numpy_masked_mean", "WARNING_ALIASES", "numpy_warning_alias"]
@@ -107,6 +109,7 @@ def numpy_warning_alias(tx, fn, args: list[Variable], kwargs: dict[str, Variable
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         fn([np.zeros(1)])   # what NumPy says at every call
+    nodes = len(tx.tr.tracer.graph.nodes)   # (NumPy warns before it computes)
     result = tx.wrap_static(WARNING_ALIASES[fn]).call(tx, args, kwargs)
     name = f"numpy.{fn.__name__}"
     if seen:
@@ -122,7 +125,9 @@ def numpy_warning_alias(tx, fn, args: list[Variable], kwargs: dict[str, Variable
                                                   "changed state (a warning filter may make "
                                                   "the warning raise)")
         line = getattr(tx.current, "lineno", None) or tx.code.co_firstlineno
+        site = warning_site(tx, True, name)   # (NumPy warns with stacklevel=2: this frame)
         for w in seen:
-            tx.tr.side_effects.warnings.append((w.category, str(w.message), tx.code.co_filename,
-                                                line, tx.f_globals))
+            tx.tr.side_effects.warnings.append(Warned(w.category, str(w.message),
+                                                      tx.code.co_filename, line, tx.f_globals,
+                                                      nodes, site))
     return result

@@ -862,7 +862,7 @@ def warning_in_body(x):
     return np.maximum(x, 0)
 
 
-@case(lambda: (array(),), observe=True, xfail="issue 12 item 8")
+@case(lambda: (array(),), observe=True)
 def warning_attributed_to_caller(x):
     return _deprecated_scale(x) + 1
 
