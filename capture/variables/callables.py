@@ -307,6 +307,8 @@ class NumpyFunctionVariable(CallableVariable):
                 return tx.call_constant(np.r_.__getitem__, args[1:], {})
             return tx.call_real(r_getitem, args[1:], {}, numpy_semantics=True,
                                 numpy_ref=np.r_.__getitem__)
+        if numpy_name(self.fn).startswith("numpy.random."):   # a draw, or a break
+            return HOOKS.numpy_random_call(tx, self, args, kwargs)
         if tx.contains_tensor(args, kwargs):
             result = HOOKS.numpy_array_function(tx, self.fn, args, kwargs)
             if result is not None:
@@ -334,9 +336,6 @@ class NumpyFunctionVariable(CallableVariable):
             return tx.call_constant(self.fn, args, kwargs)
         if self.fn in _UNINITIALISED:  # any values are NumPy's; frame's are zeros
             return tx.call_constant(_UNINITIALISED[self.fn], args, kwargs)
-        if numpy_name(self.fn).startswith("numpy.random."):
-            raise Unsupported("unsupported_call", f"{numpy_name(self.fn)}() makes random numbers "
-                                                  f"(NumPy's generators run natively)")
         raise Unsupported("unsupported_call", f"{numpy_name(self.fn)}")
 
     def getattr(self, tx, name: str) -> Variable:
