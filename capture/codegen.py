@@ -838,9 +838,15 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
 def _draw_lines(tr: Translation, rb: _Rebuilder, save: bool) -> tuple[list[str], list[str]]:
     """The entry's random draws (``Tracer.draws``: all of them, used or not, in
     program order, as the plain function draws them) after the generators it
-    makes itself (``Translation.made_generators``), and, with ``save`` (a
-    graph that may raise), the lines that give the draws back: the states of
-    frame's generator and of each NumPy generator drawn from are saved first.
+    makes itself (``Translation.made_generators``), and, with ``save`` (there
+    is a graph), the lines that give the draws back when the call runs
+    natively instead: the states of frame's generator and of each NumPy
+    generator drawn from are saved first.  Saving an MT19937's state costs
+    ~50 us (NumPy's legacy RandomState: ``np.random.rand``), so it is saved
+    only where the graph may raise: it checks data (``_checks_data``) or has
+    run checks, or NumPy raises on floating-point errors now (``__fp_raises``);
+    any other error of such a graph is not expected, and then the draws
+    cannot be given back (``numpy_random.restore_generator`` raises).
     Frame's draws are ``__draws`` of their specs; a NumPy generator's is the
     call of its method (``numpy_random.NumpyDraw``) on the object, as the
     plain function makes it."""
@@ -876,8 +882,14 @@ def _draw_lines(tr: Translation, rb: _Rebuilder, save: bool) -> tuple[list[str],
         if any(isinstance(spec, tuple) for spec in specs):
             lines.append("    __rs = __rng_state()")
             give_back.append("        __rng_restore(__rs)")
+        if states:
+            graph = tr.tracer.graph
+            if tr.run_checks or any(_checks_data(n) for n in graph.nodes):
+                lines.append("    __may_raise = True")
+            else:
+                lines.append(f"    __may_raise = __fp_raises({graph.errstates()!r})")
         for owner, state in states.items():
-            lines.append(f"    {state} = __np_state({owner})")
+            lines.append(f"    {state} = __np_state({owner}, __may_raise)")
             give_back.append(f"        __np_restore({owner}, {state})")
     return lines + [draw], give_back
 
@@ -921,6 +933,7 @@ def entry_helpers(run) -> dict:
             "__disjoint": disjoint, "__run": run, "__draws": host_draws,
             "__rng_state": _rng_state, "__rng_restore": _rng_restore,
             "__np_state": generator_state, "__np_restore": restore_generator,
+            "__fp_raises": _fp_raises,
             "__graph_raised": _graph_raised, "__fp_raise": _fp_raise,
             "__attach": _attach_record, "__discard_attr": _discard_attr}
 
@@ -976,6 +989,17 @@ def _fp_raise(states: tuple = (None,)) -> bool:
                     "or a warnings filter): jitted calls whose graph updates their inputs in "
                     "place run natively while it is (counter native_calls_fp_raise)")
     return True
+
+
+def _fp_raises(states: tuple = (None,)) -> bool:
+    """Would NumPy raise on a floating-point error now, for some op of a graph
+    whose ops run under the error states ``states`` (``Graph.errstates``)?"""
+    if states == (None,):
+        return raise_requested()
+    checker = _graph_states.get(states)
+    if checker is None:
+        checker = _graph_states.setdefault(states, GraphErrorStates(states))
+    return checker.raise_requested()
 
 
 def _rng_state():

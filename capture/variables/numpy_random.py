@@ -239,15 +239,26 @@ def _wrap_generator(tr, value, source) -> Variable | None:
     return NumpyGeneratorVariable(value, source)
 
 
-def generator_state(gen):
-    """The state of ``gen`` before an entry's draws (given back by
-    ``restore_generator`` when the call runs natively instead)."""
+def generator_state(gen, may_raise: bool):
+    """The state of ``gen`` before an entry's draws, given back by
+    ``restore_generator`` when the call runs natively instead.  Reading an
+    MT19937's state (NumPy's legacy RandomState, ``np.random.rand``) costs
+    ~50 us, ~2 us for PCG64: the former is read only when the graph
+    ``may_raise`` (codegen._draw_lines), else None."""
     if type(gen) is np.random.Generator:
-        return gen.bit_generator.state
-    return gen.get_state(legacy=False)
+        if may_raise or type(gen.bit_generator) is not np.random.MT19937:
+            return gen.bit_generator.state
+        return None
+    return gen.get_state(legacy=False) if may_raise else None
 
 
 def restore_generator(gen, state) -> None:
+    """Give ``gen`` its state before the draws back (``generator_state``)."""
+    if state is None:   # the graph raised where it was not expected to (logged)
+        raise RuntimeError(f"a jitted function's graph raised unexpectedly after drawing from "
+                           f"{gen!r}, whose state was not saved (an MT19937's is saved only "
+                           f"for graphs that check their data); the call cannot run natively "
+                           f"with the same random numbers")
     if type(gen) is np.random.Generator:
         gen.bit_generator.state = state
     else:

@@ -273,3 +273,67 @@ def test_what_still_breaks():
         out = frame.explain(fn)(*make())
         assert out.graph_break_count == 1, (fn.__name__, out.break_reasons)
         assert reason in out.break_reasons[0].reason, (fn.__name__, out.break_reasons)
+
+
+def test_floating_point_error_gives_the_legacy_draws_back():
+    # a graph without data checks: an MT19937's state (~50 us to read) is saved only
+    # while NumPy raises on floating-point errors
+    def f(x, rs):
+        noise = rs.rand(3, 4) + np.random.rand(3, 4)
+        return x / 0.0 + noise
+
+    def outcome(fn):
+        _reseed()
+        rs = np.random.RandomState(4)
+        with np.errstate(all="ignore"):
+            first = fn(x34(), rs)
+        try:
+            with np.errstate(all="raise"):
+                second = fn(x34(), rs)
+        except FloatingPointError as e:
+            second = (type(e), str(e))
+        return first, second, _after([rs])
+
+    native, jitted = outcome(f), outcome(frame.jit(f))
+    assert native[1][0] is FloatingPointError
+    assert_same(native[:2], jitted[:2], backend=resolved_backend())
+    _bitwise(native[2], jitted[2], "generator left at")
+    with np.errstate(all="ignore"):
+        out = frame.explain(f)(x34(), np.random.RandomState(0))
+    assert (out.graph_count, out.graph_break_count) == (1, 0), out.break_reasons
+
+
+def _raise_in_graph(jitted) -> None:
+    """Make the graph of ``jitted``'s entry raise an error no graph is expected to."""
+    entry = jitted._frame_cache.entries[0]
+    code = entry.fn.__code__
+
+    def run(inputs):
+        raise RuntimeError("the backend failed")
+    for name, cell in zip(code.co_freevars, entry.fn.__closure__):
+        if name == "__run":
+            cell.cell_contents = run
+
+
+def test_unexpected_graph_error_gives_back_what_it_saved(caplog):
+    def f(x, rng):
+        return x * rng.random((3, 4))
+    jitted = frame.jit(f)
+    rng = np.random.default_rng(1)
+    jitted(x34(), rng)
+    _raise_in_graph(jitted)
+    native_rng, jitted_rng = np.random.default_rng(5), np.random.default_rng(5)
+    assert_same(f(x34(), native_rng), jitted(x34(), jitted_rng), backend=resolved_backend())
+    _bitwise(native_rng.random(4), jitted_rng.random(4))   # PCG64's state is always saved
+    out = frame.explain(f)(x34(), rng)
+    assert (out.graph_count, out.graph_break_count) == (1, 0), out.break_reasons
+
+
+def test_unexpected_graph_error_after_an_unsaved_mt19937_draw_raises(caplog):
+    def f(x):
+        return x * np.random.rand(3, 4)
+    jitted = frame.jit(f)
+    jitted(x34())
+    _raise_in_graph(jitted)
+    with pytest.raises(RuntimeError, match="cannot run natively with the same random numbers"):
+        jitted(x34())
