@@ -3,9 +3,10 @@
     python benchmarks/numpy_random_draws.py
 
 Per-call time of a dropout-like ``x * (draw < 0.5) / 0.5`` on a 64x64 float64
-array, the draw from (a) a ``np.random.Generator`` argument (PCG64) and (b)
-NumPy's legacy global RandomState (``np.random.rand``, MT19937), interleaved
-in one process (cpu backend):
+array, the draw from (a) a ``np.random.Generator`` argument (PCG64), (b)
+NumPy's legacy global RandomState (``np.random.rand``, MT19937), (c) the same
+in a graph that gathers (``x[idx]``, which may raise), interleaved in one
+process (cpu backend):
 
 - ``plain``: the function itself;
 - ``jit``: the draw a graph input the entry makes before the graph, the
@@ -38,6 +39,13 @@ def with_generator(x, rng):
 
 def with_legacy(x, rng):
     return x * (np.random.rand(*x.shape) < 0.5) / 0.5
+
+
+def with_legacy_gather(x, rng):
+    return x[IDX] * (np.random.rand(64, 64) < 0.5) / 0.5
+
+
+IDX = np.arange(64)[::-1].copy()
 
 
 def _no_state_saving(jitted) -> None:
@@ -80,6 +88,9 @@ def main() -> None:
             ("(a) Generator(PCG64) argument: rng.random(x.shape)", with_generator,
              np.random.Generator, "random", np.random.default_rng(0)),
             ("(b) legacy global RandomState (MT19937): np.random.rand(*x.shape)", with_legacy,
+             np.random.RandomState, "rand", None),
+            ("(c) the same, np.random.rand(64, 64), after a gather x[idx] (a graph that may "
+             "raise: the MT19937's state is saved)", with_legacy_gather,
              np.random.RandomState, "rand", None)):
         print(title)
         show(interleaved(candidates(fn, cls, name, x, rng), number=500, rounds=11, warmup=50),

@@ -140,6 +140,15 @@ def test_draws_on_both_sides_of_a_break(capsys):
                       exact=lambda r: r[1])
 
 
+def test_bound_sampler_handed_to_a_resume_function(capsys):
+    def f(x, rng):
+        draw = rng.normal
+        print("between")
+        return x + draw(size=(3, 4)), rng.random(2)
+    assert_same_draws(f, lambda: (x34(), np.random.default_rng(6)), graphs=1, breaks=1,
+                      exact=lambda r: r[1])
+
+
 def test_graph_that_raises_gives_the_draws_back():
     def f(x, idx, rng, rs):
         noise = rng.normal(size=x.shape) + rs.rand(3, 4) + np.random.rand(3, 4)
