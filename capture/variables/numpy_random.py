@@ -94,7 +94,11 @@ class NumpyGeneratorVariable(ObjectVariable):
     def reconstruct(self, rb) -> str:
         if self.made is None:
             return super().reconstruct(rb)
-        return rb.named(self)   # made by the entry before its draws (codegen._draw_lines)
+        name = rb.named(self)   # made by the entry before its draws (codegen._draw_lines)
+        if name is None:
+            raise Unsupported("unsupported_object", "a NumPy generator made in the function, "
+                                                    "outside a graph entry")
+        return name
 
     def __repr__(self) -> str:
         return f"NumpyGenerator({type(self.obj).__name__}{' made' if self.made else ''})"
