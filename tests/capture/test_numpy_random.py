@@ -113,6 +113,45 @@ def test_frame_tensor_draws_next_to_numpy_draws():
     assert_same_draws(f, lambda: (frame.tensor(x34(np.float32)), np.random.default_rng(4)))
 
 
+def _loop(x, rng):
+    for _ in range(3):
+        x = x + rng.normal(size=(3, 4))
+    return x
+
+
+def _dtypes(x, rng):
+    return rng.random(3, dtype=np.float32), rng.integers(0, 10, size=3, dtype=np.uint8), \
+        rng.integers(0, 2, size=4, dtype=bool), rng.random(0), rng.random(size=())
+
+
+def _vector_parameters(x, rng):
+    return rng.multivariate_normal([0.0, 1.0], [[1.0, 0.2], [0.2, 1.0]], size=3), \
+        rng.dirichlet([1.0, 2.0], size=2), rng.multinomial(10, [0.5, 0.5], size=2), \
+        rng.choice(5, 3, p=[0.1, 0.2, 0.3, 0.2, 0.2])
+
+
+def _written_in_place(x, rng):
+    m = rng.random((3, 4))
+    m[0] = 5
+    m += x
+    return m
+
+
+def _random_state_distributions(x, rs):
+    return rs.normal(size=3), rs.gamma(2.0, size=3), rs.randn(3), rs.standard_t(3, size=2), \
+        rs.binomial(10, 0.5, 3), rs.exponential(size=2), rs.poisson(3.0, 4)
+
+
+@pytest.mark.parametrize("fn,make", [
+    (_loop, np.random.default_rng), (_dtypes, np.random.default_rng),
+    (_vector_parameters, np.random.default_rng), (_written_in_place, np.random.default_rng),
+    (_random_state_distributions, np.random.RandomState), (_vector_parameters, np.random.RandomState),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_samplers(fn, make):
+    computed = fn in (_loop, _written_in_place)   # (arithmetic: the backend's, as assert_same has it)
+    assert_same_draws(fn, lambda: (x34(), make(12)), exact=(lambda r: ()) if computed else (lambda r: r))
+
+
 def test_a_new_generator_per_call_is_no_recompile():
     def f(x, rng):
         return x + rng.normal(size=x.shape)
