@@ -973,14 +973,7 @@ def _fp_raise(states: tuple = (None,)) -> bool:
     None is the caller's state)?  Then an entry whose graph computes into its
     inputs runs natively: counted, and told once per process."""
     global _fp_raise_told
-    if states == (None,):
-        raises = raise_requested()
-    else:
-        checker = _graph_states.get(states)
-        if checker is None:
-            checker = _graph_states.setdefault(states, GraphErrorStates(states))
-        raises = checker.raise_requested()
-    if not raises:
+    if not _fp_raises(states):
         return False
     record.count("native_calls_fp_raise")
     if not _fp_raise_told:
@@ -993,7 +986,9 @@ def _fp_raise(states: tuple = (None,)) -> bool:
 
 def _fp_raises(states: tuple = (None,)) -> bool:
     """Would NumPy raise on a floating-point error now, for some op of a graph
-    whose ops run under the error states ``states`` (``Graph.errstates``)?"""
+    whose ops run under the error states ``states`` (``Graph.errstates``)?
+    (``_fp_raise`` without its count and message: an entry that drew from an
+    MT19937 saves its state then, ``_draw_lines``.)"""
     if states == (None,):
         return raise_requested()
     checker = _graph_states.get(states)
