@@ -67,6 +67,7 @@ from .sources import CLOSURE, FRAME_GLOBALS, AttrSource, ClosureSource, Function
 from .translation import Cell
 from .translator import Translation
 from .variables.base import NDARRAY, NPSCALAR, TENSOR, TensorVariable, Variable
+from .variables.numpy_random import generator_state, restore_generator
 
 log = logging.getLogger("frame.capture")
 
@@ -498,6 +499,8 @@ def build_entry(tr: Translation, fn, result: Variable | None, backend: str, opti
     graph = tr.tracer.graph
     rb = _Rebuilder(tr, tr.guards, out_index, {id(v) for v in needed})
     rb.at_break = brk is not None
+    for i, var in enumerate(tr.made_generators):   # made before the draws (_draw_lines)
+        rb.temps[id(var)] = f"__g{i}"
     replay = _write_replay(tr, fn, rb, out_index, result, brk, requested_backend)
     if plan is not None:
         _attach_line(tr, rb, plan, out_index)
@@ -797,11 +800,9 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
         body += [f"    if __fp_raise({graph.errstates()!r}):",
                  f"        return __fn({call})"]
     body += _scalar_check_lines(tr, rb, call)
-    if tr.tracer.draws:   # all of them, used or not, as the plain function draws them
-        if exe is not None:
-            body.append("    __rs = __rng_state()")
-        body.append(f"    __r = __draws({tuple(spec for spec, _ in tr.tracer.draws)!r})")
+    draws, give_back = _draw_lines(tr, rb, exe is not None)
     body += rb.source_lines()           # every source is read before anything is replayed
+    body += draws
     if exe is not None:
         # A graph that raises at run time (an index out of range in a gather: its data,
         # not its shapes, which the guards fixed) has changed nothing yet: the call runs
@@ -822,15 +823,13 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
             body += ["    try:", f"        __o = {run}"]
         body += ["    except __Exception as __e:",
                  "        __graph_raised(__fn, __e)"]
-        if tr.tracer.draws:
-            body.append("        __rng_restore(__rs)")
+        body += give_back
         body.append(f"        return __fn({call})")
         for check in tr.run_checks:
             # a case the plain function warns about (NumPy's "Mean of empty slice"), known
             # only from the data: nothing is written yet, the call runs natively
             body.append(f"    if __o[{rb.out_index[id(tr.tracer.values[id(check.meta)])]}]:")
-            if tr.tracer.draws:
-                body.append("        __rng_restore(__rs)")
+            body += give_back
             body.append(f"        return __fn({call})")
         body += _distinct_outputs(outputs, rb.used_outputs)
         body += _outputs_not_inputs(graph, outputs, rb.used_outputs)
@@ -849,6 +848,65 @@ def _assemble_source(tr: Translation, fn, rb: _Rebuilder, exe, outputs, replay: 
         count = "\n".join(replay.end).count("\n") + 1
         at = {first + i: brk.instr.lineno for i in range(count)}
     return "\n".join(head + body) + "\n", at
+
+
+def _draw_lines(tr: Translation, rb: _Rebuilder, save: bool) -> tuple[list[str], list[str]]:
+    """The entry's random draws (``Tracer.draws``: all of them, used or not, in
+    program order, as the plain function draws them) after the generators it
+    makes itself (``Translation.made_generators``), and, with ``save`` (there
+    is a graph), the lines that give the draws back when the call runs
+    natively instead: the states of frame's generator and of each NumPy
+    generator drawn from are saved first.  Saving an MT19937's state costs
+    ~50 us (NumPy's legacy RandomState: ``np.random.rand``), so it is saved
+    only where the graph may raise: it checks data (``_checks_data``) or has
+    run checks, or NumPy raises on floating-point errors now (``__fp_raises``);
+    any other error of such a graph is not expected, and then the draws
+    cannot be given back (``numpy_random.restore_generator`` raises).
+    Frame's draws are ``__draws`` of their specs; a NumPy generator's is the
+    call of its method (``numpy_random.NumpyDraw``) on the object, as the
+    plain function makes it."""
+    lines = []
+    for var in tr.made_generators:
+        fn, args, kwargs = var.made
+        items = [rb.constant(a) for a in args] + [f"{k}={rb.constant(v)}" for k, v in kwargs.items()]
+        lines.append(f"    {rb.named(var)} = {rb.const(fn)}({', '.join(items)})")
+    specs = [spec for spec, _ in tr.tracer.draws]
+    if not specs:
+        return lines, []
+    states: dict[str, str] = {}   # a NumPy generator read through a source -> its saved state
+    items, frames = [], []
+    for spec in specs:
+        if isinstance(spec, tuple):   # frame's (frame.functions.random.host_draw)
+            frames.append(spec)
+            continue
+        if frames:
+            items.append(f"*__draws({tuple(frames)!r})")
+            frames = []
+        items.append(spec.call_source(rb))
+        if spec.owner.made is None:   # (one the entry makes is new: nothing to give back)
+            owner = spec.owner.reconstruct(rb)
+            states.setdefault(owner, f"__ns{len(states)}")
+    if not items:
+        draw = f"    __r = __draws({tuple(frames)!r})"
+    else:
+        if frames:
+            items.append(f"*__draws({tuple(frames)!r})")
+        draw = f"    __r = ({', '.join(items)},)"
+    give_back = []
+    if save:
+        if any(isinstance(spec, tuple) for spec in specs):
+            lines.append("    __rs = __rng_state()")
+            give_back.append("        __rng_restore(__rs)")
+        if states:
+            graph = tr.tracer.graph
+            if tr.run_checks or any(_checks_data(n) for n in graph.nodes):
+                lines.append("    __may_raise = True")
+            else:
+                lines.append(f"    __may_raise = __fp_raises({graph.errstates()!r})")
+        for owner, state in states.items():
+            lines.append(f"    {state} = __np_state({owner}, __may_raise)")
+            give_back.append(f"        __np_restore({owner}, {state})")
+    return lines + [draw], give_back
 
 
 def _scalar_check_lines(tr: Translation, rb: _Rebuilder, call: str) -> list[str]:
@@ -955,6 +1013,8 @@ def entry_helpers(run) -> dict:
     return {"__MISS": MISS, "__wrap": Tensor._wrap, "__copyto": np.copyto,
             "__disjoint": disjoint, "__run": run, "__draws": host_draws,
             "__rng_state": _rng_state, "__rng_restore": _rng_restore,
+            "__np_state": generator_state, "__np_restore": restore_generator,
+            "__fp_raises": _fp_raises,
             "__graph_raised": _graph_raised, "__fp_raise": _fp_raise,
             "__fp_strict": strict_state, "__fp_reset": reset_state,
             "__attach": _attach_record, "__discard_attr": _discard_attr}
@@ -995,14 +1055,7 @@ def _fp_raise(states: tuple = (None,)) -> bool:
     None is the caller's state)?  Then an entry whose graph computes into its
     inputs runs natively: counted, and told once per process."""
     global _fp_raise_told
-    if states == (None,):
-        raises = raise_requested()
-    else:
-        checker = _graph_states.get(states)
-        if checker is None:
-            checker = _graph_states.setdefault(states, GraphErrorStates(states))
-        raises = checker.raise_requested()
-    if not raises:
+    if not _fp_raises(states):
         return False
     record.count("native_calls_fp_raise")
     if not _fp_raise_told:
@@ -1011,6 +1064,19 @@ def _fp_raise(states: tuple = (None,)) -> bool:
                     "or a warnings filter): jitted calls whose graph updates their inputs in "
                     "place run natively while it is (counter native_calls_fp_raise)")
     return True
+
+
+def _fp_raises(states: tuple = (None,)) -> bool:
+    """Would NumPy raise on a floating-point error now, for some op of a graph
+    whose ops run under the error states ``states`` (``Graph.errstates``)?
+    (``_fp_raise`` without its count and message: an entry that drew from an
+    MT19937 saves its state then, ``_draw_lines``.)"""
+    if states == (None,):
+        return raise_requested()
+    checker = _graph_states.get(states)
+    if checker is None:
+        checker = _graph_states.setdefault(states, GraphErrorStates(states))
+    return checker.raise_requested()
 
 
 def _rng_state():

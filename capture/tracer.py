@@ -49,9 +49,10 @@ class Tracer:
         self._consts: dict[int, Value] = {}
         # autograd (capture/autograd.py): the tape of the tracer's level
         self.tape = CaptureTape()
-        # random draws (frame.functions.random.draw): each a graph input that the
-        # entry draws on the host before the graph runs, in program order
-        self.draws: list[tuple[tuple, Value]] = []
+        # random draws (frame.functions.random.draw; NumPy's generators, host_draw): each
+        # a graph input that the entry draws on the host before the graph runs, in
+        # program order; a spec is frame's (method, shape, dtype, param) or host code's
+        self.draws: list[tuple[object, Value]] = []
         # NumPy's error state the traced code set (``with np.errstate(...)``,
         # capture/variables/errstate.py): each node appended gets it (Node.errstate)
         self.errstate: tuple[tuple[str, str], ...] | None = None
@@ -124,6 +125,14 @@ class Tracer:
         ``draws``)."""
         meta = self.add_input(TensorType(as_dtype(dtype), tuple(shape)), f"random{len(self.draws)}")
         self.draws.append(((method, tuple(int(d) for d in shape), dtype, param), self.values[id(meta)]))
+        return meta
+
+    def host_draw(self, spec, dtype, shape: tuple[int, ...]) -> np.ndarray:
+        """A draw some other host code makes (``spec``: a NumPy generator's
+        method call, ``capture/variables/numpy_random.py``): a new graph input
+        among ``draws``, in program order with frame's own."""
+        meta = self.add_input(TensorType(dtype, tuple(shape)), f"random{len(self.draws)}")
+        self.draws.append((spec, self.values[id(meta)]))
         return meta
 
     def draw_index(self, value: Value) -> int | None:

@@ -88,6 +88,9 @@ class Translation:
         self.views: dict[int, list[TensorVariable]] = {}    # id(base variable) -> its views
         self.item_writes: dict[int, int] = {}   # id(base variable) -> item assignments into it
         self.generators: list = []   # GeneratorVariables made by the trace (checked at its end)
+        # NumPy generators the entry makes before its draws (np.random.default_rng in the
+        # function: variables/numpy_random.py)
+        self.made_generators: list = []
         # functools.cache calls the trace simulated: (id(wrapper), key) -> result, and how
         # deep it is in the inlined body of a miss (variables/lru_cache.py)
         self.cache_results: dict[tuple, Variable] = {}

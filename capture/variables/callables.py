@@ -312,6 +312,8 @@ class NumpyFunctionVariable(CallableVariable):
                 return tx.call_constant(np.r_.__getitem__, args[1:], {})
             return tx.call_real(r_getitem, args[1:], {}, numpy_semantics=True,
                                 numpy_ref=np.r_.__getitem__)
+        if numpy_name(self.fn).startswith("numpy.random."):   # a draw, or a break
+            return HOOKS.numpy_random_call(tx, self, args, kwargs)
         if tx.contains_tensor(args, kwargs):
             result = HOOKS.numpy_array_function(tx, self.fn, args, kwargs)
             if result is not None:
@@ -339,9 +341,6 @@ class NumpyFunctionVariable(CallableVariable):
             return tx.call_constant(self.fn, args, kwargs)
         if self.fn in _UNINITIALISED:  # any values are NumPy's; frame's are zeros
             return tx.call_constant(_UNINITIALISED[self.fn], args, kwargs)
-        if numpy_name(self.fn).startswith("numpy.random."):
-            raise Unsupported("unsupported_call", f"{numpy_name(self.fn)}() makes random numbers "
-                                                  f"(NumPy's generators run natively)")
         raise Unsupported("unsupported_call", f"{numpy_name(self.fn)}")
 
     def getattr(self, tx, name: str) -> Variable:
@@ -519,16 +518,17 @@ def _wrap_jitted(tr, value, source: Source | None) -> Variable | None:
 
 @wrap_rule(77)
 def _wrap_bound_numpy_method(tr, value, source: Source | None) -> Variable | None:
-    """A method of a NumPy random generator object (``rng.integers``) or of a
+    """A method of a NumPy random generator object (``rng.shuffle``) or of a
     ufunc (``np.maximum.at``), read anew at each access: at a graph break in
-    ``rng.integers(0, 2, size=n)`` (a break, since generators run natively)
-    the bound method on the stack reaches the resume function, a new object at
-    every call.  It is guarded by its type, its name and its owner (a
-    generator's type; a ufunc, one object, by identity) rather than by its own
-    identity (a recompile per call, up to the limit); its call runs as the
-    owner's method, natively for a generator, on the object the resume
-    function is given.  The module-level ``np.random.rand`` and friends,
-    methods of NumPy's one global RandomState, stay with rule 78."""
+    ``rng.shuffle(x)`` (a break at the call) the bound method on the stack
+    reaches the resume function, a new object at every call.  It is guarded by
+    its type, its name and its owner (a generator's type; a ufunc, one object,
+    by identity) rather than by its own identity (a recompile per call, up to
+    the limit); its call runs as the owner's method: a sampler's is a draw
+    from its ``__self__`` (``numpy_random.numpy_random_call``), another runs
+    natively on the object the resume function is given.  The module-level
+    ``np.random.rand`` and friends, methods of NumPy's one global
+    RandomState, stay with rule 78."""
     if source is None or type(value) not in (types.MethodType, types.BuiltinMethodType):
         return None  # (Generator's methods are Cython functions: bound, a MethodType)
     owner = getattr(value, "__self__", None)

@@ -56,6 +56,8 @@ where its objects must be recognised):
 90    autograd                        frame's grad-mode state (refused)
 92    callables.MethodVariable        a bound method
 94    objects.ClassVariable           a class
+96    numpy_random.NumpyGenerator...  a np.random.Generator or RandomState
+                                      (exact types; guarded by type)
 100   objects.ObjectVariable          any other object
 ====  ==============================  =====================================
 """
@@ -78,6 +80,8 @@ class _Hooks:
         "numpy_array_function",
         # numpy_calls.py
         "numpy_call", "ndarray_method_function",
+        # numpy_random.py
+        "numpy_random_call",
         # container_methods.py
         "call_container_method",
         # builtins.py

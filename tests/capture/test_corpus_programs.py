@@ -321,8 +321,7 @@ def layer_norm_and_residual(x, gamma, beta, eps=1e-5):
 
 
 @case(lambda: (np.ones((4, 5), np.float32),),
-      graphs=1, breaks=('default_rng() makes random', 'Generator.random makes random',
-        'Generator.random() makes random'))
+      graphs=1)
 def dropout_with_default_rng(x, p=0.4, seed=42, training=True):
     if not 0 <= p < 1:
         raise ValueError(f"dropout probability has to be in [0, 1), got {p}")
@@ -534,8 +533,7 @@ def one_hot_encoding_three_ways(labels, n_classes):
 
 
 @case(lambda: (np.arange(40, dtype=np.float64).reshape(20, 2), np.arange(20) % 2),
-      graphs=1, breaks=('default_rng() makes random', 'Generator.permutation makes',
-        'Generator.permutation() makes'))
+      graphs=1)
 def train_test_split_with_permutation(X, y, test_size=0.25, seed=0, shuffle=True):
     n = len(X)
     if not 0 < test_size < 1:
@@ -777,10 +775,7 @@ def laplace_2d_jacobi_stencil(grid, n_iter=10):
     return g, dx, grid
 
 
-@case(lambda: (20000,),
-      graphs=2, breaks=('default_rng() makes random', 'Generator.uniform makes random',
-        'Generator.uniform() makes random', 'Generator.random makes random',
-        'Generator.random() makes random'))
+@case(lambda: (20000,), graphs=1)
 def monte_carlo_pi_and_integral(n, seed=123):
     rng = np.random.default_rng(seed)
     pts = rng.uniform(-1, 1, size=(n, 2))

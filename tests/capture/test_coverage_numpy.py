@@ -575,14 +575,14 @@ def clip_into_itself(x):
     return x
 
 
-# -- breaks that are inherent ------------------------------------------------------------------------
-
-@case(lambda: (array((3, 4)),), graphs=1, breaks="numpy.random.rand")
+# NumPy's random draws: graph inputs the entry draws (capture/variables/numpy_random.py;
+# the generators' states here differ between the runs compared, hence 0.0 *)
+@case(lambda: (array((3, 4)),), graphs=1)
 def add_uniform_noise(x):
     return x + 0.0 * np.random.rand(3, 4)
 
 
-@case(lambda: (array((3, 4)),), graphs=1, breaks="numpy.random.normal")
+@case(lambda: (array((3, 4)),), graphs=1)
 def add_gaussian_noise(x):
     return x + 0.0 * np.random.normal(size=x.shape)
 
@@ -590,11 +590,12 @@ def add_gaussian_noise(x):
 RNG = np.random.default_rng(0)
 
 
-@case(lambda: (array((3, 4)),), graphs=1,
-      breaks=("numpy.random.Generator.random", "numpy.random.Generator.random"))
+@case(lambda: (array((3, 4)),), graphs=1)
 def add_noise_from_a_generator(x):
     return x + 0.0 * RNG.random(x.shape)
 
+
+# -- breaks that are inherent ------------------------------------------------------------------------
 
 @case(lambda: (array((5, 3)),), graphs=1, breaks="numpy.unique")
 def unique_has_a_data_dependent_shape(x):
