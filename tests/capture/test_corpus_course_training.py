@@ -921,6 +921,112 @@ def d2l_mlp_relu_maximum_and_cross_entropy(X, W, y):
     return l, correct / len(y), type(correct)
 
 
+# == initialisation, sampling, bookkeeping ========================================================
+
+@case(calls=lambda: [(4, 5, 3, 1e-2, 0), (3, 2, 2, 1.0, 7)])
+def init_weights_legacy_randn_seeded(input_dim, hidden_dim, num_classes, std, seed):
+    np.random.seed(seed)
+    params = {}
+    params["W1"] = std * np.random.randn(input_dim, hidden_dim)
+    params["b1"] = np.zeros(hidden_dim)
+    params["W2"] = np.random.randn(hidden_dim, num_classes) / np.sqrt(hidden_dim / 2)
+    params["b2"] = np.zeros(num_classes)
+    return params, {k: v.shape for k, v in params.items()}
+
+
+@case(calls=lambda: [(np.arange(20.0).reshape(10, 2), np.arange(10) % 3, 4, 1),
+                     (np.arange(12.0).reshape(6, 2), np.arange(6) % 2, 6, 2)])
+def minibatch_random_choice_and_permutation(X, y, batch_size, seed):
+    np.random.seed(seed)
+    batch_mask = np.random.choice(X.shape[0], batch_size)
+    X_batch, y_batch = X[batch_mask], y[batch_mask]
+    perm = np.random.permutation(X.shape[0])
+    return X_batch, y_batch, X[perm][:batch_size], np.random.rand()
+
+
+@case(calls=lambda: [(_normal(70, 4, 3),), (_normal(71, 3, 3),)])
+def softmax_without_keepdims_broadcast_error(scores):
+    shifted = scores - np.max(scores, axis=1)
+    return np.exp(shifted) / np.sum(np.exp(shifted), axis=1)
+
+
+@case(calls=lambda: [(np.array([0, 2, 1, 1, 0]), np.array([0, 2, 2, 1, 1])), (np.array([1.0, 0.0]), np.array([1, 0]))])
+def got_correct_accuracy_report(y_test_pred, y_test):
+    num_correct = np.sum(y_test_pred == y_test)
+    num_test = y_test.shape[0]
+    accuracy = float(num_correct) / num_test
+    print("Got %d / %d correct => accuracy: %f" % (num_correct, num_test, accuracy))
+    return num_correct, accuracy, type(num_correct)
+
+
+@case(calls=lambda: [((1e-3, 1e-2), (0.1, 0.5), _blobs(72, n=9, d=2))])
+def hyperparameter_grid_results_by_tuple_key(learning_rates, regs, data):
+    X, y = data
+    results = {}
+    best_val = -1
+    best_w = None
+    for lr in learning_rates:
+        for reg in regs:
+            W = np.zeros((X.shape[1], 3))
+            for _ in range(3):
+                scores = X @ W
+                probs = np.exp(scores - scores.max(axis=1, keepdims=True))
+                probs /= probs.sum(axis=1, keepdims=True)
+                probs[np.arange(len(y)), y] -= 1
+                W -= lr * (X.T @ probs / len(y) + reg * W)
+            acc = np.mean(np.argmax(X @ W, axis=1) == y)
+            results[(lr, reg)] = (acc, acc / 2)
+            if acc > best_val:
+                best_val = acc
+                best_w = W
+    for lr, reg in sorted(results):
+        train_accuracy, val_accuracy = results[(lr, reg)]
+        print("lr %e reg %e train accuracy: %f val accuracy: %f" % (lr, reg, train_accuracy, val_accuracy))
+    return best_val, best_w, sorted(results)
+
+
+@case(calls=lambda: [([],), ([np.array([1, 2]), np.array([0])],)])
+def hstack_of_batches_empty_raises(y_pred):
+    return np.hstack(y_pred)
+
+
+@case(calls=lambda: [(np.array([-1.0, 0.0, 1e-6, 2.0]), 1e-5)])
+def relu_gradient_check_at_the_kink(x, h):
+    f = lambda x: np.maximum(0, x)  # noqa: E731
+    num = (f(x + h) - f(x - h)) / (2 * h)
+    analytic = (x > 0).astype(x.dtype)
+    return num, analytic, rel_error(num, analytic)
+
+
+@case(calls=lambda: [(_normal(73, 5, 4), 3), (_normal(74, 6, 2), 4)])
+def xavier_and_he_init_scales(X, fan_out):
+    fan_in = X.shape[1]
+    rng = np.random.default_rng(fan_out)
+    W_xavier = rng.standard_normal((fan_in, fan_out)) / np.sqrt(fan_in)
+    W_he = rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)
+    h1 = np.tanh(X @ W_xavier)
+    h2 = np.maximum(0, X @ W_he)
+    return h1.std(), h2.mean(), (h2 > 0).mean(), W_xavier.dtype
+
+
+def _loss_history_steps():
+    state = {"loss_history": [], "W": np.linspace(-1, 1, 6).reshape(3, 2)}
+    X = np.arange(6.0).reshape(2, 3) / 5
+    return [(state, X, 0.5, it) for it in range(4)]
+
+
+@case(steps=_loss_history_steps)
+def verbose_loss_history_every_n_iterations(state, X, lr, it, print_every=2):
+    W = state["W"]
+    loss = np.sum((X @ W) ** 2) / X.shape[0]
+    dW = 2 * X.T @ (X @ W) / X.shape[0]
+    state["W"] = W - lr * dW
+    state["loss_history"].append(loss)
+    if it % print_every == 0:
+        print("iteration %d / %d: loss %f" % (it, 4, loss))
+    return loss
+
+
 # == the tests ===================================================================================
 
 @pytest.mark.parametrize("c", case.params())
