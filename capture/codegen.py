@@ -448,10 +448,9 @@ class _Rebuilder:
         return self.const(fn.__globals__)
 
 
-def remade_from_parent(var: TensorVariable, needed: set[int]) -> bool:
-    """A view is remade from its parent at run time (sharing memory as in
-    NumPy) when its whole chain has recipes and its base is observable: an
-    input, or an array the result or the replay hands out too."""
+def _has_recipes(var: TensorVariable) -> bool:
+    """Whether the view ``var`` can be remade from its base at run time: every
+    step of its chain has a recipe."""
     if var.base is None:
         return False
     v = var
@@ -459,7 +458,15 @@ def remade_from_parent(var: TensorVariable, needed: set[int]) -> bool:
         if v.recipe is None:
             return False
         v = v.recipe[0]
-    return var.base.source is not None or id(var.base) in needed
+    return True
+
+
+def remade_from_parent(var: TensorVariable, needed: set[int]) -> bool:
+    """A view is remade from its parent at run time (sharing memory as in
+    NumPy) when its whole chain has recipes and its base is observable: an
+    input, or an array the result or the replay hands out too (``_collect_needed``
+    hands out the base of every view of an ndarray computed in the function)."""
+    return _has_recipes(var) and (var.base.source is not None or id(var.base) in needed)
 
 
 def _collect_tensors(var: Variable, out: list[TensorVariable], seen: set[int]) -> None:
@@ -550,6 +557,14 @@ def _collect_needed(tr: Translation, result: Variable | None, brk) -> list[Tenso
         _collect_tensors(v, needed, seen)
     for cell in se.cells.values():
         _collect_tensors(cell.value, needed, seen)
+    for tv in list(needed):
+        # a view of an ndarray computed in the function (``dx_pad[:, :, 1:-1, 1:-1]``,
+        # ``np.diag(a)``) is handed out as NumPy's: a view of its base, which the
+        # graph hands out (its strides, flags and ``.base`` are NumPy's; a copy of
+        # the view's elements would be C-ordered and own its data)
+        if tv.kind == NDARRAY and tv.base is not None and tv.base.kind == NDARRAY \
+                and tv.base.source is None and not tv.stale and _has_recipes(tv):
+            _collect_tensors(tv.base, needed, seen)
     leaving = escaping_tracked(tr, needed)
     if leaving is not None and not tr.backward_done and brk is not None:
         # eager hands out a tensor with an autograd record (backward through it

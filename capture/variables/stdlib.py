@@ -15,6 +15,8 @@ import heapq
 import operator
 import types
 
+import numpy as np
+
 from ..errors import Unsupported, UserCodeRaises
 from ..sources import AttrSource, ItemSource, is_safe_key
 from .base import ConstantVariable, Variable
@@ -23,6 +25,7 @@ from .containers import (DictVariable, IteratorVariable, ListVariable, TupleVari
                          unpack_constant_key)
 from .flow import make_context_manager
 from .itertools_calls import make_itertools
+from .nditer import make_nditer
 from .registry import wrap_rule
 
 __all__ = ["make_instance", "DequeVariable", "OrderedDictVariable", "DefaultDictVariable",
@@ -505,6 +508,8 @@ def make_instance(tx, cls: type, args, kwargs) -> Variable | None:
         if kwargs:
             counter.count(tx, DictVariable(kwargs))
         return counter
+    if cls is np.nditer:
+        return make_nditer(tx, list(args), dict(kwargs))
     made = make_itertools(tx, cls, args, kwargs)   # chain, islice, groupby... (lazy)
     if made is not None:
         return made

@@ -151,7 +151,9 @@ class LayoutAssignment(Pass):
             _bypass(graph, "copy")   # the same elements; layouts are the cpu tier's business
             graph.meta["layout"] = LayoutFacts(0)
             return graph
-        if not copies and not any(layout_sensitive(n) for n in graph.nodes):
+        if not copies and not any(layout_sensitive(n) or n.op == "transpose" for n in graph.nodes) \
+                and self.inputs is None:
+            # all C-ordered: no reader and no result can see another layout
             _unmark(graph, marked)
             graph.meta["layout"] = LayoutFacts(0)
             return graph
@@ -183,8 +185,42 @@ class LayoutAssignment(Pass):
         graph.nodes = nodes
         _unmark(graph, marked)
         made_copies = _lower_copies(graph, numpy, other)
-        graph.meta["layout"] = LayoutFacts(len(made) + made_copies)
+        made_outputs = _relayout_outputs(graph, numpy, other)
+        graph.meta["layout"] = LayoutFacts(len(made) + made_copies + made_outputs)
         return graph
+
+
+def _relayout_outputs(graph: Graph, numpy: dict[int, np.ndarray],
+                      other: dict[int, tuple[int, ...] | None]) -> int:
+    """Give every graph output that NumPy lays out densely in another order than
+    the executable (``x.T * 2`` and ``(g * w).T`` are Fortran-ordered in NumPy) a
+    ``relayout`` into NumPy's strides: the caller (``.flags``, ``.strides``,
+    ``np.nditer``'s order, ``.tobytes()``...) sees NumPy's array.  A graph input
+    returned is the caller's own array; a value NumPy makes as a view with gaps
+    (``a[:, 1:-1]`` of a computed ``a``) or reversed strides keeps the executable's
+    layout (a relayout makes dense arrays only).  Returns the number of relayouts."""
+    inputs = {id(v) for v in graph.inputs}
+    made: dict[int, Value] = {}
+    for v in graph.outputs:
+        if id(v) in inputs or id(v) in made or id(v) not in numpy or v.type.rank < 2:
+            continue
+        s = numpy[id(v)]
+        if s.flags.c_contiguous:
+            if id(v) not in other:
+                continue   # C-ordered in both (the common case, checked cheaply)
+        want = element_strides(s)
+        if not same_layout(v.type.shape, want, element_strides(np.empty_like(s))):
+            continue   # not dense: a view with gaps or reversed strides
+        have = other.get(id(v), standard_element_strides(v.type.shape))
+        if have is not None and same_layout(v.type.shape, want, have):
+            continue
+        node = Node("relayout", [v], {"strides": want}, device=v.producer.device if v.producer is not None else None)
+        node.set_output_types(get_schema("relayout").infer([v.type], node.attrs))
+        graph.nodes.append(node)
+        made[id(v)] = node.outputs[0]
+    if made:
+        graph.outputs = [made.get(id(v), v) for v in graph.outputs]
+    return len(made)
 
 
 def _lower_copies(graph: Graph, numpy: dict[int, np.ndarray],
