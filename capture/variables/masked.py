@@ -1,36 +1,40 @@
 """Boolean-mask selections that are reduced: ``x[x > 0].sum()``,
-``np.mean(err[valid] ** 2)``, ``(y[m] == p[m]).mean()``.
+``np.mean(err[valid] ** 2)``, ``(y[m] == p[m]).mean()``,
+``X[labels == k].mean(axis=0)``.
 
 ``x[mask]`` of a NumPy array with a bool mask computed in the function has a
 shape that depends on the data, so it is no graph value.  But a selection
-that is only reduced gives a static 0-d result.  So ``x[mask]`` (x an
+that is only reduced gives a static result.  So ``x[mask]`` (x an
 ndarray of bool, integer or float values, the mask a bool ndarray of x's
-shape) first becomes a lazy ``MaskedSelectionVariable``: the full array and
-the mask (the values they have at the getitem: later in-place writes do not
-show, as NumPy's copy does not see them).  It supports
+shape, or of its leading axes with one axis left: a row mask) first becomes a
+lazy ``MaskedSelectionVariable``: the full array and the mask (the values
+they have at the getitem: later in-place writes do not show, as NumPy's copy
+does not see them).  It supports
 
 * elementwise operators (``+ - * / // % **``, comparisons, ``& | ^``,
   unary ``-`` and ``~``) and one- or two-argument NumPy ufuncs
   (``np.abs``, ``np.square``, ``np.maximum``...) between selections of the
   *same* mask (one graph value, or one computed by the same pure ops from the
   same values: ``y[p > 0] - p[p > 0]``) and scalars (Python or NumPy constants; 0-d
-  graph values and dynamic Python scalars for ``+ - *`` and comparisons):
+  graph values and dynamic Python scalars for ``+ - *`` and comparisons, and
+  so arrays that broadcast against one selected row, ``X[m] - mu``):
   the ufunc runs on the full arrays, with a quiet value (the ``where=``
   candidates of ``numpy_calls._quiet_value``) put into the elements the
   mask does not select, so the elements NumPy never computes raise and warn
   nothing; the selected elements see their own operands, so their values
   are NumPy's (an elementwise op commutes with the compression);
 * the reductions ``sum mean max min prod any all std var`` as methods and
-  ``np.*`` functions (``axis`` None, 0 or -1; ``ddof`` of ``std``/``var``):
+  ``np.*`` functions (``axis`` None or 0; ``ddof`` of ``std``/``var``):
   op ``masked_reduce``, whose kernel is NumPy's reduction of ``x[mask]``
-  itself (its pairwise summation over the selected elements only: bit for
+  itself (its pairwise summation over the selected elements only, or its
+  row-by-row sums over axis 0 of a row selection, ``rows=True``: bit for
   bit).  Where NumPy warns or raises for the selection's size (no element
   for ``mean std var max min``, no more than ``ddof`` for ``std``/``var``),
   the graph outputs a run-time check (``Translation.run_checks``) on which
   the entry runs the plain function, which warns or raises as NumPy does.
 
 Any other use of a selection (returned, stored, printed, sorted, indexed,
-``len``, ``.size``, an operand of another kind) raises the ``Unsupported``
+``len``, ``.size``, axis 1 of rows, an operand of another kind) raises the ``Unsupported``
 the getitem itself raised, with the getitem's place in the top frame: the
 translation breaks the graph at that ``x[mask]`` exactly as it did before
 selections were modelled.  A translation that made selections and still
@@ -159,6 +163,12 @@ class MaskedSelectionVariable(_LazySelection):
     def masked_selection(self) -> "MaskedSelectionVariable":
         return self
 
+    @property
+    def row_shape(self) -> tuple[int, ...]:
+        """The shape of one selected row: ``x.shape[mask.ndim:]`` (``()`` for a
+        mask of x's shape)."""
+        return tuple(self.values.shape[len(self.mask.shape):])
+
     def getattr(self, tx, name):
         if name in MASKED_REDUCTIONS:
             return MaskedMethodVariable(self, name)
@@ -188,9 +198,15 @@ class MaskedMethodVariable(_LazySelection):
 
 
 def _selectable(t: TensorVariable, index: Variable) -> bool:
-    return (t.kind == NDARRAY and isinstance(index, TensorVariable) and index.kind == NDARRAY
-            and index.meta.dtype == np.bool_ and len(t.shape) >= 1
-            and tuple(index.shape) == tuple(t.shape) and t.meta.dtype.kind in "biuf")
+    """A bool ndarray mask of ``t``'s shape, or of its leading axes with one
+    axis left (``X[labels == k]`` of a 2-D X): the selection is C-contiguous
+    whatever ``t``'s layout (NumPy keeps the layout of two or more axes left,
+    which the graph's values need not share)."""
+    if not (t.kind == NDARRAY and isinstance(index, TensorVariable) and index.kind == NDARRAY
+            and index.meta.dtype == np.bool_ and t.meta.dtype.kind in "biuf"):
+        return False
+    k = len(index.shape)
+    return 1 <= k and len(t.shape) - k in (0, 1) and tuple(index.shape) == tuple(t.shape[:k])
 
 
 def masked_getitem(tx, t: TensorVariable, index: Variable,
@@ -221,16 +237,17 @@ def _earliest(selections: list[MaskedSelectionVariable]) -> MaskedSelectionVaria
 
 
 def _operand(v: Variable):
-    """('selection', s), ('constant', value), ('runtime', v) or None."""
+    """('selection', s), ('constant', value), ('runtime', v) (a 0-d value),
+    ('array', v) (an ndarray of rank >= 1) or None."""
     s = v.masked_selection()
     if s is not None:
         return ("selection", s) if s is v else None   # (a bound method: no operand)
     if isinstance(v, ScalarVariable) and v.dynamic:
         return "runtime", v
     if isinstance(v, TensorVariable):
-        if v.kind != TENSOR and not v.shape and v.meta.dtype.kind in "biuf":
-            return "runtime", v
-        return None
+        if v.kind == TENSOR or v.meta.dtype.kind not in "biuf":
+            return None
+        return ("array", v) if v.shape else ("runtime", v)
     if v.is_constant():
         c = v.as_constant()
         if type(c) in (bool, int, float) or (isinstance(c, np.generic)
@@ -239,16 +256,42 @@ def _operand(v: Variable):
     return None
 
 
+def fits_rows(shape: tuple[int, ...], row_shape: tuple[int, ...]) -> bool:
+    """Does an array of ``shape`` broadcast against a selection of rows of
+    ``row_shape`` (``(count, *row_shape)``) without changing its shape,
+    whatever the count (``X[m] - mu`` with ``mu`` of shape ``(d,)`` or
+    ``(1, d)``)?  Then it broadcasts against the full array the same way."""
+    if len(shape) > len(row_shape) + 1:
+        return False
+    padded = (1,) * (len(row_shape) + 1 - len(shape)) + tuple(shape)
+    return padded[0] == 1 and all(n in (1, m) for n, m in zip(padded[1:], row_shape))
+
+
+def expanded_mask(tx, s: MaskedSelectionVariable) -> TensorVariable:
+    """The mask with an axis of 1 for each axis of a row, so that it broadcasts
+    against the full array (``m[:, None]`` for ``X[m]`` of a 2-D X)."""
+    if not s.row_shape:
+        return s.mask
+    shape = tuple(s.mask.shape) + (1,) * len(s.row_shape)
+    return tx.wrap_static(np.reshape).call(tx, [s.mask, tx.wrap_static(shape)], {})
+
+
 def _elementwise(tx, ufunc: np.ufunc, operands: list[Variable], compute) -> Variable:
-    """``compute(tx, operands)`` of selections of one mask and scalars, on the
-    full arrays with quiet values in the elements the mask does not select."""
+    """``compute(tx, operands)`` of selections of one mask, scalars and arrays
+    that broadcast against a row, on the full arrays with quiet values in the
+    elements the mask does not select."""
     kinds = [_operand(v) for v in operands]
     selections = [v.masked_selection() for v in operands if v.masked_selection() is not None]
     first = _earliest(selections)
     if any(k is None for k in kinds) or not all(_same_mask(tx, s.mask, first.mask)
                                                 for s in selections):
         first.broken()   # other operands, or other masks: NumPy broadcasts by the counts
-    runtime = any(k[0] == "runtime" for k in kinds)
+    if any(s.values.shape != first.values.shape for s in selections) or \
+            any(kind == "array" and not fits_rows(tuple(v.shape), first.row_shape)
+                for kind, v in kinds):
+        first.broken()   # NumPy broadcasts the rows, or by the count
+    # (an array's elements are all computed with the selected rows: only ops quiet for any)
+    runtime = any(k[0] in ("runtime", "array") for k in kinds)
     if runtime and ufunc not in _SAFE_WITH_RUNTIME_SCALAR:
         first.broken()
     probe_args, probe_values = [], []
@@ -266,17 +309,19 @@ def _elementwise(tx, ufunc: np.ufunc, operands: list[Variable], compute) -> Vari
         first.broken()   # NumPy raises or warns for every value: only on selected elements
     try:
         args = []
+        mask = expanded_mask(tx, first) if any(k[0] == "selection" for k in kinds) else None
         for (kind, v), original in zip(kinds, operands):
             if kind != "selection":
                 args.append(original)
                 continue
             fill = tx.wrap_result(v.values.meta.dtype.type(quiet))
-            args.append(tx.wrap_static(np.where).call(tx, [first.mask, v.values, fill], {}))
+            args.append(tx.wrap_static(np.where).call(tx, [mask, v.values, fill], {}))
         result = compute(tx, args)
     except Unsupported:
         first.broken()
     if not isinstance(result, TensorVariable) or result.kind != NDARRAY or \
-            tuple(result.shape) != tuple(first.mask.shape) or result.meta.dtype.kind not in "biuf":
+            tuple(result.shape) != tuple(first.values.shape) or \
+            result.meta.dtype.kind not in "biuf":
         first.broken()
     return MaskedSelectionVariable(result, first.mask, first.error)
 
@@ -344,39 +389,49 @@ def masked_numpy_call(tx, fn, args: list[Variable], kwargs: dict[str, Variable])
     first.broken()
 
 
-def _masked_reduce(x, mask, reduction, ddof):
-    """Op ``masked_reduce``: ``np.<reduction>(x[mask], ddof=)``."""
+def _masked_reduce(x, mask, reduction, ddof, rows):
+    """Op ``masked_reduce``: ``np.<reduction>(x[mask], ddof=)`` (``axis=0`` with ``rows``)."""
     return apply1("masked_reduce", (as_array(x), as_array(mask)),
-                  {"reduction": reduction, "ddof": ddof})
+                  {"reduction": reduction, "ddof": ddof, "rows": rows})
 
 
 def _reduce_call(tx, s: MaskedSelectionVariable, name: str, args: list[Variable],
                  kwargs: dict[str, Variable]) -> Variable:
     """``s.<name>(...)`` or ``np.<name>(s, ...)``: positional ``axis`` (and
-    ``ddof`` by keyword for std/var), each a constant; anything else breaks."""
+    ``ddof`` by keyword for std/var), each a constant; ``axis`` None (every
+    selected element) or 0 (over the selected rows: an array of a row's shape,
+    the count-by-row reduction of ``X[labels == k].mean(axis=0)``); anything
+    else breaks."""
     if len(args) > 1:
         s.broken()
     options = dict(kwargs)
     if args:
         options["axis"] = args[0]
-    ddof = 0
+    ddof, rows = 0, False
     for key, value in options.items():
         if not value.is_constant():
             s.broken()
         c = value.as_constant()
-        if key == "axis" and (c is None or (type(c) is int and c in (0, -1))):
+        if key == "axis" and (c is None or (type(c) is int and c in (0, -1 - len(s.row_shape)))):
+            rows = c is not None and bool(s.row_shape)
             continue
         if key == "ddof" and name in ("std", "var") and type(c) is int and c >= 0:
             ddof = c
             continue
         s.broken()
+    # NumPy warns (or raises) for fewer rows (elements) than this: the plain function runs
+    needs = masked_reduce_needs(name, ddof)
+    row_size = 1 if rows else int(np.prod(s.row_shape, dtype=np.int64))
+    if needs and row_size == 0:
+        s.broken()   # (no element whatever the count)
     try:
         out = tx.call_real(_masked_reduce, [s.values, s.mask, ConstantVariable(name),
-                                            ConstantVariable(ddof)], {})
-        needs = masked_reduce_needs(name, ddof)
-        if needs:   # NumPy warns (or raises) for this few elements: the plain function runs
+                                            ConstantVariable(ddof), ConstantVariable(rows)], {})
+        if needs:
             count = tx.wrap_static(np.sum).call(tx, [s.mask], {})
-            tx.tr.run_checks.append(tx.binary_op(operator.lt, count, ConstantVariable(needs)))
+            fewest = -(-needs // row_size)   # rows holding ``needs`` elements
+            tx.tr.run_checks.append(tx.binary_op(operator.lt, count, ConstantVariable(fewest)))
     except Unsupported:
         s.broken()
-    return TensorVariable(out.meta, NPSCALAR)   # NumPy's reductions give NumPy scalars
+    # NumPy's reductions give NumPy scalars, over the rows arrays
+    return TensorVariable(out.meta, NDARRAY if rows else NPSCALAR)

@@ -1,0 +1,199 @@
+"""Row masks reduced over axis 0 (``X[labels == k].mean(axis=0)``, the
+k-means / LDA / naive-Bayes idiom) and masked stores computed from
+selections (``x[m] += 1``, ``x[m] = np.sqrt(x[m])``, ``X[m] = row``): one
+graph (``capture/variables/masked.py``), NumPy's bits where the cpu
+executable runs the call (settings cpu and default), NumPy's warnings and
+exceptions, the caller's array mutated as NumPy mutates it."""
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+import frame
+
+from .corpus import _setting
+from .helpers import assert_same_as_eager
+from .test_mask_reductions import _native_raises, _run_bitwise, _warnings_of, values
+
+DTYPES = ("float64", "float32", "int64", "int32", "int8", "bool")
+
+
+def _one_graph(fn, *args, op="masked_reduce"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = frame.explain(fn)(*copy.deepcopy(args))
+    assert out.graph_count == 1 and out.graph_break_count == 0, \
+        [r.reason for r in out.break_reasons]
+    assert any(op in ops for ops in out.ops_per_graph), out.ops_per_graph
+
+
+def class_means(X, y):
+    return np.stack([X[y == k].mean(axis=0) for k in range(3)])
+
+
+def kmeans_update(X, y):
+    centres = np.zeros((3, X.shape[1]))
+    for k in range(3):
+        centres[k] = X[y == k].sum(0) / np.count_nonzero(y == k)
+    return centres
+
+
+def scatter_within(X, y):
+    mu = X.mean(axis=0)
+    m = y == 1
+    return ((X[m] - mu) ** 2).sum(axis=0), np.sum((X[m] - X[0]) * 2, axis=0)
+
+
+def naive_bayes(X, y):
+    m = y == 2
+    return X[m].mean(0), X[m].var(axis=0), X[m].std(0, ddof=1)
+
+
+ROWS = {
+    "class_means": class_means,
+    "kmeans_update": kmeans_update,
+    "scatter_within": scatter_within,
+    "naive_bayes": naive_bayes,
+    "sum_axis0": lambda X, y: X[y == 0].sum(0),
+    "np_mean_axis0": lambda X, y: np.mean(X[y == 1], axis=0),
+    "max_min_axis0": lambda X, y: (X[y != 1].max(0), np.min(X[y > 0], axis=0)),
+    "prod_any_all": lambda X, y: (X[y == 0].prod(axis=0), X[y == 0].any(0), np.all(X[y == 0], 0)),
+    "negative_axis": lambda X, y: X[y == 1].sum(axis=-2),
+    "all_elements": lambda X, y: (X[y == 1].sum(), np.mean(X[y == 2]), X[y == 0].std(ddof=1)),
+    "broadcast_row_1d": lambda X, y: (X[y == 1] * X[2, None]).sum(0),
+    "selections_of_one_mask": lambda X, y: (X[y == 1] * X[y == 1] + 1).max(axis=0),
+}
+
+
+def _rows_inputs(dtype, layout="C"):
+    X = values((23, 4), dtype, 11, nan=True)
+    y = np.random.default_rng(12).integers(0, 3, 23)
+    if layout == "F":
+        X = np.asfortranarray(X)
+    elif layout == "strided":
+        X = np.ascontiguousarray(values((46, 9), dtype, 13, nan=True))[::2, 1::2]
+    return X, y
+
+
+@pytest.mark.parametrize("name,dtype", [(n, d) for n in sorted(ROWS) for d in DTYPES
+                                        if not _native_raises(ROWS[n], *_rows_inputs(d))])
+def test_row_selections_reduced_over_axis_0(name, dtype):
+    fn = ROWS[name]
+    X, y = _rows_inputs(dtype)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_as_eager(fn, X, y)
+    _one_graph(fn, X, y)
+    if _setting() in ("cpu", "default"):
+        _run_bitwise(fn, X, y)
+
+
+@pytest.mark.parametrize("layout", ["F", "strided"])
+@pytest.mark.parametrize("name", ["class_means", "scatter_within", "naive_bayes"])
+def test_row_selections_of_other_layouts(name, layout):
+    fn = ROWS[name]
+    X, y = _rows_inputs("float32", layout)
+    assert_same_as_eager(fn, X, y)
+    _one_graph(fn, X, y)
+    if _setting() in ("cpu", "default"):
+        _run_bitwise(fn, X, y)
+
+
+def test_axis_0_is_numpys_row_by_row_summation():
+    """NumPy sums axis 0 of the compressed rows one row after another, which
+    rounds otherwise than its pairwise sum of a column: the result is NumPy's."""
+    rng = np.random.default_rng(14)
+    X = (rng.standard_normal((3000, 3)) * 10 ** rng.uniform(-3, 3, (3000, 3))).astype(np.float32)
+    y = rng.integers(0, 2, 3000)
+
+    def fn(X, y):
+        return X[y == 1].sum(axis=0), X[y == 0].mean(0)
+    want = fn(X, y)
+    assert not np.array_equal(want[0], np.sort(X[y == 1], axis=0).sum(axis=0))
+    if _setting() in ("cpu", "default"):
+        _run_bitwise(fn, X, y)
+    assert_same_as_eager(fn, X, y)
+    _one_graph(fn, X, y)
+
+
+def test_three_d_array_with_a_mask_of_two_axes():
+    X = values((5, 6, 3), "float64", 15)
+
+    def fn(X):
+        m = X[:, :, 0] > 0
+        return X[m].mean(axis=0), (X[m] - X[0, 0]).max(0), X[m].sum()
+    assert_same_as_eager(fn, X)
+    _one_graph(fn, X)
+    if _setting() in ("cpu", "default"):
+        _run_bitwise(fn, X)
+
+
+def test_int_mean_over_rows_is_float64():
+    X = values((10, 3), "int8", 16)
+
+    def fn(X):
+        return X[X[:, 0] > 0].mean(axis=0), X[X[:, 1] > 0].sum(0)
+    want, got = fn(X), frame.jit(fn)(X.copy())
+    assert [(type(w), w.dtype) for w in want] == [(type(g), g.dtype) for g in got]
+    assert all(np.array_equal(w, g) for w, g in zip(want, got))
+    _one_graph(fn, X)
+
+
+EMPTY_ROWS = {
+    "mean": lambda X, y: X[y > 5].mean(axis=0),
+    "std_ddof": lambda X, y: X[y == y[0]].std(axis=0, ddof=30),
+    "var_one_row": lambda X, y: np.var(X[y == 9], 0, ddof=1),
+    "max": lambda X, y: X[y > 5].max(0),
+    "sum": lambda X, y: X[y > 5].sum(0),
+    "all_elements_mean": lambda X, y: X[y > 5].mean(),
+    "zero_width_mean": lambda X, y: X[:, :0][y > 0].mean(axis=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_ROWS))
+def test_too_few_rows_warn_and_raise_as_numpy(name):
+    fn = EMPTY_ROWS[name]
+    X, y = _rows_inputs("float64")
+    y[3] = 9
+    jitted = frame.jit(fn)
+    for _ in range(2):   # the translating call and a cache hit
+        want, want_warned = _warnings_of(fn, X.copy(), y.copy())
+        got, got_warned = _warnings_of(jitted, X.copy(), y.copy())
+        if isinstance(want, Exception):
+            assert type(got) is type(want) and str(got) == str(want)
+        else:
+            assert type(got) is type(want) and np.array_equal(got, want, equal_nan=True)
+        assert got_warned == want_warned
+    # enough rows on the same entry: captured, no warning
+    y2 = np.full_like(y, 9)
+    want, want_warned = _warnings_of(fn, X.copy(), y2)
+    got, got_warned = _warnings_of(jitted, X.copy(), y2)
+    assert got_warned == want_warned
+    if not isinstance(want, Exception):
+        assert np.array_equal(got, want, equal_nan=True)
+    _one_graph(fn, X, y2)
+
+
+ROWS_BREAKING = {
+    "axis_1": lambda X, y: X[y == 1].sum(axis=1),
+    "keepdims": lambda X, y: X[y == 1].sum(axis=0, keepdims=True),
+    "full_array_operand": lambda X, y: (X[y == 1] - X).sum(0),
+    "column_operand": lambda X, y: (X[y == 1] - X[:, :1]).sum(0),
+    "division_by_row": lambda X, y: (X[y == 1] / X[0]).sum(0),
+    "two_axes_left": lambda X, y: X.reshape(23, 2, 2)[y == 1].sum(0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROWS_BREAKING))
+def test_other_row_uses_break_at_the_getitem(name):
+    fn = ROWS_BREAKING[name]
+    X, y = _rows_inputs("float64")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_as_eager(fn, X, y, captured=None)
+        out = frame.explain(fn)(X, y)
+    assert out.graph_break_count >= 1
+    assert "boolean mask" in out.break_reasons[0].reason, out.break_reasons[0].reason
