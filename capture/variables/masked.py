@@ -33,7 +33,13 @@ does not see them).  It supports
   the graph outputs a run-time check (``Translation.run_checks``) on which
   the entry runs the plain function, which warns or raises as NumPy does.
 
-Any other use of a selection (returned, stored, printed, sorted, indexed,
+A selection updated in place (``s *= 2``) takes the result as its values when
+it keeps the selection's dtype, and a store ``a[mask] = value`` of a selection
+of the same mask (``x[m] = np.sqrt(x[m])``, ``x[m] += 1``) or of an array that
+broadcasts against a row (``X[m] = row``) is ``np.where`` written into ``a``
+(``masked_store``).
+
+Any other use of a selection (returned, stored elsewhere, printed, sorted, indexed,
 ``len``, ``.size``, axis 1 of rows, an operand of another kind) raises the ``Unsupported``
 the getitem itself raised, with the getitem's place in the top frame: the
 translation breaks the graph at that ``x[mask]`` exactly as it did before
@@ -56,7 +62,7 @@ from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, V
 from .scalars import ScalarVariable
 
 __all__ = ["MaskedSelectionVariable", "masked_getitem", "masked_binary_op", "masked_unary_op",
-           "masked_numpy_call"]
+           "masked_numpy_call", "masked_store"]
 
 # operators -> the ufunc NumPy runs for them (to find quiet values)
 _OPERATOR_UFUNCS = {
@@ -136,7 +142,7 @@ class _LazySelection(Variable):
         self.broken()
 
     def inplace_op(self, tx, fn, other):
-        self.broken()   # (``s *= 2`` changes the one selection object every name of it sees)
+        self.broken()
 
     def to_python(self, passed=None):
         self.broken()
@@ -173,6 +179,17 @@ class MaskedSelectionVariable(_LazySelection):
         if name in MASKED_REDUCTIONS:
             return MaskedMethodVariable(self, name)
         self.broken()
+
+    def inplace_op(self, tx, fn, other):
+        """``s op= other`` (``x[m] += 1``): NumPy updates the one selection array
+        in place, so every name of it (each holds this variable) sees the new
+        values.  A result of the selection's dtype is what NumPy's in-place loop
+        computes; another one (cast back by NumPy, or refused) breaks."""
+        result = masked_binary_op(tx, fn, self, other)
+        if result.values.meta.dtype != self.values.meta.dtype:
+            self.broken()
+        self.values = result.values
+        return self
 
     def __repr__(self) -> str:
         return f"<MaskedSelection {self.values.meta.dtype} of {list(self.mask.shape)}>"
@@ -232,6 +249,41 @@ def masked_getitem(tx, t: TensorVariable, index: Variable,
                                    TensorVariable(index.meta, NDARRAY), error)
 
 
+def masked_store(tx, a: TensorVariable, index: Variable, value: Variable) -> bool:
+    """``a[mask] = value`` where ``value`` is a selection of the same mask
+    (``x[m] = np.sqrt(x[m])``, and so ``x[m] += 1``: the selection updated in
+    place, then stored) or an ndarray that broadcasts against one selected row
+    (``X[m] = row``): ``a`` takes ``value``'s elements where the mask is true
+    (``np.where(m, value, a)``, written into ``a`` as the scalar store
+    ``a[m] = 0`` is).  The unselected elements of a selection's full array are
+    never read, so they raise nothing.  Only values that cast to ``a``'s dtype
+    exactly (NumPy's ``safe`` rule) are stored; other selections break at their
+    getitem.  False: not a store this models (``a[mask] = value`` as before)."""
+    s = value.masked_selection()
+    if s is None:
+        if not (isinstance(value, TensorVariable) and value.kind == NDARRAY and value.shape
+                and value.meta.dtype.kind in "biuf" and _selectable(a, index)):
+            return False
+        row_shape = tuple(a.shape[len(index.shape):])
+        if not fits_rows(tuple(value.shape), row_shape) or \
+                not np.can_cast(value.meta.dtype, a.meta.dtype, casting="safe"):
+            return False
+        values = value
+    else:
+        if s is not value or not _selectable(a, index) or \
+                tuple(s.values.shape) != tuple(a.shape) or not _same_mask(tx, index, s.mask) or \
+                not np.can_cast(s.values.meta.dtype, a.meta.dtype, casting="safe"):
+            s.broken()
+        values, row_shape = s.values, s.row_shape
+    a.check_fresh()
+    index.check_fresh()
+    # (before the write: the value may be a view of a, X[m] = X[0])
+    stored = tx.wrap_static(np.where).call(tx, [expanded_mask(tx, index, row_shape), values, a], {})
+    tx.tr.item_written(a)
+    tx.write_in_place(a, stored)   # (a safe cast: the result is of a's dtype)
+    return True
+
+
 def _earliest(selections: list[MaskedSelectionVariable]) -> MaskedSelectionVariable:
     return min(selections, key=lambda s: s.error.top_step)
 
@@ -267,13 +319,13 @@ def fits_rows(shape: tuple[int, ...], row_shape: tuple[int, ...]) -> bool:
     return padded[0] == 1 and all(n in (1, m) for n, m in zip(padded[1:], row_shape))
 
 
-def expanded_mask(tx, s: MaskedSelectionVariable) -> TensorVariable:
+def expanded_mask(tx, mask: TensorVariable, row_shape: tuple[int, ...]) -> TensorVariable:
     """The mask with an axis of 1 for each axis of a row, so that it broadcasts
     against the full array (``m[:, None]`` for ``X[m]`` of a 2-D X)."""
-    if not s.row_shape:
-        return s.mask
-    shape = tuple(s.mask.shape) + (1,) * len(s.row_shape)
-    return tx.wrap_static(np.reshape).call(tx, [s.mask, tx.wrap_static(shape)], {})
+    if not row_shape:
+        return mask
+    shape = tuple(mask.shape) + (1,) * len(row_shape)
+    return tx.wrap_static(np.reshape).call(tx, [mask, tx.wrap_static(shape)], {})
 
 
 def _elementwise(tx, ufunc: np.ufunc, operands: list[Variable], compute) -> Variable:
@@ -309,7 +361,7 @@ def _elementwise(tx, ufunc: np.ufunc, operands: list[Variable], compute) -> Vari
         first.broken()   # NumPy raises or warns for every value: only on selected elements
     try:
         args = []
-        mask = expanded_mask(tx, first) if any(k[0] == "selection" for k in kinds) else None
+        mask = expanded_mask(tx, first.mask, first.row_shape) if any(k[0] == "selection" for k in kinds) else None
         for (kind, v), original in zip(kinds, operands):
             if kind != "selection":
                 args.append(original)
