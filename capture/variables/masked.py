@@ -39,6 +39,10 @@ of the same mask (``x[m] = np.sqrt(x[m])``, ``x[m] += 1``) or of an array that
 broadcasts against a row (``X[m] = row``) is ``np.where`` written into ``a``
 (``masked_store``).
 
+A selection live at a later graph break is handed to the resume function as
+NumPy's ``values[mask]``, computed by the entry from the graph's outputs
+(``reconstruct``).
+
 Any other use of a selection (returned, stored elsewhere, printed, sorted, indexed,
 ``len``, ``.size``, axis 1 of rows, an operand of another kind) raises the ``Unsupported``
 the getitem itself raised, with the getitem's place in the top frame: the
@@ -180,6 +184,24 @@ class MaskedSelectionVariable(_LazySelection):
             return MaskedMethodVariable(self, name)
         self.broken()
 
+    def rebuilt_from(self) -> list[Variable]:
+        return [self.values, self.mask]
+
+    def reconstruct(self, rb) -> str:
+        """Live at a graph break (on the stack, in a local, in a container
+        rebuilt there): the resume function gets NumPy's own ``x[mask]`` of
+        the values and the mask the graph outputs (one array for every name
+        of the selection).  Returned or stored by a finished trace, the use
+        is not modelled: the break at the getitem, as before."""
+        if not rb.at_break:
+            self.broken()
+        name = rb.named(self)
+        if name is None:
+            values, mask = rb.expr(self.values), rb.expr(self.mask)
+            name = rb.new_name(self)
+            rb.emit(f"{name} = {values}[{mask}]")
+        return name
+
     def inplace_op(self, tx, fn, other):
         """``s op= other`` (``x[m] += 1``): NumPy updates the one selection array
         in place, so every name of it (each holds this variable) sees the new
@@ -209,6 +231,13 @@ class MaskedMethodVariable(_LazySelection):
 
     def call(self, tx, args, kwargs):
         return _reduce_call(tx, self.selection, self.name, args, kwargs)
+
+    def rebuilt_from(self) -> list[Variable]:
+        return [self.selection]
+
+    def reconstruct(self, rb) -> str:
+        """Live at a graph break: the method of the real selection."""
+        return f"{rb.expr(self.selection)}.{self.name}"
 
     def __repr__(self) -> str:
         return f"<MaskedSelection method {self.name}>"

@@ -399,3 +399,75 @@ def test_other_stores_as_before(name):
         assert_same_as_eager(fn, x, y, captured=None)
         out = frame.explain(fn)(x.copy(), y.copy())
     assert out.graph_break_count >= 1
+
+
+# -- selections live at a later graph break -------------------------------------------------
+
+def live_in_a_local(x):
+    nz = x[x > 0]
+    t = nz.sum()
+    if t > 3:   # a break on the data, nz live
+        return nz, t
+    return nz * 2, t
+
+
+def written_after_the_getitem(x):
+    s = x[x > 0]
+    x[0, 0] = 100.0
+    x[x < 0] = 0
+    x *= 2
+    if x.sum() > 0:
+        pass
+    return s, x
+
+
+def updated_named_twice_and_bound(x):
+    s = x[x > 0]
+    s *= 2
+    f = s.max
+    keep = [s, 1]
+    if x.sum() > 0:
+        pass
+    return keep[0] is s, f(), s.shape, keep[0]
+
+
+def _returns_its_selection(x):
+    s = x[x > 0]
+    if s.sum() > 1:
+        return s
+    return s - 1
+
+
+def live_in_a_called_function(x):
+    return _returns_its_selection(x).mean() + 1
+
+
+def rows_live(x):
+    rows = x[x[:, 0] > 0]
+    if rows.sum() > 0:
+        rows = rows + 1
+    return rows.sum(0), len(rows)
+
+
+LIVE = {
+    "live_in_a_local": live_in_a_local,
+    "written_after_the_getitem": written_after_the_getitem,
+    "updated_named_twice_and_bound": updated_named_twice_and_bound,
+    "live_in_a_called_function": live_in_a_called_function,
+    "rows_live": rows_live,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIVE))
+def test_selection_live_at_a_later_break(name):
+    """The graph before the break keeps the selection's work; the resume
+    function gets NumPy's ``x[mask]`` of the values at the getitem (no
+    break at the getitem itself)."""
+    fn = LIVE[name]
+    x = values((6, 5), "float64", 23)
+    assert_same_as_eager(fn, x, captured=None)
+    out = frame.explain(fn)(x.copy())
+    assert out.graph_break_count >= 1
+    assert not any("boolean mask" in r.reason for r in out.break_reasons), \
+        [r.reason for r in out.break_reasons]
+    assert any(op in out.ops_per_graph[0] for op in ("masked_reduce", "where")), out.ops_per_graph
