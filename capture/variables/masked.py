@@ -390,7 +390,7 @@ def _elementwise(tx, ufunc: np.ufunc, operands: list[Variable], compute) -> Vari
         first.broken()   # NumPy raises or warns for every value: only on selected elements
     try:
         args = []
-        mask = expanded_mask(tx, first.mask, first.row_shape) if any(k[0] == "selection" for k in kinds) else None
+        mask = expanded_mask(tx, first.mask, first.row_shape)
         for (kind, v), original in zip(kinds, operands):
             if kind != "selection":
                 args.append(original)

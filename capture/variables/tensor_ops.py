@@ -129,10 +129,9 @@ def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> 
     under its own mask, or a row stored under a row mask, is
     ``masked.masked_store``'s."""
     target = a.meta.dtype
-    # lazy: containers imports callables, which imports this module; masked imports
-    # numpy_calls, which imports this
+    # lazy: containers imports callables, which imports this module
     from .containers import ListVariable, TupleVariable
-    from .masked import masked_store
+    from .masked import masked_store   # lazy: masked imports numpy_calls, which imports this
     if masked_store(tx, a, index, value):   # x[m] = np.sqrt(x[m]), x[m] += 1, X[m] = row
         return
     if isinstance(value, (ListVariable, TupleVariable)):
