@@ -63,6 +63,7 @@ from frame.ops.registry import get_schema
 
 from ..errors import Unsupported, UserCodeRaises
 from .base import NDARRAY, NPSCALAR, TENSOR, ConstantVariable, TensorVariable, Variable
+from .registry import HOOKS
 from .scalars import ScalarVariable
 
 __all__ = ["MaskedSelectionVariable", "masked_getitem", "masked_binary_op", "masked_unary_op",
@@ -306,6 +307,7 @@ def masked_store(tx, a: TensorVariable, index: Variable, value: Variable) -> boo
         values, row_shape = s.values, s.row_shape
     a.check_fresh()
     index.check_fresh()
+    HOOKS.check_inplace(tx, a, values)
     # (before the write: the value may be a view of a, X[m] = X[0])
     stored = tx.wrap_static(np.where).call(tx, [expanded_mask(tx, index, row_shape), values, a], {})
     tx.tr.item_written(a)
