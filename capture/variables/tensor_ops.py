@@ -130,10 +130,15 @@ def ndarray_setitem(tx, a: TensorVariable, index: Variable, value: Variable) -> 
     itself, so the stored constant is NumPy's (``2.5`` into an int array is
     ``2``); a conversion that raises or warns (NaN into an int array, an int
     beyond the dtype's range, an overflow) runs natively.  Other values (a
-    list, a frame Tensor) run natively too."""
+    list, a frame Tensor) run natively too.  A boolean-mask selection stored
+    under its own mask, or a row stored under a row mask, is
+    ``masked.masked_store``'s."""
     target = a.meta.dtype
     # lazy: containers imports callables, which imports this module
     from .containers import ListVariable, TupleVariable
+    from .masked import masked_store   # lazy: masked imports numpy_calls, which imports this
+    if masked_store(tx, a, index, value):   # x[m] = np.sqrt(x[m]), x[m] += 1, X[m] = row
+        return
     if isinstance(value, (ListVariable, TupleVariable)):
         value = _sequence_value(tx, value, target)
     if isinstance(value, TensorVariable):

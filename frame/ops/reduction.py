@@ -156,10 +156,12 @@ register(OpSchema("reduce_where", (2, 3), _reduce_where_infer, _reduce_where_ker
 # --------------------------------------------------------------------------- masked_reduce
 
 # numpy.<reduction>(x[mask]) for a bool mask of x's shape (capture's x[x > 0].sum(),
-# np.mean(err[valid] ** 2)): NumPy reduces the compressed 1-D array (C order), so its
-# rounding (pairwise summation over the selected elements only) is its own and the kernel
-# is NumPy's reduction of the compressed array itself.  A selection NumPy warns or raises
-# for (no element for mean/std/var/max/min, no more than ddof for std/var) is capture's
+# np.mean(err[valid] ** 2)) or of its leading axes (X[labels == k].mean(axis=0) with
+# rows=True: the reduction over axis 0 of the selected rows): NumPy reduces the compressed
+# array, so its rounding (pairwise summation over the selected elements only, or the
+# row-by-row sums of axis 0) is its own and the kernel is NumPy's reduction of the
+# compressed array itself.  A selection NumPy warns or raises for (no element -- no row
+# with rows=True -- for mean/std/var/max/min, no more than ddof for std/var) is capture's
 # run-time check (the plain function runs then); the kernel gives 0 for it, quietly.
 MASKED_REDUCTIONS = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min,
                      "prod": np.prod, "any": np.any, "all": np.all, "std": np.std,
@@ -168,8 +170,8 @@ _MASKED_DDOF = ("std", "var")
 
 
 def masked_reduce_needs(reduction: str, ddof: int) -> int:
-    """The fewest selected elements on which NumPy's reduction neither warns nor
-    raises (0: any count)."""
+    """The fewest selected elements (rows, for a reduction over axis 0) on which
+    NumPy's reduction neither warns nor raises (0: any count)."""
     if reduction in _MASKED_DDOF:
         return max(ddof, 0) + 1
     return 1 if reduction in ("mean", "max", "min") else 0
@@ -183,21 +185,26 @@ def _masked_reduce_infer(types, attrs):
                               f"{sorted(MASKED_REDUCTIONS)}, got {name!r}")
     if not mask.dtype.is_bool:
         raise FrameTypeError(f"masked_reduce: the mask must be bool, got {mask}")
-    if tuple(mask.shape) != tuple(x.shape):
-        raise FrameValueError(f"masked_reduce: mask {mask} is not of the shape of {x}")
+    if mask.rank == 0 or tuple(mask.shape) != tuple(x.shape[:mask.rank]):
+        raise FrameValueError(f"masked_reduce: mask {mask} is not of the shape of {x} "
+                              f"or of its leading axes")
     if attrs["ddof"] < 0:
         raise FrameValueError(f"masked_reduce: ddof must be >= 0, got {attrs['ddof']}")
+    shape = tuple(x.shape[mask.rank:]) if attrs["rows"] else ()
     return [TensorType(from_numpy(_masked_reduce_dtype(np.dtype(x.dtype.np), name,
-                                                       attrs["ddof"])), ())]
+                                                       attrs["ddof"])), shape)]
 
 
 def _masked_reduce_kernel(ins, attrs):
-    name = attrs["reduction"]
+    name, rows = attrs["reduction"], attrs["rows"]
     out_dtype = _masked_reduce_dtype(ins[0].dtype, name, attrs["ddof"])
     selected = ins[0][ins[1]]
-    if selected.size < masked_reduce_needs(name, attrs["ddof"]):
-        return (np.zeros((), out_dtype),)   # capture's run check runs the plain function
+    if (selected.shape[0] if rows else selected.size) < masked_reduce_needs(name, attrs["ddof"]):
+        # capture's run check runs the plain function
+        return (np.zeros(selected.shape[1:] if rows else (), out_dtype),)
     kwargs = {"ddof": attrs["ddof"]} if name in _MASKED_DDOF else {}
+    if rows:
+        kwargs["axis"] = 0
     return (np.asarray(MASKED_REDUCTIONS[name](selected, **kwargs)),)
 
 
@@ -209,13 +216,16 @@ def _masked_reduce_dtype(dtype: np.dtype, name: str, ddof: int) -> np.dtype:
 
 
 register(OpSchema("masked_reduce", 2, _masked_reduce_infer, _masked_reduce_kernel,
-                  attrs={"reduction": AttrSpec("str"), "ddof": AttrSpec("int", 0)},
+                  attrs={"reduction": AttrSpec("str"), "ddof": AttrSpec("int", 0),
+                         "rows": AttrSpec("bool", False)},
                   traits=("nondifferentiable",),
-                  doc="masked_reduce(x, mask, reduction, ddof): numpy.<reduction>(x[mask]"
-                      "[, ddof]) for a bool mask of x's shape and reduction sum, mean, max, "
-                      "min, prod, any, all, std or var: NumPy's reduction of the compressed "
-                      "array (its rounding); 0 where NumPy warns or raises (fewer elements "
-                      "than the reduction needs: capture checks that at run time)."))
+                  doc="masked_reduce(x, mask, reduction, ddof, rows): numpy.<reduction>(x[mask]"
+                      "[, ddof]) for a bool mask of x's shape or of its leading axes and "
+                      "reduction sum, mean, max, min, prod, any, all, std or var; with rows, "
+                      "numpy.<reduction>(x[mask], axis=0) (shape x.shape[mask.ndim:]): NumPy's "
+                      "reduction of the compressed array (its rounding); 0 where NumPy warns "
+                      "or raises (fewer elements, or rows, than the reduction needs: capture "
+                      "checks that at run time)."))
 
 
 # --------------------------------------------------------------------------- argmax, argmin

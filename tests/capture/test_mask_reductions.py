@@ -84,6 +84,7 @@ FUNCTIONS = {
     "exp_log": lambda y, p: np.log(np.exp(y[p > 1]) + 1).sum(),
     "sqrt_of_positive": lambda y, p: np.sqrt(y[y > 0]).sum(),
     "bool_ops": lambda y, p: ((y[p > 0] > 0) & (p[p > 0] < 3)).sum(),
+    "in_place_on_the_selection": lambda y, p: _in_place(y, p),
 }
 
 
@@ -296,7 +297,6 @@ BREAKING = {
     "stored_in_list": lambda x, y: [x[y > 0].sum(), x[y > 0]],
     "different_masks": lambda x, y: (x[y > 0] + x[x > 0]).sum(),
     "different_mask_values_same_count": lambda x, y: (x[y > 0] * x[~(y <= 0)]).sum(),
-    "in_place": lambda x, y: _in_place(x, y),
     "printed": lambda x, y: print(x[y > 0]),
     "two_d_mask_of_rows": lambda x, y: x[y[:, 0] > 0].sum(),
     "cumsum": lambda x, y: x[y > 0].cumsum().max(),

@@ -165,32 +165,47 @@ def reduce_where_cases(op):
 
 
 # -- masked_reduce: NumPy's reduction of the selected elements, gathered position by
-# position in C order; 0 where NumPy would warn or raise (too few elements)
+# position in C order (with rows: the selected rows stacked, reduced over axis 0); 0 where
+# NumPy would warn or raise (too few elements or rows)
 
 def _masked_reduce_expected(ins, attrs):
     x, mask = ins
-    picked = [x[i] for i in np.ndindex(x.shape) if mask[i]]
+    rows = attrs.get("rows", False)
+    picked = [x[i] for i in np.ndindex(mask.shape) if mask[i]]
     name, ddof = attrs["reduction"], attrs["ddof"]
     reduce = getattr(np, name)
     kwargs = {"ddof": ddof} if name in ("std", "var") else {}
     with np.errstate(all="ignore"):
         out_dtype = np.asarray(reduce(np.ones(ddof + 2, x.dtype), **kwargs)).dtype
     needs = ddof + 1 if name in ("std", "var") else 1 if name in ("mean", "max", "min") else 0
-    if len(picked) < needs:
-        return [np.zeros((), out_dtype)]
-    return [np.asarray(reduce(np.array(picked, dtype=x.dtype), **kwargs))]
+    stacked = np.array(picked, dtype=x.dtype).reshape((len(picked),) + x.shape[mask.ndim:])
+    if (len(picked) if rows else stacked.size) < needs:
+        return [np.zeros(x.shape[mask.ndim:] if rows else (), out_dtype)]
+    if rows:
+        kwargs["axis"] = 0
+    return [np.asarray(reduce(stacked, **kwargs))]
 
 
 @cases("masked_reduce")
 def masked_reduce_cases(op):
     for name in ("sum", "mean", "max", "min", "prod", "any", "all", "std", "var"):
         for dtype in ("float32", "float64", "int32", "int64", "bool"):
+            ddofs = (0, 1) if name in ("std", "var") else (0,)
             for i, shape in enumerate(((7,), (3, 4), (2, 3, 2), (0, 3))):
                 x = sample(shape, dtype, i, low=-2.0, high=2.0)
                 mask = sample(shape, "bool", i + 9)
-                ddofs = (0, 1) if name in ("std", "var") else (0,)
                 for ddof in ddofs:
                     yield Case([x, mask], {"reduction": name, "ddof": ddof},
                                _masked_reduce_expected, id=f"{name}-{dtype}-{i}-{ddof}")
                 yield Case([x, np.zeros(shape, bool)], {"reduction": name, "ddof": 0},
                            _masked_reduce_expected, id=f"{name}-{dtype}-{i}-empty")
+            # a mask of the leading axes: all the selected elements, or rows over axis 0
+            for i, (shape, k) in enumerate((((9, 3), 1), ((4, 3, 2), 2), ((5, 0), 1))):
+                x = sample(shape, dtype, i + 20, low=-2.0, high=2.0)
+                for j, mask in enumerate((sample(shape[:k], "bool", i + 29),
+                                          np.zeros(shape[:k], bool))):
+                    for rows in (False, True):
+                        for ddof in ddofs:
+                            yield Case([x, mask], {"reduction": name, "ddof": ddof, "rows": rows},
+                                       _masked_reduce_expected,
+                                       id=f"{name}-{dtype}-rows{i}-{j}-{rows}-{ddof}")
