@@ -123,6 +123,15 @@ class Unsupported(Exception):
         self.top_step: int | None = None    # the top frame's step (instructions run) then
         self.top_index: int | None = None   # and its instruction index
 
+    def again(self) -> "Unsupported":
+        """A copy to raise once more, located where this one was (a lazy value's
+        break raised at each use that needs it: variables/masked.py,
+        variables/lazy_scalars.py)."""
+        copy = Unsupported.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.args = self.args
+        return copy
+
 
 class UserCodeRaises(Unsupported):
     """The traced code raises an exception (a ``TypeError`` of a bad call, an

@@ -51,10 +51,7 @@ class LazyScalarVariable(Variable):
 
     def broken(self):
         """The graph break at the call that made the number, as before."""
-        again = Unsupported.__new__(type(self.error))
-        again.__dict__.update(self.error.__dict__)
-        again.args = self.error.args
-        raise again
+        raise self.error.again()
 
     def value_needed(self) -> None:
         self.broken()

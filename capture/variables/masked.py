@@ -96,10 +96,7 @@ class _LazySelection(Variable):
     def broken(self):
         """Today's graph break at the original ``x[mask]``."""
         error = self.masked_selection().error
-        again = Unsupported.__new__(type(error))
-        again.__dict__.update(error.__dict__)
-        again.args = error.args
-        raise again from error.__cause__
+        raise error.again() from error.__cause__
 
     def python_type(self):
         self.broken()
@@ -264,15 +261,7 @@ def masked_getitem(tx, t: TensorVariable, index: Variable,
         return None
     t.check_fresh()
     index.check_fresh()
-    # where the getitem is: what ``InstructionTranslator._fail`` records for it
-    error.location, error.detail = tx.user_location()
-    error.in_try = tx._inside_try()
-    error.depth = tx.depth
-    top = tx
-    while top.parent is not None:
-        top = top.parent
-    error.top_step = top.steps - 1
-    error.top_index = top.ip - 1
+    tx.place_here(error)   # where the getitem is: what ``_fail`` records for it
     tx.tr.masked_selections += 1
     # the values now (NumPy's copy): a later in-place write gives the array a new meta
     return MaskedSelectionVariable(TensorVariable(t.meta, NDARRAY),
