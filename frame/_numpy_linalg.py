@@ -198,9 +198,19 @@ def diag(v, k=0):
     return F.where(on, F.take(v, index, axis=0), np.zeros((), x.dtype))
 
 
+def diagflat(v, k=0):
+    """``np.diagflat``: ``v`` flattened in C order, placed on the k-th diagonal of a
+    square zero matrix (NumPy's ``diag`` of ``v.ravel()``: the same values)."""
+    if not _int(k):
+        raise NotModelled("diagflat", f"with k={k!r}")
+    x = as_array(v)
+    size = int(np.prod(x.shape, dtype=np.int64))
+    return diag(v if x.ndim == 1 else F.reshape(v, (size,)), k)
+
+
 LINALG_FUNCTIONS: dict = {
     np.linalg.inv: inv, np.linalg.solve: solve, np.linalg.det: det, np.linalg.slogdet: slogdet,
     np.linalg.eigh: eigh, np.linalg.eigvalsh: eigvalsh, np.linalg.cholesky: cholesky,
     np.linalg.qr: qr, np.linalg.svd: svd, np.linalg.pinv: pinv,
-    np.diagonal: diagonal, np.trace: trace, np.diag: diag,
+    np.diagonal: diagonal, np.trace: trace, np.diag: diag, np.diagflat: diagflat,
 }

@@ -196,6 +196,20 @@ def test_diag_of_a_vector_and_diagonal_are_one_graph():
 
 # -- frame Tensors ---------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool"])
+@pytest.mark.parametrize("shape", [(3,), (2, 2), (), (1, 3)])
+@pytest.mark.parametrize("k", [0, 1, -2])
+def test_diagflat(shape, k, dtype):
+    """``np.diagflat`` (the softmax Jacobian ``np.diagflat(s) - s @ s.T``): one graph,
+    NumPy's values, dtype and layout."""
+    def fn(v):
+        return np.diagflat(v * 1, k), np.diagflat(v.T * 1, k)
+    v = (np.arange(int(np.prod(shape))).reshape(shape) % 3).astype(dtype)
+    assert_same_as_eager(fn, v, captured=None)
+    out = frame.explain(fn)(v)
+    assert (out.graph_count, out.graph_break_count) == (1, 0), out.break_reasons
+
+
 def test_numpy_linalg_on_tensors_runs_the_ops():
     a = frame.tensor(GOOD)
     inv = np.linalg.inv(a)
