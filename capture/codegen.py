@@ -386,6 +386,16 @@ class _Rebuilder:
         """The name ``var`` was already built under, if it was."""
         return self.temps.get(id(var))
 
+    def once(self, var: Variable, make) -> str:
+        """``var`` built once in the prelude as ``make()``'s expression (every place
+        that holds it then holds the same object); ``make`` must not rebuild ``var``."""
+        name = self.named(var)
+        if name is None:
+            expr = make()
+            name = self.new_name(var)
+            self.emit(f"{name} = {expr}")
+        return name
+
     def new_name(self, var: Variable) -> str:
         """A name for a value built once in the prelude (``emit``)."""
         name = self.temps[id(var)] = f"__c{len(self.temps)}"

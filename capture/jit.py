@@ -684,7 +684,7 @@ def translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = fro
 
 
 def _translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = frozenset(),
-               lazy_masks: bool = True):
+               lazy_values: bool = True):
     """``translate``: (the entry, the index of the top-frame instruction its
     graph break is placed before or None, the code objects its graph traced).
 
@@ -695,7 +695,7 @@ def _translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = fr
     stop, codes = None, ()
     t0 = time.perf_counter()
     record.count("translations")
-    tr, tx = _start(fn, arguments, dynamic, lazy_masks)
+    tr, tx = _start(fn, arguments, dynamic, lazy_values)
     backend = options.backend or _default_backend()
     try:
         if tx is None:
@@ -709,10 +709,10 @@ def _translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = fr
         why = _no_break(fn, e, options)
         if why is None:
             entry, why, codes = _break_entry(fn, arguments, e, reason, backend, options, dynamic,
-                                             lazy_masks)
+                                             lazy_values)
             stop = e.top_index if entry is not None else None
-        if entry is None and lazy_masks and (tr.masked_selections or tr.lazy_scalars):
-            return _translate(fn, arguments, options, dynamic, lazy_masks=False)
+        if entry is None and lazy_values and (tr.masked_selections or tr.lazy_scalars):
+            return _translate(fn, arguments, options, dynamic, lazy_values=False)
         if entry is None:
             if why is not None and e.kind not in _SELF_EXPLAINED and e.kind not in _INTERNAL:
                 reason = BreakReason(e.kind, f"{e.reason} (no graph break here: {why})",
@@ -724,14 +724,14 @@ def _translate(fn, arguments: dict, options: JitOptions, dynamic: frozenset = fr
     return entry, stop, codes
 
 
-def _start(fn, arguments: dict, dynamic: frozenset = frozenset(), lazy_masks: bool = True):
+def _start(fn, arguments: dict, dynamic: frozenset = frozenset(), lazy_values: bool = True):
     """A fresh Translation and the top-frame translator for ``fn``'s call
     (``(tr, None)`` with ``tr.failure`` set when the arguments cannot be wrapped);
     ``dynamic``: the sources of Python scalars that are graph inputs;
-    ``lazy_masks``: whether ``x[mask]`` may be a lazy selection and ``t.item()`` a
+    ``lazy_values``: whether ``x[mask]`` may be a lazy selection and ``t.item()`` a
     lazy number."""
     tr = Translation(fn, dynamic=dynamic)
-    tr.lazy_masks = lazy_masks
+    tr.lazy_values = lazy_values
     tr.caller_handles = getattr(_local, "caller_handles", False)
     code = fn.__code__
     if code.co_flags & SUSPENDING_FLAGS:  # before any argument is wrapped: no guard at all
@@ -788,14 +788,14 @@ def _no_break(fn, e: Unsupported, options) -> str | None:
 
 
 def _break_entry(fn, arguments, e: Unsupported, reason: BreakReason, backend, options,
-                 dynamic: frozenset = frozenset(), lazy_masks: bool = True):
+                 dynamic: frozenset = frozenset(), lazy_values: bool = True):
     """(entry, None, the codes its trace ran) for a graph break before the
     top-frame instruction that raised ``e``, or (None, why not, ())."""
     if e.depth > 0:  # placed at the caller's call: the reason is where the callee stopped
         reason = BreakReason(e.kind, f"{e.reason} (in a called function; the call runs as its "
                                      f"own intercepted frame)", reason.location, reason.detail,
                              reason.advice)
-    tr, tx = _start(fn, arguments, dynamic, lazy_masks)
+    tr, tx = _start(fn, arguments, dynamic, lazy_values)
     tx.stop_step = e.top_step
     try:
         tx.run()

@@ -99,7 +99,7 @@ class Translation:
         self.run_checks: list[TensorVariable] = []
         # ``x[mask]`` as lazy selections (variables/masked.py), ``t.item()`` as lazy
         # numbers (variables/lazy_scalars.py): whether they may be; how many were made
-        self.lazy_masks = True
+        self.lazy_values = True
         self.masked_selections = 0
         self.lazy_scalars = 0         # LazyScalarVariables made (variables/lazy_scalars.py)
         # Python scalars the trace computed by an operation that raises for some values

@@ -187,7 +187,9 @@ class InstructionTranslator:
         """``e`` placed as ``_fail`` places an exception of this instruction
         (its location, and the top frame's step and instruction the break
         goes before), without raising it: raised later (``codegen``), it makes
-        the translation break the graph here."""
+        the translation break the graph here (a lazy value raises it at a use
+        that needs what the instruction would have computed: variables/masked.py,
+        variables/lazy_scalars.py, variables/warn_calls.py)."""
         e.location, e.detail = self.user_location()
         e.in_try = self._inside_try()
         e.depth = self.depth
@@ -233,21 +235,6 @@ class InstructionTranslator:
                 break
             chosen = tx
         return chosen.location(), ("" if chosen is self else self.location())
-
-    def place_here(self, error: Unsupported) -> Unsupported:
-        """``error`` located at the instruction running now, as
-        ``_fail`` locates what it raises: a lazy value raises it later, at a use
-        that needs what the instruction would have computed, so the graph
-        breaks here (variables/masked.py, variables/lazy_scalars.py)."""
-        error.location, error.detail = self.user_location()
-        error.in_try = self._inside_try()
-        error.depth = self.depth
-        top = self
-        while top.parent is not None:
-            top = top.parent
-        error.top_step = top.steps - 1
-        error.top_index = top.ip - 1
-        return error
 
     # -- stack helpers -----------------------------------------------------------------
     def push(self, v: Variable) -> None:

@@ -15,7 +15,7 @@ function gets.
 Every use that needs the number itself -- arithmetic, a comparison, its truth
 value, its type, formatting, an index, a call of a frame, NumPy or builtin
 function, an attribute -- raises the ``Unsupported`` the call itself raised
-before, placed at the call (``InstructionTranslator.place_here``): the graph
+before, placed at the call (``InstructionTranslator.break_site``): the graph
 breaks at the ``.item()`` exactly as it did (a break is placed before a call;
 a ``+`` or a comparison cannot run natively in an entry).  A translation that
 made lazy numbers and still ends running the function natively is done again
@@ -99,11 +99,8 @@ class LazyScalarVariable(Variable):
         return [self.tensor]
 
     def reconstruct(self, rb) -> str:
-        name = rb.named(self)   # one object, wherever it is stored
-        if name is None:
-            name = rb.new_name(self)
-            rb.emit(f"{name} = {rb.const(self.convert)}({rb.expr(self.tensor)})")
-        return name
+        # one object, wherever it is stored
+        return rb.once(self, lambda: f"{rb.const(self.convert)}({rb.expr(self.tensor)})")
 
     def __repr__(self) -> str:
         return f"LazyScalar({self.shown} of {self.tensor!r})"
@@ -116,10 +113,10 @@ def _snapshot(t: TensorVariable) -> TensorVariable:
 
 
 def _lazy(tx, t: TensorVariable, convert, shown: str, error: Unsupported) -> LazyScalarVariable | None:
-    if not tx.tr.lazy_masks:   # a translation redone without lazy values
+    if not tx.tr.lazy_values:   # a translation redone without lazy values
         return None
     tx.tr.lazy_scalars += 1
-    return LazyScalarVariable(_snapshot(t), convert, shown, tx.place_here(error))
+    return LazyScalarVariable(_snapshot(t), convert, shown, tx.break_site(error))
 
 
 def lazy_item(tx, t: TensorVariable, args, kwargs) -> LazyScalarVariable | None:

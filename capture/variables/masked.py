@@ -257,11 +257,11 @@ def masked_getitem(tx, t: TensorVariable, index: Variable,
                    error: Unsupported) -> MaskedSelectionVariable | None:
     """``t[index]`` as a lazy selection, given the ``Unsupported`` capture
     raises for it (None: not a selection this models; ``error`` stands)."""
-    if isinstance(error, UserCodeRaises) or not tx.tr.lazy_masks or not _selectable(t, index):
+    if isinstance(error, UserCodeRaises) or not tx.tr.lazy_values or not _selectable(t, index):
         return None
     t.check_fresh()
     index.check_fresh()
-    tx.place_here(error)   # where the getitem is: what ``_fail`` records for it
+    tx.break_site(error)   # where the getitem is: what ``_fail`` records for it
     tx.tr.masked_selections += 1
     # the values now (NumPy's copy): a later in-place write gives the array a new meta
     return MaskedSelectionVariable(TensorVariable(t.meta, NDARRAY),

@@ -213,12 +213,8 @@ class NditerVariable(Variable):
     def reconstruct(self, rb) -> str:
         """Live at a graph break: a real iterator over the real array, at the
         position the trace reached."""
-        name = rb.named(self)
-        if name is None:
-            expr = f"{rb.const(nditer_at)}({rb.expr(self.op)}, {rb.const(self.call)}, {self.pos})"
-            name = rb.new_name(self)
-            rb.emit(f"{name} = {expr}")
-        return name
+        return rb.once(self, lambda: f"{rb.const(nditer_at)}({rb.expr(self.op)}, "
+                                     f"{rb.const(self.call)}, {self.pos})")
 
     def __repr__(self) -> str:
         return f"nditer(shape={self.shape}, at {self.pos})"
